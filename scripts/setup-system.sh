@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# System packages the tests need, from Debian's archive (idempotent; runs as root on CI).
+#  - python3-torch: the PyTorch reference that regenerates golden fixtures (tests only read them)
+#  - mesa-vulkan-drivers 25.x from bookworm-backports: lavapipe, so the webgpu backend runs without a GPU
+#    (bookworm's own Mesa 22.3 lacks what Dawn needs; ../shared/TESTING.md)
+set -euo pipefail
+want_torch=${WANT_TORCH:-0}
+[ "$(id -u)" = 0 ] || { echo "setup-system: not root, skipping apt steps" >&2; exit 0; }
+command -v apt-get >/dev/null || { echo "setup-system: no apt-get, skipping" >&2; exit 0; }
+
+src=/etc/apt/sources.list.d/debian.sources
+bp=/etc/apt/sources.list.d/bookworm-backports.sources
+if [ ! -f "$bp" ] && [ -f "$src" ]; then
+  # Copy the machine's own bookworm entry with the suite renamed (keeps its mirror and keyring).
+  awk 'BEGIN{RS="";ORS="\n\n"} /Suites:[^\n]*bookworm( |$|\n)/ && !/security/' "$src" \
+    | sed -E 's/^Suites:.*/Suites: bookworm-backports/' > "$bp"
+fi
+
+need=()
+dpkg -s mesa-vulkan-drivers 2>/dev/null | grep -q '^Version: 25' || need+=(mesa-vulkan-drivers)
+if [ "$want_torch" = 1 ]; then dpkg -s python3-torch >/dev/null 2>&1 || need+=(python3-torch); fi
+[ ${#need[@]} -eq 0 ] && exit 0
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+for p in "${need[@]}"; do
+  if [ "$p" = mesa-vulkan-drivers ]; then
+    apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers >/dev/null
+  else
+    apt-get install -y -qq --no-install-recommends "$p" >/dev/null
+  fi
+done
