@@ -1,0 +1,122 @@
+/**
+ * Picks the tfjs backend, as DESIGN.md orders them: webgpu (Dawn) → tensorflow (tfjs-node-gpu /
+ * tfjs-node, only if the user installed them) → wasm → cpu. `--backend` or the environment
+ * variable ATTENTION_DEBUGGER_BACKEND forces one; a forced backend that cannot load is an error.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { registerWasmFixes } from './wasmFixes';
+
+export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
+export type BackendName = (typeof BACKENDS)[number];
+
+export const BACKEND_ENV = 'ATTENTION_DEBUGGER_BACKEND';
+
+// Kept out of tsc's and esbuild's reach so that ESM-only packages (webgpu) load from CommonJS.
+const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<Record<string, unknown>>;
+
+const loaded = new Map<BackendName, string | null>(); // backend → null when registered, else why it failed
+
+async function loadWebgpu(): Promise<void> {
+  const webgpu = (await importEsm('webgpu')) as { create(flags: string[]): { requestAdapter(): Promise<unknown> }; globals: object };
+  Object.assign(globalThis, webgpu.globals);
+  const gpu = webgpu.create([]);
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) throw new Error('Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)');
+  Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
+  require('@tensorflow/tfjs-backend-webgpu');
+}
+
+async function loadTensorflow(): Promise<void> {
+  // Never a declared dependency: its install downloads libtensorflow. Use it when the user has it.
+  const errors: string[] = [];
+  for (const pkg of ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node']) {
+    try {
+      require(pkg);
+      return;
+    } catch (err) {
+      errors.push(`${pkg}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  throw new Error(`neither tfjs-node-gpu nor tfjs-node is installed (${errors.join('; ')})`);
+}
+
+async function loadWasm(): Promise<void> {
+  const wasm = require('@tensorflow/tfjs-backend-wasm') as typeof import('@tensorflow/tfjs-backend-wasm');
+  const dir = require('node:path').join(require('node:path').dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist');
+  wasm.setWasmPaths(`${dir}/`);
+  registerWasmFixes();
+}
+
+async function loadCpu(): Promise<void> {
+  require('@tensorflow/tfjs-backend-cpu');
+}
+
+const loaders: Record<BackendName, () => Promise<void>> = {
+  webgpu: loadWebgpu,
+  tensorflow: loadTensorflow,
+  wasm: loadWasm,
+  cpu: loadCpu,
+};
+
+/** Tries to make `name` the active backend; returns null on success, else the reason it failed. */
+async function tryBackend(name: BackendName): Promise<string | null> {
+  if (!loaded.has(name)) {
+    try {
+      await loaders[name]();
+      loaded.set(name, null);
+    } catch (err) {
+      loaded.set(name, (err as Error).message);
+    }
+  }
+  const why = loaded.get(name);
+  if (why) return why;
+  try {
+    const ok = await tf.setBackend(name);
+    await tf.ready();
+    return ok ? null : `tfjs could not initialise the ${name} backend`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+export function parseBackend(value: string, source: string): BackendName {
+  if ((BACKENDS as readonly string[]).includes(value)) return value as BackendName;
+  throw new Error(`${source}: unknown backend "${value}" (expected one of ${BACKENDS.join(', ')})`);
+}
+
+/**
+ * Makes a backend active and returns its name. With `requested` (or the environment variable) set,
+ * that backend or an error; otherwise the first of BACKENDS that loads. `order` overrides the
+ * automatic order (the CLI and tests use it to skip the slow software GPU path).
+ */
+export async function initBackend(requested?: string, order: readonly BackendName[] = BACKENDS): Promise<BackendName> {
+  const forced = requested ?? process.env[BACKEND_ENV] ?? '';
+  if (forced) {
+    const name = parseBackend(forced, requested ? '--backend' : BACKEND_ENV);
+    const why = await tryBackend(name);
+    if (why) throw new Error(`backend "${name}" is not available: ${why}`);
+    return name;
+  }
+  const reasons: string[] = [];
+  for (const name of order) {
+    const why = await tryBackend(name);
+    if (!why) return name;
+    reasons.push(`${name}: ${why}`);
+  }
+  throw new Error(`no tfjs backend could be loaded (${reasons.join('; ')})`);
+}
+
+/** Backends that load on this machine (tries each; leaves the active backend as it was). */
+export async function availableBackends(): Promise<BackendName[]> {
+  const before = tf.engine().backendName as BackendName | null;
+  const ok: BackendName[] = [];
+  for (const name of BACKENDS) if (!(await tryBackend(name))) ok.push(name);
+  if (before) await tf.setBackend(before);
+  return ok;
+}
+
+/** The active backend's name. */
+export function currentBackend(): string {
+  return tf.getBackend();
+}

@@ -1,0 +1,37 @@
+/** `attention`: every layer's and head's attention weights and the log-probs for one sentence pair. */
+import { initBackend } from '../backend';
+import { loadCheckpoint } from '../checkpoint';
+import { attentionReport } from '../inspect';
+import { parseArgs, parseIds, usage, UsageError, type OptionSpec } from './args';
+
+const specs: Record<string, OptionSpec> = {
+  checkpoint: { type: 'string', help: 'checkpoint: a folder with config.json, a run folder, or a .safetensors file' },
+  'src-ids': { type: 'string', help: 'source token ids, e.g. 5,6,7' },
+  'tgt-ids': { type: 'string', help: 'target token ids, starting with BOS, e.g. 1,8,9' },
+  json: { type: 'boolean', help: 'print one JSON object (the only output format so far)' },
+  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
+  help: { type: 'boolean', help: 'show this help' },
+};
+const SUMMARY = 'Prints encoder_self [L][H][S][S], decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
+
+export async function attentionCommand(argv: string[]): Promise<number> {
+  const { options } = parseArgs(argv, specs, 'attention');
+  if (options.help) {
+    process.stdout.write(usage('attention', SUMMARY, specs));
+    return 0;
+  }
+  for (const required of ['checkpoint', 'src-ids', 'tgt-ids']) if (!options[required]) throw new UsageError(`attention: --${required} is required`);
+  const src = parseIds(options['src-ids'] as string, 'src-ids');
+  const tgt = parseIds(options['tgt-ids'] as string, 'tgt-ids');
+  const backend = await initBackend(options.backend as string | undefined);
+  process.stderr.write(`backend: ${backend}\n`);
+  const model = loadCheckpoint(options.checkpoint as string);
+  try {
+    const r = await attentionReport(model, [src], [tgt]);
+    const out = { encoder_self: r.encoder_self[0], decoder_self: r.decoder_self[0], cross: r.cross[0], log_probs: r.log_probs[0] };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return 0;
+  } finally {
+    model.dispose();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * §3.2 Attention. Scaled dot-product attention and multi-head attention, with masks applied as
+ * −∞ before the softmax, and the weights returned when asked (the debugger's whole point).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { linear } from './layers';
+import type { Params } from './params';
+
+/**
+ * Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V   (eq. 1)
+ * q: [..., T, dk], k: [..., S, dk], v: [..., S, dv]; mask: additive bias broadcastable to
+ * [..., T, S] (0 where allowed, −∞ where masked). Returns output [..., T, dv] and weights [..., T, S].
+ */
+export function scaledDotProductAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, mask?: tf.Tensor): { output: tf.Tensor; weights: tf.Tensor } {
+  const dk = q.shape[q.shape.length - 1];
+  let scores = tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(dk)); // [..., T, S]
+  if (mask) scores = tf.add(scores, mask);
+  const weights = tf.softmax(scores); // [..., T, S]
+  return { output: tf.matMul(weights, v), weights }; // [..., T, dv]
+}
+
+/** Additive key-padding bias: [B, S] ids → [B, 1, 1, S], −∞ at pad positions. */
+export function paddingMask(ids: tf.Tensor2D, padId: number): tf.Tensor4D {
+  const [b, s] = ids.shape;
+  return tf.tidy(() => tf.reshape(tf.where(tf.equal(ids, padId), tf.fill([b, s], -Infinity), tf.zeros([b, s])), [b, 1, 1, s]));
+}
+
+/** Additive causal bias [1, 1, T, T]: position i may attend to j ≤ i only (§3.2.3). */
+export function causalMask(t: number): tf.Tensor4D {
+  return tf.tidy(() => {
+    const j = tf.reshape(tf.range(0, t, 1, 'int32'), [1, t]); // key positions
+    const i = tf.reshape(tf.range(0, t, 1, 'int32'), [t, 1]); // query positions
+    const future = tf.greater(j, i); // [T, T]: j > i
+    return tf.reshape(tf.where(future, tf.fill([t, t], -Infinity), tf.zeros([t, t])), [1, 1, t, t]);
+  });
+}
+
+/** [B, T, d] → [B, h, T, dk] */
+function splitHeads(x: tf.Tensor, h: number): tf.Tensor4D {
+  const [b, t, d] = x.shape;
+  return tf.transpose(tf.reshape(x, [b, t, h, d / h]), [0, 2, 1, 3]);
+}
+
+/** [B, h, T, dk] → [B, T, h·dk] */
+function mergeHeads(x: tf.Tensor): tf.Tensor3D {
+  const [b, h, t, dk] = x.shape;
+  return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b, t, h * dk]);
+}
+
+export interface KeysValues {
+  k: tf.Tensor4D; // [B, h, S, dk]
+  v: tf.Tensor4D; // [B, h, S, dv]
+}
+
+/** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
+export function projectKeysValues(params: Params, prefix: string, h: number, xkv: tf.Tensor3D): KeysValues {
+  const [, wk, wv] = tf.split(params.get(`${prefix}.in_proj_weight`)!, 3, 0); // [d, d] each
+  const [, bk, bv] = tf.split(params.get(`${prefix}.in_proj_bias`)!, 3, 0); // [d] each
+  return { k: splitHeads(linear(xkv, wk, bk), h), v: splitHeads(linear(xkv, wv, bv), h) };
+}
+
+/**
+ * MultiHead(Q, K, V) = Concat(head_1, …, head_h)·W^O, head_i = Attention(Q·W_i^Q, K·W_i^K, V·W_i^V)
+ * with K and V already projected (see projectKeysValues; the incremental decoder caches them).
+ * xq: [B, T, d]. Returns [B, T, d] and the weights [B, h, T, S]. `prefix` names the parameters:
+ * in_proj_weight holds W^Q, W^K, W^V stacked as PyTorch does.
+ */
+export function attendTo(params: Params, prefix: string, h: number, xq: tf.Tensor3D, kv: KeysValues, mask?: tf.Tensor): { output: tf.Tensor3D; weights: tf.Tensor4D } {
+  const [wq] = tf.split(params.get(`${prefix}.in_proj_weight`)!, 3, 0); // [d, d]
+  const [bq] = tf.split(params.get(`${prefix}.in_proj_bias`)!, 3, 0); // [d]
+  const q = splitHeads(linear(xq, wq, bq), h); // [B, h, T, dk]
+  const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
+  const out = linear(mergeHeads(output), params.get(`${prefix}.out_proj.weight`)!, params.get(`${prefix}.out_proj.bias`)!); // [B, T, d]
+  return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D };
+}
+
+/** Multi-head attention of xq over xkv (self-attention when they are the same tensor). */
+export function multiHeadAttention(params: Params, prefix: string, h: number, xq: tf.Tensor3D, xkv: tf.Tensor3D, mask?: tf.Tensor): { output: tf.Tensor3D; weights: tf.Tensor4D } {
+  return attendTo(params, prefix, h, xq, projectKeysValues(params, prefix, h, xkv), mask);
+}

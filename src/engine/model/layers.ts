@@ -1,0 +1,34 @@
+/** The building blocks of §3.1 and §3.3: linear maps, LayerNorm, the position-wise FFN, dropout. */
+import * as tf from '@tensorflow/tfjs-core';
+import type { Params } from './params';
+
+/** y = x·Wᵀ + b, with W [out, in] as PyTorch stores it. x: [..., in] → [..., out] */
+export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
+  const inDim = x.shape[x.shape.length - 1];
+  const outDim = w.shape[0];
+  const flat = tf.reshape(x, [-1, inDim]); // [N, in]
+  let y = tf.matMul(flat, w, false, true); // [N, out]
+  if (b) y = tf.add(y, b);
+  return tf.reshape(y, [...x.shape.slice(0, -1), outDim]);
+}
+
+export const LAYER_NORM_EPS = 1e-5; // PyTorch's default
+
+/** LayerNorm over the last axis (Ba et al. 2016): (x − μ) / √(σ² + ε) · γ + β, σ² biased. x: [..., d] */
+export function layerNorm(params: Params, prefix: string, x: tf.Tensor): tf.Tensor {
+  const axis = x.shape.length - 1;
+  const { mean, variance } = tf.moments(x, axis, true); // [..., 1]
+  const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, LAYER_NORM_EPS)));
+  return tf.add(tf.mul(normed, params.get(`${prefix}.weight`)!), params.get(`${prefix}.bias`)!);
+}
+
+/** FFN(x) = max(0, x·W1 + b1)·W2 + b2   (eq. 2). x: [B, T, d] → [B, T, d] */
+export function positionwiseFeedForward(params: Params, prefix: string, x: tf.Tensor): tf.Tensor {
+  const hidden = tf.relu(linear(x, params.get(`${prefix}.linear1.weight`)!, params.get(`${prefix}.linear1.bias`)!)); // [B, T, d_ff]
+  return linear(hidden, params.get(`${prefix}.linear2.weight`)!, params.get(`${prefix}.linear2.bias`)!); // [B, T, d]
+}
+
+/** Dropout that is the identity outside training (§5.4). `seed` makes it repeatable. */
+export function dropout(x: tf.Tensor, rate: number, training: boolean, seed?: number): tf.Tensor {
+  return training && rate > 0 ? tf.dropout(x, rate, undefined, seed) : x;
+}

@@ -1,0 +1,86 @@
+/**
+ * §3.1 The encoder and decoder stacks: N identical layers, each sublayer wrapped in a residual
+ * connection and LayerNorm. Post-LN (the paper): LayerNorm(x + Dropout(Sublayer(x))); pre-LN
+ * (norm_first): x + Dropout(Sublayer(LayerNorm(x))).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { attendTo, projectKeysValues, type KeysValues } from './attention';
+import type { TransformerConfig } from './config';
+import { dropout, layerNorm, positionwiseFeedForward } from './layers';
+import type { Params } from './params';
+
+export type AttentionKind = 'encoder_self' | 'decoder_self' | 'cross';
+export const ATTENTION_KINDS: readonly AttentionKind[] = ['encoder_self', 'decoder_self', 'cross'];
+
+/** What one forward pass needs besides its inputs. */
+export interface ForwardContext {
+  training: boolean;
+  /** Seeds for dropout masks, one a call, so that a run repeats; undefined: unseeded. */
+  nextSeed?: () => number;
+  /** When given, every layer's attention weights [B, h, T, S] are kept here (outside tf.tidy). */
+  record?: Record<AttentionKind, tf.Tensor4D[]>;
+}
+
+function keep(ctx: ForwardContext, kind: AttentionKind, weights: tf.Tensor4D): void {
+  ctx.record?.[kind].push(tf.keep(weights));
+}
+
+/** The residual connection around a sublayer, in the configured order. */
+function sublayer(c: TransformerConfig, params: Params, norm: string, x: tf.Tensor3D, ctx: ForwardContext, f: (y: tf.Tensor3D) => tf.Tensor): tf.Tensor3D {
+  const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
+  if (c.norm_first) return tf.add(x, drop(f(layerNorm(params, norm, x) as tf.Tensor3D))) as tf.Tensor3D;
+  return layerNorm(params, norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
+}
+
+/** Encoder: x [B, S, d], srcMask [B, 1, 1, S] → memory [B, S, d] */
+export function encode(c: TransformerConfig, params: Params, x: tf.Tensor3D, srcMask: tf.Tensor, ctx: ForwardContext): tf.Tensor3D {
+  for (let i = 0; i < c.encoder_layers; i++) {
+    const p = `encoder.layers.${i}`;
+    x = sublayer(c, params, `${p}.norm1`, x, ctx, (y) => {
+      const { output, weights } = attendTo(params, `${p}.self_attn`, c.heads, y, projectKeysValues(params, `${p}.self_attn`, c.heads, y), srcMask); // [B, S, d]
+      keep(ctx, 'encoder_self', weights); // [B, h, S, S]
+      return output;
+    });
+    x = sublayer(c, params, `${p}.norm2`, x, ctx, (y) => positionwiseFeedForward(params, p, y));
+  }
+  return c.final_norm ? (layerNorm(params, 'encoder.norm', x) as tf.Tensor3D) : x;
+}
+
+/** Per decoder layer: the self-attention keys/values of the positions decoded so far, and the
+ *  cross-attention keys/values of the memory (computed once per sentence). */
+export interface DecoderCache {
+  self: (KeysValues | null)[];
+  cross: KeysValues[];
+}
+
+/** Projects the memory for every layer's cross-attention. memory: [B, S, d] */
+export function crossKeysValues(c: TransformerConfig, params: Params, memory: tf.Tensor3D): KeysValues[] {
+  return Array.from({ length: c.decoder_layers }, (_, i) => projectKeysValues(params, `decoder.layers.${i}.multihead_attn`, c.heads, memory));
+}
+
+/**
+ * Decoder: y [B, T, d] (the newest T positions), memory keys/values per layer, tgtMask broadcastable
+ * to [B, 1, T, T_total], srcMask [B, 1, 1, S] → [B, T, d]. With `cache`, the self-attention keys and
+ * values of earlier positions are taken from it and the new ones appended (incremental decoding).
+ */
+export function decode(c: TransformerConfig, params: Params, y: tf.Tensor3D, cross: KeysValues[], tgtMask: tf.Tensor | undefined, srcMask: tf.Tensor, ctx: ForwardContext, cache?: DecoderCache): tf.Tensor3D {
+  for (let i = 0; i < c.decoder_layers; i++) {
+    const p = `decoder.layers.${i}`;
+    y = sublayer(c, params, `${p}.norm1`, y, ctx, (z) => {
+      let kv = projectKeysValues(params, `${p}.self_attn`, c.heads, z); // [B, h, T, dk]
+      const past = cache?.self[i];
+      if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
+      if (cache) cache.self[i] = kv;
+      const { output, weights } = attendTo(params, `${p}.self_attn`, c.heads, z, kv, tgtMask);
+      keep(ctx, 'decoder_self', weights); // [B, h, T, T_total]
+      return output;
+    });
+    y = sublayer(c, params, `${p}.norm2`, y, ctx, (z) => {
+      const { output, weights } = attendTo(params, `${p}.multihead_attn`, c.heads, z, cross[i], srcMask);
+      keep(ctx, 'cross', weights); // [B, h, T, S]
+      return output;
+    });
+    y = sublayer(c, params, `${p}.norm3`, y, ctx, (z) => positionwiseFeedForward(params, p, z));
+  }
+  return c.final_norm ? (layerNorm(params, 'decoder.norm', y) as tf.Tensor3D) : y;
+}

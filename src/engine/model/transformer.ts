@@ -1,0 +1,73 @@
+/**
+ * The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), Figure 1: an encoder and a
+ * decoder stack between embeddings and a linear + softmax generator.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { causalMask, paddingMask } from './attention';
+import { validateConfig, type TransformerConfig } from './config';
+import { embed, sinusoidalTable } from './embedding';
+import { dropout, linear } from './layers';
+import { disposeParams, initParams, type Params } from './params';
+import { crossKeysValues, decode, encode, type ForwardContext } from './stacks';
+
+export const EVAL: ForwardContext = { training: false };
+
+export class Transformer {
+  readonly config: TransformerConfig;
+  readonly params: Params;
+  /** The sinusoidal table [max_len, d] (a constant), or null with learned positions. */
+  private readonly sinusoid: tf.Tensor2D | null;
+
+  constructor(config: TransformerConfig, params?: Params, seed = 1) {
+    this.config = validateConfig(config);
+    this.params = params ?? initParams(this.config, seed);
+    this.sinusoid = this.config.positional === 'sinusoidal' ? tf.tensor2d(sinusoidalTable(this.config.max_len, this.config.d_model), [this.config.max_len, this.config.d_model]) : null;
+  }
+
+  private positions(side: 'encoder' | 'decoder'): tf.Tensor {
+    return this.sinusoid ?? this.params.get(`${side}.pos_embed.weight`)!;
+  }
+
+  private drop(x: tf.Tensor3D, ctx: ForwardContext): tf.Tensor3D {
+    return dropout(x, this.config.dropout, ctx.training, ctx.nextSeed?.()) as tf.Tensor3D;
+  }
+
+  /** src: [B, S] int32 → memory [B, S, d] and its padding mask [B, 1, 1, S] */
+  encodeSource(src: tf.Tensor2D, ctx: ForwardContext = EVAL): { memory: tf.Tensor3D; srcMask: tf.Tensor4D } {
+    const srcMask = paddingMask(src, this.config.pad_id); // [B, 1, 1, S]
+    const x = this.drop(embed(this.params.get('src_embed.weight')!, this.positions('encoder'), src), ctx); // [B, S, d]
+    return { memory: encode(this.config, this.params, x, srcMask, ctx), srcMask };
+  }
+
+  /** Decoder output → log-probabilities: log softmax(y·Wᵀ + b). y: [B, T, d] → [B, T, V] */
+  generate(y: tf.Tensor3D): tf.Tensor3D {
+    return tf.logSoftmax(linear(y, this.params.get('generator.weight')!, this.params.get('generator.bias')!)) as tf.Tensor3D;
+  }
+
+  /**
+   * Teacher-forced forward pass. src: [B, S], tgt: [B, T] (int32, starting with BOS) →
+   * log-probabilities of the next token at each target position, [B, T, V].
+   */
+  forward(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext = EVAL): tf.Tensor3D {
+    const t = tgt.shape[1];
+    // 1. Encode the source.
+    const { memory, srcMask } = this.encodeSource(src, ctx);
+    // 2. Mask padding and future positions of the target (§3.2.3).
+    const tgtMask = tf.add(causalMask(t), paddingMask(tgt, this.config.pad_id)); // [B, 1, T, T]
+    // 3. Embed the shifted-right target and decode against the memory.
+    const y = this.drop(embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), tgt), ctx); // [B, T, d]
+    const out = decode(this.config, this.params, y, crossKeysValues(this.config, this.params, memory), tgtMask, srcMask, ctx); // [B, T, d]
+    // 4. Project to the vocabulary.
+    return this.generate(out); // [B, T, V]
+  }
+
+  /** Embeds target positions [offset, offset + T) for incremental decoding. ids: [B, T] → [B, T, d] */
+  embedTarget(ids: tf.Tensor2D, offset: number): tf.Tensor3D {
+    return embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), ids, offset);
+  }
+
+  dispose(): void {
+    this.sinusoid?.dispose();
+    disposeParams(this.params);
+  }
+}
