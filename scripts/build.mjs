@@ -29,6 +29,8 @@ function findTests(dir) {
 }
 
 await esbuild.build({ ...common, entryPoints: { engine: 'src/engine/index.ts', cli: 'src/engine/cli/main.ts' }, outdir: 'dist' });
+// The extension host side: vscode is provided by the host; it runs the engine as a child process.
+await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });
 if (process.argv.includes('--tests')) {
   await esbuild.build({ ...common, entryPoints: findTests('test'), outdir: 'out/test', outbase: 'test' });
 }
