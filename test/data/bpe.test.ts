@@ -116,8 +116,10 @@ function naiveMerges(words: string[], numMerges: number): [string, string][] {
     segs = segs.map(({ syms, c }) => {
       const out: string[] = [];
       for (let i = 0; i < syms.length; i++) {
-        if (syms[i] === best.a && syms[i + 1] === best.b && i + 1 < syms.length) out.push(best.a + best.b), i++;
-        else out.push(syms[i] as string);
+        if (syms[i] === best.a && syms[i + 1] === best.b && i + 1 < syms.length) {
+          out.push(best.a + best.b);
+          i++;
+        } else out.push(syms[i] as string);
       }
       return { syms: out, c };
     });
