@@ -1,0 +1,79 @@
+/**
+ * §5.3 Adam (Kingma & Ba) with the paper's β1 = 0.9, β2 = 0.98, ε = 1e-9, as PyTorch computes it:
+ *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²,  θ ← θ − lr · (m / (1−β1^t)) / (√(v / (1−β2^t)) + ε)
+ * The learning rate is given each step (the schedule lives in schedule.ts). Its moments can be
+ * saved and restored so that a resumed run continues exactly.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+
+export interface AdamOptions {
+  beta1: number;
+  beta2: number;
+  epsilon: number;
+}
+export const PAPER_ADAM: AdamOptions = { beta1: 0.9, beta2: 0.98, epsilon: 1e-9 };
+
+export class Adam {
+  /** Number of updates applied so far (t). */
+  step = 0;
+  private readonly m = new Map<tf.Variable, tf.Variable>();
+  private readonly v = new Map<tf.Variable, tf.Variable>();
+
+  constructor(readonly opts: AdamOptions = PAPER_ADAM) {}
+
+  private moment(store: Map<tf.Variable, tf.Variable>, p: tf.Variable): tf.Variable {
+    let s = store.get(p);
+    if (!s) store.set(p, (s = tf.variable(tf.zerosLike(p), false)));
+    return s;
+  }
+
+  /** Applies one update with gradients keyed by variable name. */
+  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number): void {
+    this.step++;
+    const { beta1, beta2, epsilon } = this.opts;
+    const c1 = 1 - beta1 ** this.step;
+    const c2 = 1 - beta2 ** this.step;
+    tf.tidy(() => {
+      for (const p of vars) {
+        const g = grads[p.name];
+        if (!g) continue;
+        const m = this.moment(this.m, p);
+        const v = this.moment(this.v, p);
+        m.assign(tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1)));
+        v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2)));
+        const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon));
+        p.assign(tf.sub(p, tf.mul(update, lr)));
+      }
+    });
+  }
+
+  /** The moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */
+  async state(vars: tf.Variable[]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+    const out = new Map<string, { shape: number[]; data: Float32Array }>();
+    for (const p of vars) {
+      const m = this.m.get(p);
+      const v = this.v.get(p);
+      if (!m || !v) continue;
+      out.set(`${p.name}.exp_avg`, { shape: p.shape, data: (await m.data()) as Float32Array });
+      out.set(`${p.name}.exp_avg_sq`, { shape: p.shape, data: (await v.data()) as Float32Array });
+    }
+    return out;
+  }
+
+  restore(vars: tf.Variable[], step: number, state: Map<string, { shape: number[]; data: Float32Array }>): void {
+    this.step = step;
+    for (const p of vars) {
+      const m = state.get(`${p.name}.exp_avg`);
+      const v = state.get(`${p.name}.exp_avg_sq`);
+      if (!m || !v) continue;
+      this.moment(this.m, p).assign(tf.tensor(m.data, p.shape));
+      this.moment(this.v, p).assign(tf.tensor(v.data, p.shape));
+    }
+  }
+
+  dispose(): void {
+    for (const s of [...this.m.values(), ...this.v.values()]) s.dispose();
+    this.m.clear();
+    this.v.clear();
+  }
+}

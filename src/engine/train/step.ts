@@ -1,0 +1,68 @@
+/**
+ * One training step: teacher-forced forward pass with dropout, the label-smoothed loss, gradients,
+ * optional clipping by global norm, and an Adam update at the scheduled learning rate.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { uniqueVariables } from '../model/params';
+import type { Transformer } from '../model/transformer';
+import type { Adam } from './adam';
+import { labelSmoothedLoss } from './loss';
+
+/** A batch as token ids: target input starts with BOS, target output is it shifted left (ends with EOS). */
+export interface Batch {
+  src: number[][]; // [B, S], padded with pad_id
+  tgtIn: number[][]; // [B, T]
+  tgtOut: number[][]; // [B, T]
+}
+
+export interface StepOptions {
+  lr: number;
+  labelSmoothing: number;
+  /** Clip gradients to this global norm; 0 or undefined: no clipping. */
+  clipNorm?: number;
+  /** Seeds dropout; the same seed and batch give the same step on one backend. */
+  seed?: number;
+}
+
+export interface StepResult {
+  loss: number;
+  nll: number;
+  gradNorm: number;
+  tokens: number;
+}
+
+function countTokens(rows: number[][], padId: number): number {
+  return rows.reduce((n, row) => n + row.filter((id) => id !== padId).length, 0);
+}
+
+export async function trainStep(model: Transformer, optimizer: Adam, batch: Batch, opts: StepOptions): Promise<StepResult> {
+  const c = model.config;
+  const vars = uniqueVariables(model.params);
+  const tokens = countTokens(batch.tgtOut, c.pad_id);
+  let seed = opts.seed ?? 0;
+  const ctx = { training: true, nextSeed: opts.seed === undefined ? undefined : () => seed++ };
+  const [loss, nll, gradNorm] = tf.tidy(() => {
+    const src = tf.tensor2d(batch.src, undefined, 'int32'); // [B, S]
+    const tgtIn = tf.tensor2d(batch.tgtIn, undefined, 'int32'); // [B, T]
+    const tgtOut = tf.reshape(tf.tensor2d(batch.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
+    let nllValue: tf.Scalar | undefined;
+    const { value, grads } = tf.variableGrads(() => {
+      const logProbs = model.forward(src, tgtIn, ctx); // [B, T, V]
+      const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, c.tgt_vocab]) as tf.Tensor2D, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
+      nllValue = tf.keep(r.nll); // survives the gradient scope; disposed below
+      return r.loss;
+    }, vars);
+    // Global L2 norm. Summed pairwise, not with addN: one addN shader over every parameter exceeds
+    // WebGPU's storage-buffer limit per stage (8 on lavapipe) and the pipeline fails to build.
+    const norm = tf.sqrt(Object.values(grads).map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)));
+    if (opts.clipNorm && opts.clipNorm > 0) {
+      const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(norm, 1e-6)));
+      for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
+    }
+    optimizer.apply(vars, grads, opts.lr);
+    return [value, nllValue!, norm];
+  });
+  const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
+  tf.dispose([loss, nll, gradNorm]);
+  return { loss: l[0], nll: n[0], gradNorm: g[0], tokens };
+}

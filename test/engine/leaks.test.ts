@@ -1,0 +1,39 @@
+/** No tensor leaks: the engine's forward pass, inspection and training step leave tf.memory() as they found it. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../../src/engine/backend';
+import { attentionReport } from '../../src/engine/inspect';
+import { Transformer } from '../../src/engine/model/transformer';
+import { Adam } from '../../src/engine/train/adam';
+import { trainStep } from '../../src/engine/train/step';
+import { testBackends } from '../helpers';
+
+const config = {
+  d_model: 16, heads: 2, d_ff: 32, encoder_layers: 2, decoder_layers: 2, src_vocab: 20, tgt_vocab: 20, dropout: 0.1,
+  norm_first: true, final_norm: true, positional: 'learned' as const, max_len: 16, share_embeddings: false, pad_id: 0, bos_id: 1, eos_id: 2,
+};
+const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+
+test('forward, inspection and training steps allocate no lasting tensors', async (t) => {
+  for (const backend of await testBackends()) {
+    await t.test(backend, async () => {
+      await initBackend(backend);
+      const model = new Transformer(config, undefined, 5);
+      const adam = new Adam();
+      await trainStep(model, adam, batch, { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 1, seed: 1 }); // creates Adam's moments once
+      const before = tf.memory().numTensors;
+      const logProbs = tf.tidy(() => model.forward(tf.tensor2d(batch.src, undefined, 'int32'), tf.tensor2d(batch.tgtIn, undefined, 'int32')));
+      logProbs.dispose();
+      assert.equal(tf.memory().numTensors, before, 'forward pass');
+      await attentionReport(model, batch.src, batch.tgtIn);
+      assert.equal(tf.memory().numTensors, before, 'attention report');
+      await trainStep(model, adam, batch, { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 1, seed: 2 });
+      assert.equal(tf.memory().numTensors, before, 'training step');
+      const beforeDispose = tf.memory().numTensors;
+      model.dispose();
+      adam.dispose();
+      assert.ok(tf.memory().numTensors < beforeDispose);
+    });
+  }
+});

@@ -1,0 +1,82 @@
+/**
+ * The two wasm defects handled in backend/wasmFixes.ts. Each test fails without its fix:
+ * without the UnsortedSegmentSum kernel, the gradient of gather throws on wasm; without the
+ * BatchMatMul wrapper, transposed products (autodiff's matMul gradients among them) reach the
+ * XNNPACK kernel with transpose flags, which the spy below records.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-wasm';
+import { initBackend } from '../../src/engine/backend';
+import { Transformer } from '../../src/engine/model/transformer';
+import { Adam } from '../../src/engine/train/adam';
+import { trainStep } from '../../src/engine/train/step';
+import { maxAbsDiff } from '../helpers';
+
+// Put a spy in place of the wasm kernel before the engine wraps it: the spy sees what reaches XNNPACK.
+const seen = { plain: 0, transposed: 0 };
+const original = tf.getKernel('BatchMatMul', 'wasm')!;
+tf.unregisterKernel('BatchMatMul', 'wasm');
+tf.registerKernel({
+  ...original,
+  kernelFunc: (args) => {
+    const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
+    if (transposeA || transposeB) seen.transposed++;
+    else seen.plain++;
+    return original.kernelFunc(args);
+  },
+});
+
+before(async () => {
+  await initBackend('wasm');
+});
+
+test('the gradient of gather (embedding lookup) works on wasm and sums repeated rows', async () => {
+  // d/dE Σ gather(E, [0, 2, 2, 0, 0]) ⊙ W: row 0 collects W rows 0, 3, 4; row 2 collects rows 1, 2; row 1 gets 0.
+  const e = tf.zeros([3, 2]);
+  const w = tf.tensor2d([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]]);
+  const ids = tf.tensor1d([0, 2, 2, 0, 0], 'int32');
+  const g = tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.gather(x, ids), w)))(e);
+  assert.deepEqual(await g.array(), [[17, 20], [0, 0], [8, 10]]);
+  tf.dispose([e, w, ids, g]);
+});
+
+test('transposed matMuls give the right numbers and never reach the kernel with transpose flags', async () => {
+  const a = tf.tensor2d([[1, 2, 3], [4, 5, 6]]); // [2, 3]
+  const b = tf.tensor2d([[1, 0, 2], [0, 1, 1]]); // [2, 3]
+  seen.plain = seen.transposed = 0;
+  // A·Bᵀ = [[1+0+6, 0+2+3], [4+0+12, 0+5+6]] = [[7, 5], [16, 11]]
+  assert.deepEqual(await tf.matMul(a, b, false, true).array(), [[7, 5], [16, 11]]);
+  // Aᵀ·B = [[1, 4, 6], [2, 5, 9], [3, 6, 12]]
+  assert.deepEqual(await tf.matMul(a, b, true, false).array(), [[1, 4, 6], [2, 5, 9], [3, 6, 12]]);
+  assert.equal(seen.transposed, 0);
+  assert.equal(seen.plain, 2);
+  tf.dispose([a, b]);
+});
+
+test('a whole training step on wasm uses only plain matMuls and matches the cpu backend', async () => {
+  const config = {
+    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 1, decoder_layers: 1, src_vocab: 20, tgt_vocab: 20, dropout: 0,
+    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
+  };
+  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+  const run = async (): Promise<{ loss: number; after: number[][] }> => {
+    const model = new Transformer(config, undefined, 3);
+    const adam = new Adam();
+    const r = await trainStep(model, adam, batch, { lr: 1e-2, labelSmoothing: 0.1 });
+    const after = (await model.params.get('src_embed.weight')!.array()) as number[][];
+    model.dispose();
+    adam.dispose();
+    return { loss: r.loss, after };
+  };
+  seen.plain = seen.transposed = 0;
+  const onWasm = await run();
+  assert.equal(seen.transposed, 0, 'transposed matMul reached XNNPACK');
+  assert.ok(seen.plain > 10, `expected the step's matMuls to go through the kernel, saw ${seen.plain}`);
+  await initBackend('cpu');
+  const onCpu = await run();
+  await initBackend('wasm');
+  assert.ok(Math.abs(onWasm.loss - onCpu.loss) < 1e-5, `loss ${onWasm.loss} vs ${onCpu.loss}`);
+  assert.ok(maxAbsDiff(onWasm.after, onCpu.after) < 1e-5, 'updated embeddings differ between wasm and cpu');
+});
