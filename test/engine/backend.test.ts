@@ -25,3 +25,17 @@ test('an unknown or unavailable forced backend is a clear error', async () => {
 test('without a choice, the first backend of the order that loads is picked', async () => {
   assert.equal(await initBackend(undefined, ['tensorflow', 'wasm', 'cpu']), 'wasm');
 });
+
+test('a software WebGPU adapter (lavapipe) is used when forced but passed over by the automatic choice', async (t) => {
+  let forced: string;
+  try {
+    forced = await initBackend('webgpu');
+  } catch (err) {
+    if (process.env.ATTENTION_DEBUGGER_REQUIRE_WEBGPU === '1') throw err;
+    t.skip(`no WebGPU adapter here: ${(err as Error).message}`);
+    return;
+  }
+  assert.equal(forced, 'webgpu');
+  // This project's machines have no GPU: the only adapter is llvmpipe, slower than wasm.
+  assert.equal(await initBackend(undefined, ['webgpu', 'wasm', 'cpu']), 'wasm');
+});

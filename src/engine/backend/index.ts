@@ -17,11 +17,16 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (s: s
 
 const loaded = new Map<BackendName, string | null>(); // backend → null when registered, else why it failed
 
+/** Set when Dawn's only adapter is a software rasterizer (llvmpipe, SwiftShader): ~3 GFLOP/s on
+ *  two cores against ~14 for wasm, so the automatic choice passes it over; forcing it still works. */
+let softwareAdapter: string | null = null;
+
 async function loadWebgpu(): Promise<void> {
   const webgpu = (await importEsm('webgpu')) as { create(flags: string[]): { requestAdapter(): Promise<unknown> }; globals: object };
   Object.assign(globalThis, webgpu.globals);
   const gpu = webgpu.create([]);
-  const adapter = await gpu.requestAdapter();
+  const adapter = (await gpu.requestAdapter()) as { info?: { isFallbackAdapter?: boolean; architecture?: string; description?: string } } | null;
+  if (adapter?.info?.isFallbackAdapter || adapter?.info?.architecture === 'software') softwareAdapter = adapter.info.description ?? 'software adapter';
   if (!adapter) throw new Error('Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)');
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   require('@tensorflow/tfjs-backend-webgpu');
@@ -100,7 +105,8 @@ export async function initBackend(requested?: string, order: readonly BackendNam
   }
   const reasons: string[] = [];
   for (const name of order) {
-    const why = await tryBackend(name);
+    let why = await tryBackend(name);
+    if (!why && name === 'webgpu' && softwareAdapter) why = `only a software adapter (${softwareAdapter}); force it with --backend webgpu`;
     if (!why) return name;
     reasons.push(`${name}: ${why}`);
   }
