@@ -15,6 +15,8 @@ const BACKOFF_MS = [250, 1000, 4000, 15000, 30000];
 const HEALTHY_AFTER_MS = 60_000;
 /** Time the engine gets to exit on its own once its stdin is closed, before SIGKILL. */
 const STOP_GRACE_MS = 2000;
+/** Lines of the output channel kept for recentLog(). */
+const RECENT_LINES = 200;
 
 export interface EngineExit {
   pid: number | undefined;
@@ -32,6 +34,7 @@ export class EngineClient implements vscode.Disposable {
   private restartTimer: NodeJS.Timeout | undefined;
   private disposed = false;
   private readonly exited = new WeakSet<cp.ChildProcess>();
+  private readonly recent: string[] = [];
   /** Resolves with the live connection; replaced at each (re)start. */
   private ready!: Promise<MessageConnection>;
   private resolveReady!: (conn: MessageConnection) => void;
@@ -71,7 +74,8 @@ export class EngineClient implements vscode.Disposable {
       info: () => undefined,
       log: () => undefined,
     });
-    conn.onNotification(engineLog.method, (params: unknown) => {
+    conn.onNotification(engineLog.method, (...args: unknown[]) => {
+      const params = args[0];
       const bad = validate(engineLog.checkParams, params, engineLog.method, 'params');
       if (bad) this.log(`[engine] malformed notification: ${bad}`);
       else this.log(`[engine ${(params as EngineLog).level}] ${(params as EngineLog).message}`);
@@ -97,7 +101,11 @@ export class EngineClient implements vscode.Disposable {
   async request<P, R>(def: RequestDef<P, R>, params?: P, token?: vscode.CancellationToken): Promise<R> {
     if (this.disposed) throw new Error('the engine client is disposed');
     const conn = await this.ready;
-    const result: unknown = await (params === undefined ? conn.sendRequest(def.method, token) : conn.sendRequest(def.method, params, token));
+    // Params by name (one object) or none; a token is passed only when there is one (an undefined
+    // trailing argument would be sent as a positional parameter).
+    const args: unknown[] = params === undefined ? [] : [params];
+    if (token) args.push(token);
+    const result: unknown = await conn.sendRequest(def.method, ...args);
     const bad = validate(def.checkResult, result, def.method, 'result');
     if (bad) throw new Error(`engine sent a malformed reply: ${bad}`);
     return result as R;
@@ -164,7 +172,15 @@ export class EngineClient implements vscode.Disposable {
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
   }
 
+  /** The last lines written to the output channel (which has no read API): for bug reports and tests. */
+  recentLog(): string[] {
+    return [...this.recent];
+  }
+
   private log(line: string): void {
-    this.output.appendLine(`${new Date().toISOString()} ${line}`);
+    const stamped = `${new Date().toISOString()} ${line}`;
+    this.output.appendLine(stamped);
+    this.recent.push(stamped);
+    if (this.recent.length > RECENT_LINES) this.recent.shift();
   }
 }

@@ -1,0 +1,34 @@
+import * as assert from 'node:assert/strict';
+import { engineInfo } from '../../../src/protocol/engine';
+import { activateExtension } from './api';
+import { test, waitFor } from './harness';
+
+test('a killed engine is reported, restarted, and answers the next request', async () => {
+  const { engine } = await activateExtension();
+  const before = engine.pid;
+  assert.ok(before, 'engine running before the kill');
+  const exited = waitFor(engine.onDidExit, (e) => e.pid === before, 10_000, `exit of engine ${before}`);
+  const started = waitFor(engine.onDidStart, (pid) => pid !== before, 15_000, 'a new engine process');
+  process.kill(before, 'SIGKILL');
+  const exit = await exited;
+  assert.equal(exit.signal, 'SIGKILL');
+  assert.ok(exit.restartInMs !== undefined, 'the client schedules a restart');
+  const after = await started;
+  assert.notEqual(after, before);
+  assert.equal(engine.pid, after);
+  const info = await engine.request(engineInfo);
+  assert.ok(info.backend.length > 0, 'the restarted engine names its backend');
+  assert.throws(() => process.kill(before, 0), 'the killed engine is gone');
+}, 120_000);
+
+test('a request sent while the engine is down waits for the restart', async () => {
+  const { engine } = await activateExtension();
+  const before = engine.pid!;
+  const exited = waitFor(engine.onDidExit, (e) => e.pid === before, 10_000, `exit of engine ${before}`);
+  process.kill(before, 'SIGKILL');
+  await exited;
+  assert.equal(engine.pid, undefined, 'no engine between exit and restart');
+  const info = await engine.request(engineInfo);
+  assert.ok(info.backend.length > 0);
+  assert.notEqual(engine.pid, before);
+}, 120_000);

@@ -1,0 +1,13 @@
+/**
+ * extensionTestsPath: VS Code's extension host loads this file and awaits run(). Bundled by
+ * scripts/test-vscode.mjs into out/vscode/index.js. Each test file registers its tests on import:
+ * add new ones to the list below.
+ */
+import { runAll } from './harness';
+import './extension.test';
+import './engine.test';
+
+export async function run(): Promise<void> {
+  const { passed, failed } = await runAll();
+  if (failed > 0 || passed === 0) throw new Error(`${failed} of ${passed + failed} integration tests failed`);
+}
