@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Bpe, END_OF_WORD } from '../../src/engine/data/bpe';
-import { pretokenize, detokenize } from '../../src/engine/data/tokenize';
+import { pretokenize, detokenize, stripJoiners } from '../../src/engine/data/tokenize';
 import { PAD, BOS, EOS, UNK } from '../../src/engine/data/vocab';
 
 const W = END_OF_WORD;
@@ -20,16 +20,23 @@ test('special ids are the fixed engine-wide values', () => {
   assert.deepEqual([PAD, BOS, EOS, UNK], [0, 1, 2, 3]);
 });
 
-test('pretokenize splits punctuation from words, keeps inner apostrophes and hyphens', () => {
-  assert.deepEqual(pretokenize("Hello, world! Don't stop (well-known)."), ['Hello', ',', 'world', '!', "Don't", 'stop', '(', 'well-known', ')', '.']);
-  assert.deepEqual(pretokenize('  Größe:  3.14 %s\t„Ja“ '), ['Größe', ':', '3.14', '%', 's', '„', 'Ja', '“']);
+const J = '\uffed'; // joiner: marks a split that was not at whitespace
+
+test('pretokenize splits punctuation from words, keeps inner apostrophes and hyphens, marks joins', () => {
+  assert.deepEqual(pretokenize("Hello, world! Don't stop (well-known)."), [
+    'Hello', `${J},`, 'world', `${J}!`, "Don't", 'stop', `(${J}`, 'well-known', `${J})`, `${J}.`,
+  ]);
+  assert.deepEqual(pretokenize('  Größe:  3.14 %s\t„Ja“ '), ['Größe', `${J}:`, '3.14', `%${J}`, 's', `„${J}`, 'Ja', `${J}“`]);
+  assert.deepEqual(pretokenize('»%s«'), ['»', `${J}%${J}`, 's', `${J}«`]);
   assert.deepEqual(pretokenize(''), []);
 });
 
-test('detokenize restores conventional spacing', () => {
-  assert.equal(detokenize(['Hello', ',', 'world', '!']), 'Hello, world!');
-  assert.equal(detokenize(['Er', 'sagte', '„', 'Ja', '“', '.']), 'Er sagte „Ja“.');
-  assert.equal(detokenize(['He', 'said', '"', 'no', '"', '(', 'twice', ')', '.']), 'He said "no" (twice).');
+test('detokenize undoes pretokenize exactly (whitespace runs become one space)', () => {
+  assert.equal(detokenize(['Hello', `${J},`, 'world', `${J}!`]), 'Hello, world!');
+  for (const s of ['Er sagte „Ja“.', 'He said "no" (twice).', '»%s« - 100% (%d/%d)', "l'été n'est pas là !", 'a -- b'])
+    assert.equal(detokenize(pretokenize(s)), s);
+  assert.equal(detokenize(pretokenize(' a\t b ,c ')), 'a b ,c');
+  assert.deepEqual(stripJoiners(pretokenize('(x)')), ['(', 'x', ')']);
 });
 
 test('learns the hand-worked merge sequence on low/lower/newest/widest', () => {

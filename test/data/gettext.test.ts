@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMo, cleanMessage, splitOf, buildGettextCorpus, catalogFiles } from '../../src/engine/data/gettext';
+import { Bpe } from '../../src/engine/data/bpe';
 
 const dir = mkdtempSync(join(tmpdir(), 'mo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -150,4 +151,12 @@ test('real catalogs of this machine: English -> German pairs', (t) => {
     keys.add(p.src + '\t' + p.tgt);
   }
   assert.equal(keys.size, pairs.length);
+  // The brief's speed bar: 8k merges on a corpus of this size well under a minute on one core.
+  const t0 = Date.now();
+  const bpe = Bpe.learn(c.train.flatMap((p) => [p.src, p.tgt]), { numMerges: 8000, vocabSize: Infinity });
+  const ms = Date.now() - t0;
+  t.diagnostic(`BPE: ${bpe.merges.length} merges in ${ms} ms`);
+  assert.ok(ms < 30_000, `BPE learning took ${ms} ms`);
+  const exact = c.valid.filter((p) => bpe.decode(bpe.encode(p.tgt)) === p.tgt).length;
+  assert.ok(exact >= 0.99 * c.valid.length, `only ${exact}/${c.valid.length} targets round-trip`);
 });

@@ -8,7 +8,7 @@
 // revisited per merge.
 import { renameSync, unlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { SPECIAL_TOKENS, NUM_SPECIAL, PAD, BOS, EOS, UNK } from './vocab';
-import { pretokenize, detokenize } from './tokenize';
+import { pretokenize, detokenize, stripJoiners } from './tokenize';
 import { MaxHeap } from './heap';
 
 export const END_OF_WORD = '</w>';
@@ -224,8 +224,8 @@ export class Bpe {
 
   /**
    * Text of token ids: PAD/BOS/EOS are dropped, UNK shows as "<unk>", symbols are joined up to each
-   * end-of-word marker, and words are respaced by detokenize() unless options.detokenize is false
-   * (then words are joined by single spaces, i.e. the pre-tokenized text).
+   * end-of-word marker, and the words are detokenized (joiners removed: the original text) unless
+   * options.detokenize is false (then the pre-tokens without joiners, joined by single spaces).
    */
   decode(ids: readonly number[], options: { detokenize?: boolean } = {}): string {
     const words: string[] = [];
@@ -239,7 +239,7 @@ export class Bpe {
       } else cur += s;
     }
     if (cur !== '') words.push(cur);
-    return options.detokenize === false ? words.join(' ') : detokenize(words);
+    return options.detokenize === false ? stripJoiners(words).join(' ') : detokenize(words);
   }
 
   toJSON(): { format: string; version: number; endOfWord: string; vocab: readonly string[]; merges: readonly (readonly [string, string])[] } {

@@ -2,7 +2,7 @@
 // synthetic tasks, gettext catalogs, token-budget batching.
 export { PAD, BOS, EOS, UNK, SPECIAL_TOKENS, NUM_SPECIAL, isSpecial } from './vocab';
 export { mulberry32, randInt, shuffleInPlace, deriveSeed, stableFraction } from './random';
-export { pretokenize, detokenize } from './tokenize';
+export { JOINER, pretokenize, detokenize, stripJoiners } from './tokenize';
 export { CorpusError, decodeLines, readLines, readPairs, holdOut, loadCorpus } from './corpus';
 export type { SentencePair, CorpusSource, CorpusStats, ReadOptions, CorpusOptions, ParallelCorpus } from './corpus';
 export { Bpe, END_OF_WORD } from './bpe';
