@@ -22,9 +22,13 @@ for (const extra of ['scripts/test-vscode.mjs', 'scripts/test-webview.mjs']) {
   if (only.length === 0 && existsSync(extra)) suites.push(['node', [extra]]);
 }
 
+// On CI the setup step installed lavapipe, so the webgpu path must run there: a missing adapter fails.
+const env = { ...process.env };
+if (env.CI && env.ATTENTION_DEBUGGER_REQUIRE_WEBGPU === undefined) env.ATTENTION_DEBUGGER_REQUIRE_WEBGPU = '1';
+
 let failed = 0;
 for (const [cmd, args] of suites) {
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env: process.env });
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);
