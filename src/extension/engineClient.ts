@@ -38,6 +38,7 @@ export class EngineClient implements vscode.Disposable {
   /** Resolves with the live connection; replaced at each (re)start. */
   private ready!: Promise<MessageConnection>;
   private resolveReady!: (conn: MessageConnection) => void;
+  private rejectReady!: (err: Error) => void;
 
   private readonly didStart = new vscode.EventEmitter<number>();
   private readonly didExit = new vscode.EventEmitter<EngineExit>();
@@ -138,7 +139,10 @@ export class EngineClient implements vscode.Disposable {
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.restartTimer);
+    const waiting = this.rejectReady;
     await this.stop();
+    waiting(new Error('the engine client is disposed'));
+    this.rejectReady(new Error('the engine client is disposed'));
     this.didStart.dispose();
     this.didExit.dispose();
   }
@@ -169,7 +173,11 @@ export class EngineClient implements vscode.Disposable {
   }
 
   private resetReady(): void {
-    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => undefined); // rejected only at dispose, possibly with nobody waiting
   }
 
   /** The last lines written to the output channel (which has no read API): for bug reports and tests. */

@@ -69,7 +69,11 @@ function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, handler: (
 }
 
 function notify<P>(conn: MessageConnection, def: NotificationDef<P>, params: P): void {
-  void conn.sendNotification(def.method, params).catch(() => undefined); // the client may be gone
+  try {
+    void conn.sendNotification(def.method, params).catch(() => undefined);
+  } catch {
+    // The client is gone (the connection throws once closed); nobody is left to tell.
+  }
 }
 
 /** Libraries that print (tfjs greets on stdout) would corrupt the wire: console goes to stderr. */
