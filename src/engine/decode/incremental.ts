@@ -1,0 +1,164 @@
+// The Transformer as a StepModel (see search.ts): what greedyDecode and beamSearch drive.
+//
+// IncrementalModel decodes the way the paper's auto-regressive decoder can run at inference
+// (§3.2.3: each position attends only to earlier ones, so earlier positions never change):
+//  - the encoder runs once per batch, and each decoder layer's cross-attention keys/values
+//    K = memory·W^K, V = memory·W^V are projected once (crossKeysValues);
+//  - each step embeds only the newest token at its position t and runs the decoder stack over
+//    that one position; its self-attention reads the keys/values of positions 0…t−1 from the
+//    per-layer cache and appends position t's (stacks.ts `decode` with a DecoderCache).
+// FullRecomputeModel is the slow reference: every step runs `model.forward` over the source and
+// the whole target prefix, and keeps the last position. The tests hold the two equal.
+//
+// Both never generate BOS or PAD: their log-probs are set to −∞ (after the softmax, so the other
+// tokens' log-probs are the model's own, and a hypothesis's logProb is the teacher-forced one).
+// Rows of the state are hypotheses; all rows of one batch have been fed the same number of tokens.
+import * as tf from '@tensorflow/tfjs-core';
+import type { KeysValues } from '../model/attention';
+import { crossKeysValues, decode, type DecoderCache } from '../model/stacks';
+import { EVAL, type Transformer } from '../model/transformer';
+import type { StepModel, StepOutput } from './search';
+
+export interface IncrementalState {
+  /** Per decoder layer: the memory's cross-attention keys/values, [B, h, S, dk] each. */
+  cross: KeysValues[];
+  /** The source padding mask, [B, 1, 1, S]. */
+  srcMask: tf.Tensor4D;
+  /** Per decoder layer: self-attention keys/values of the positions fed so far, [B, h, t, dk]; null before the first step. */
+  self: (KeysValues | null)[];
+  /** Tokens fed so far (the position of the next one). */
+  position: number;
+  /** Rows (hypotheses) in this state. */
+  rows: number;
+}
+
+/** Pads id lists to the longest with `pad` (row-major, for a [B, S] int32 tensor). */
+export function padBatch(ids: number[][], pad: number): { data: Int32Array; shape: [number, number] } {
+  if (ids.length === 0) throw new RangeError('empty batch');
+  const s = Math.max(...ids.map((r) => r.length));
+  if (s === 0) throw new RangeError('every source sentence is empty');
+  const data = new Int32Array(ids.length * s).fill(pad);
+  ids.forEach((row, b) => data.set(row, b * s));
+  return { data, shape: [ids.length, s] };
+}
+
+/** Sets the log-probs of tokens that must never be generated (BOS, PAD) to −∞, in place. */
+function forbid(model: Transformer, logProbs: Float32Array, rows: number, vocab: number): Float32Array {
+  const { bos_id: bos, pad_id: pad } = model.config;
+  for (let r = 0; r < rows; r++) {
+    logProbs[r * vocab + bos] = -Infinity;
+    logProbs[r * vocab + pad] = -Infinity;
+  }
+  return logProbs;
+}
+
+function checkPosition(model: Transformer, position: number): void {
+  if (position >= model.config.max_len) throw new RangeError(`target position ${position} is beyond max_len ${model.config.max_len} (cap the output length)`);
+}
+
+function disposeKV(kvs: readonly (KeysValues | null)[]): void {
+  for (const kv of kvs) if (kv) tf.dispose([kv.k, kv.v]);
+}
+
+/** Keys/values as a flat tensor list (what tf.tidy can return), and back. */
+const flat = (kvs: readonly KeysValues[]): tf.Tensor4D[] => kvs.flatMap((kv) => [kv.k, kv.v]);
+const unflat = (ts: tf.Tensor[]): KeysValues[] => Array.from({ length: ts.length / 2 }, (_, i) => ({ k: ts[2 * i] as tf.Tensor4D, v: ts[2 * i + 1] as tf.Tensor4D }));
+
+export class IncrementalModel implements StepModel<IncrementalState> {
+  constructor(readonly model: Transformer) {}
+
+  /** Encodes a batch of sources (unpadded id lists, padded here with pad_id): one row per sentence. */
+  initial(src: number[][]): IncrementalState {
+    const { data, shape } = padBatch(src, this.model.config.pad_id);
+    const [srcMask, ...cross] = tf.tidy(() => {
+      const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), EVAL); // [B, S, d], [B, 1, 1, S]
+      return [srcMask, ...flat(crossKeysValues(this.model.config, this.model.params, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
+    });
+    return { cross: unflat(cross), srcMask: srcMask as tf.Tensor4D, self: new Array<KeysValues | null>(this.model.config.decoder_layers).fill(null), position: 0, rows: src.length };
+  }
+
+  async step(state: IncrementalState, lastTokens: Int32Array): Promise<StepOutput<IncrementalState>> {
+    if (lastTokens.length !== state.rows) throw new RangeError(`${lastTokens.length} tokens for ${state.rows} rows`);
+    checkPosition(this.model, state.position);
+    const c = this.model.config;
+    const [logProbs, ...self] = tf.tidy(() => {
+      const y = this.model.embedTarget(tf.tensor2d(lastTokens, [state.rows, 1], 'int32'), state.position); // [B, 1, d]
+      const cache: DecoderCache = { self: [...state.self], cross: state.cross };
+      // One query position attending to every position fed so far: no causal mask needed.
+      const out = decode(c, this.model.params, y, state.cross, undefined, state.srcMask, EVAL, cache); // [B, 1, d]
+      return [tf.reshape(this.model.generate(out), [state.rows, c.tgt_vocab]), ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
+    });
+    disposeKV(state.self); // the new caches are copies extended by one position
+    const next: IncrementalState = { ...state, self: unflat(self), position: state.position + 1 };
+    try {
+      const data = (await logProbs.data()) as Float32Array;
+      return { logProbs: forbid(this.model, data, state.rows, c.tgt_vocab), vocab: c.tgt_vocab, state: next };
+    } catch (err) {
+      this.release(next);
+      throw err;
+    } finally {
+      logProbs.dispose();
+    }
+  }
+
+  /** Gathers every cached tensor along the batch axis (row i ← old row rows[i]); disposes the old ones. */
+  select(state: IncrementalState, rows: Int32Array): IncrementalState {
+    if (rows.length === 0) throw new RangeError('select with no rows');
+    const identity = rows.length === state.rows && rows.every((r, i) => r === i);
+    if (identity) return state;
+    const started = state.self[0] !== null; // every layer's cache exists after the first step, none before
+    const [srcMask, ...kvs] = tf.tidy(() => {
+      const idx = tf.tensor1d(rows, 'int32'); // [B']
+      const take = (x: tf.Tensor): tf.Tensor => tf.gather(x, idx, 0); // [B', …]
+      const self = started ? flat(state.self as KeysValues[]) : []; // L × 2 × [B, h, t, dk]
+      return [take(state.srcMask), ...flat(state.cross).map(take), ...self.map(take)]; // [B', 1, 1, S], 2L × [B', h, S, dk], 2L × [B', h, t, dk]
+    });
+    this.release(state);
+    const n = 2 * state.cross.length;
+    const self = started ? unflat(kvs.slice(n)) : state.self.map(() => null);
+    return { cross: unflat(kvs.slice(0, n)), srcMask: srcMask as tf.Tensor4D, self, position: state.position, rows: rows.length };
+  }
+
+  release(state: IncrementalState): void {
+    disposeKV(state.cross);
+    disposeKV(state.self);
+    state.srcMask.dispose();
+  }
+}
+
+export interface RecomputeState {
+  src: number[][]; // per row: the padded source ids
+  fed: number[][]; // per row: the target tokens fed so far, BOS first
+}
+
+/** The reference: each step runs the whole model (encoder included) over the source and prefix. */
+export class FullRecomputeModel implements StepModel<RecomputeState> {
+  constructor(readonly model: Transformer) {}
+
+  initial(src: number[][]): RecomputeState {
+    const { data, shape } = padBatch(src, this.model.config.pad_id);
+    return { src: src.map((_, b) => Array.from(data.subarray(b * shape[1], (b + 1) * shape[1]))), fed: src.map(() => []) };
+  }
+
+  async step(state: RecomputeState, lastTokens: Int32Array): Promise<StepOutput<RecomputeState>> {
+    if (lastTokens.length !== state.src.length) throw new RangeError(`${lastTokens.length} tokens for ${state.src.length} rows`);
+    const fed = state.fed.map((f, r) => [...f, lastTokens[r]!]);
+    const t = fed[0]!.length;
+    checkPosition(this.model, t - 1);
+    const V = this.model.config.tgt_vocab;
+    const last = tf.tidy(() => {
+      const all = this.model.forward(tf.tensor2d(state.src, undefined, 'int32'), tf.tensor2d(fed, undefined, 'int32'), EVAL); // [B, t, V]
+      return tf.reshape(tf.slice(all, [0, t - 1, 0], [fed.length, 1, V]), [fed.length, V]); // [B, V]
+    });
+    try {
+      const data = (await last.data()) as Float32Array;
+      return { logProbs: forbid(this.model, data, fed.length, V), vocab: V, state: { src: state.src, fed } };
+    } finally {
+      last.dispose();
+    }
+  }
+
+  select(state: RecomputeState, rows: Int32Array): RecomputeState {
+    return { src: Array.from(rows, (r) => state.src[r]!), fed: Array.from(rows, (r) => [...state.fed[r]!]) };
+  }
+}
