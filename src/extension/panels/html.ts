@@ -1,0 +1,89 @@
+/**
+ * The HTML of every panel's webview, in one pure function (no vscode import) so the browser test
+ * serves exactly what the panel classes give VS Code. Scripts run only with the page's nonce;
+ * plotly is loaded from the extension's node_modules (no network) before the panel's bundle.
+ * style-src allows inline styles because plotly writes style elements and attributes (with a
+ * nonce in the list, 'unsafe-inline' would be ignored, so styles carry no nonce).
+ */
+import type { PanelKind } from '../../protocol/webview';
+
+export interface PanelHtmlOptions {
+  panel: PanelKind;
+  title: string;
+  /** webview.cspSource: the origin that asWebviewUri URIs have. */
+  cspSource: string;
+  /** Fresh for every page load, from crypto.randomBytes. */
+  nonce: string;
+  /** URI of plotly.min.js. */
+  plotlyUri: string;
+  /** URI of dist/webview/<panel>.js. */
+  scriptUri: string;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page's CSS: VS Code's theme variables throughout, so panels follow the theme. */
+export const PANEL_CSS = `
+:root { color-scheme: light dark; }
+body { margin: 0; padding: 8px 12px; color: var(--vscode-editor-foreground); background: var(--vscode-editor-background);
+  font-family: var(--vscode-font-family); font-size: var(--vscode-font-size, 13px); }
+h2 { font-size: 1em; font-weight: 600; margin: 0; }
+.muted { color: var(--vscode-descriptionForeground); }
+#error { margin: 0 0 8px; padding: 6px 10px; border: 1px solid var(--vscode-inputValidation-errorBorder, #be1100);
+  background: var(--vscode-inputValidation-errorBackground, #5a1d1d); color: var(--vscode-errorForeground, #f48771); white-space: pre-wrap; }
+.toolbar { display: flex; gap: 8px; align-items: center; margin-bottom: 8px; min-height: 1.6em; flex-wrap: wrap; }
+.spacer { flex: 1; }
+button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 3px 10px; cursor: pointer; font: inherit; }
+button:hover { background: var(--vscode-button-hoverBackground); }
+button.small { padding: 1px 6px; font-size: 0.9em; }
+.actions { display: inline-flex; gap: 4px; }
+.card { border: 1px solid var(--vscode-editorWidget-border, var(--vscode-panel-border)); border-radius: 4px; padding: 8px; margin-bottom: 10px; min-width: 0; }
+.card > header { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 6px; }
+.chart-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 10px; }
+.chart { height: 300px; min-width: 0; }
+.chart.tall { height: 70vh; }
+.chart.detail { height: 560px; }
+.attention-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(380px, 600px); gap: 10px; align-items: start; }
+@media (max-width: 1000px) { .attention-layout { grid-template-columns: 1fr; } }
+.detail-card { position: sticky; top: 0; }
+.thumb-grid { display: grid; gap: 4px; align-items: center; overflow-x: auto; }
+.col-label, .row-label { font-size: 0.85em; color: var(--vscode-descriptionForeground); text-align: center; }
+.row-label { padding-right: 4px; }
+canvas.thumb { image-rendering: pixelated; cursor: pointer; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
+canvas.thumb:hover { outline: 2px solid var(--vscode-focusBorder); }
+canvas.thumb.selected { outline: 2px solid var(--vscode-focusBorder, #007fd4); outline-offset: 1px; }
+canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
+.tokens { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
+.readout { font-family: var(--vscode-editor-font-family, monospace); min-height: 1.3em; }
+.head-layout { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: 10px; align-items: start; }
+#step-slider { flex: 1; max-width: 480px; }
+table { border-collapse: collapse; font-family: var(--vscode-editor-font-family, monospace); font-size: 0.9em; }
+th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545); white-space: nowrap; }
+`;
+
+export function panelHtml(o: PanelHtmlOptions): string {
+  const csp = [
+    "default-src 'none'",
+    `img-src ${o.cspSource} data: blob:`,
+    `style-src ${o.cspSource} 'unsafe-inline'`,
+    `font-src ${o.cspSource}`,
+    `script-src 'nonce-${o.nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(o.title)}</title>
+<style>${PANEL_CSS}</style>
+</head>
+<body data-panel="${o.panel}">
+<div id="error" role="alert" hidden></div>
+<div id="app"></div>
+<script nonce="${o.nonce}" src="${escapeHtml(o.plotlyUri)}"></script>
+<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,211 @@
+/**
+ * Attention view: for each kind (encoder self, decoder self, cross) the grid of all layers × heads
+ * as canvas thumbnails; hovering reads out the query/key tokens and the weight, clicking opens the
+ * head large as a plotly heatmap with token axes and hover values, and asks the extension to open
+ * it in the head inspector (`openHead`). Thumbnails are drawn in slices of a few milliseconds so a
+ * 512-token message never freezes the page.
+ */
+import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, type HeadRef, type ToWebview } from '../src/protocol/webview';
+import { PLOTLY_CONFIG, app, h, loadState, plotly, post, purgeOnUnload, readTheme, saveState, start, themedLayout, watchTheme } from './common';
+import { cellAt, drawHeatmap, fitSize } from './heatmap';
+import { type HeadMap, findMaps, headMap, maxOf, poolMax, tokensOf } from './lib/attention';
+import { plotlyColorscale } from './lib/colormap';
+import { headCsv, headJson } from './lib/csv';
+
+const THUMB = 96;
+/** plotly heatmaps lag past ~500 × 500 cells; the large view max-pools to this many per side. */
+const DETAIL_MAX = 256;
+
+const KIND_TITLES: Record<AttentionKind, string> = {
+  encoder_self: 'Encoder self-attention',
+  decoder_self: 'Decoder self-attention (masked)',
+  cross: 'Encoder–decoder (cross) attention',
+};
+
+let payload: AttentionPayload | null = null;
+let selected: HeadRef | null = loadState()?.head ?? null;
+let generation = 0;
+
+const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for attention…');
+const readout = h('span', { class: 'readout', id: 'readout' });
+const scaleBox = h('input', { type: 'checkbox', id: 'absolute' });
+const grids = h('div', { id: 'grids' });
+const detailTitle = h('h2', { id: 'detail-title' }, 'Click a head to open it');
+const detail = h('div', { class: 'chart detail', id: 'detail' });
+
+function exportHead(format: 'csv' | 'json'): void {
+  if (!payload || !selected) return;
+  const m = headMap(payload, selected);
+  if (!m) return;
+  const name = `${selected.kind}-L${selected.layer + 1}-H${selected.head + 1}-step${payload.step}.${format}`;
+  const text = format === 'csv' ? headCsv(m) : headJson(m, { ...selected, step: payload.step });
+  post({ type: 'export', format, name, text });
+}
+
+function layoutPage(): void {
+  const csv = h('button', { class: 'small' }, 'CSV');
+  csv.addEventListener('click', () => exportHead('csv'));
+  const json = h('button', { class: 'small' }, 'JSON');
+  json.addEventListener('click', () => exportHead('json'));
+  const png = h('button', { class: 'small' }, 'PNG');
+  png.addEventListener('click', () => {
+    if (!selected) return;
+    void plotly(async () => post({ type: 'export', format: 'png', name: 'head.png', dataUrl: await Plotly.toImage(detail, { format: 'png', width: 800, height: 800 }) }));
+  });
+  scaleBox.addEventListener('change', () => render());
+  app().append(
+    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), h('label', { title: 'Colour every map from 0 to 1 instead of 0 to its own maximum' }, scaleBox, ' absolute scale (0–1)')),
+    h('div', { class: 'toolbar' }, readout),
+    h('div', { class: 'attention-layout' }, grids, h('section', { class: 'card detail-card' }, h('header', {}, detailTitle, h('span', { class: 'actions' }, png, csv, json)), detail)),
+  );
+  purgeOnUnload(detail);
+}
+
+function sameHead(a: HeadRef | null, b: HeadRef): boolean {
+  return !!a && a.kind === b.kind && a.layer === b.layer && a.head === b.head;
+}
+
+/** Builds the thumbnail grids, then draws them a slice at a time. */
+function render(): void {
+  const gen = ++generation;
+  grids.replaceChildren();
+  document.body.dataset.thumbsDrawn = '0';
+  delete document.body.dataset.renderDone;
+  if (!payload) return;
+  const p = payload;
+  const absolute = scaleBox.checked;
+  const jobs: { canvas: HTMLCanvasElement; map: HeadMap; ref: HeadRef }[] = [];
+  for (const kind of ATTENTION_KINDS) {
+    const maps = findMaps(p, kind);
+    if (!maps) continue;
+    const [layers, heads, queries, keys] = maps.shape;
+    const { queryTokens, keyTokens } = tokensOf(p, kind);
+    const size = fitSize(queries, keys, THUMB);
+    const table = h('div', { class: 'thumb-grid', style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)` });
+    table.append(h('span', {}));
+    for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd + 1}`));
+    for (let l = 0; l < layers; l++) {
+      table.append(h('span', { class: 'row-label' }, `L${l + 1}`));
+      for (let hd = 0; hd < heads; hd++) {
+        const ref: HeadRef = { kind, layer: l, head: hd };
+        const map = headMap(p, ref)!;
+        const canvas = h('canvas', {
+          class: 'thumb',
+          width: String(size.width),
+          height: String(size.height),
+          title: `${KIND_TITLES[kind]}, layer ${l + 1}, head ${hd + 1}`,
+          'data-kind': kind,
+          'data-layer': String(l),
+          'data-head': String(hd),
+          style: `width:${size.width}px;height:${size.height}px`,
+        });
+        if (sameHead(selected, ref)) canvas.classList.add('selected');
+        canvas.addEventListener('click', () => openHead(ref));
+        canvas.addEventListener('mousemove', (e) => {
+          const c = cellAt(canvas, e, queries, keys);
+          if (!c) return;
+          readout.textContent = `${kind} L${l + 1} H${hd + 1}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
+        });
+        table.append(canvas);
+        jobs.push({ canvas, map, ref });
+      }
+    }
+    const tokensLine = (label: string, toks: string[]) => `${label} (${toks.length}): ${toks.slice(0, 40).join(' ')}${toks.length > 40 ? ' …' : ''}`;
+    grids.append(
+      h(
+        'section',
+        { class: 'card kind', 'data-kind': kind },
+        h('header', {}, h('h2', {}, KIND_TITLES[kind]), h('span', { class: 'muted' }, `${layers} layers × ${heads} heads · ${queries} × ${keys}`)),
+        h('div', { class: 'tokens muted' }, tokensLine('queries', queryTokens)),
+        h('div', { class: 'tokens muted' }, tokensLine('keys', keyTokens)),
+        table,
+      ),
+    );
+  }
+  status.textContent = `step ${p.step} · source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
+  let done = 0;
+  const slice = () => {
+    if (gen !== generation) return; // a newer message replaced this one
+    const until = performance.now() + 12;
+    while (done < jobs.length && performance.now() < until) {
+      const { canvas, map } = jobs[done++];
+      drawHeatmap(canvas, map.weights, map.queries, map.keys, canvas.width, canvas.height, absolute ? 1 : undefined);
+      canvas.dataset.drawn = '1';
+    }
+    document.body.dataset.thumbsDrawn = String(done);
+    if (done < jobs.length) setTimeout(slice, 0);
+    else document.body.dataset.renderDone = String(gen);
+  };
+  slice();
+  if (selected && headMap(p, selected)) showDetail(selected);
+}
+
+function label(tokens: string[], from: number, to: number): string {
+  return to - from <= 1 ? `${tokens[from]} ‹${from}›` : `${tokens[from]}… ‹${from}–${to - 1}›`;
+}
+
+/** Opens a head large: a plotly heatmap with token axes (max-pooled past DETAIL_MAX a side). */
+function showDetail(ref: HeadRef): void {
+  if (!payload) return;
+  const m = headMap(payload, ref);
+  if (!m) return;
+  const rows = Math.min(m.queries, DETAIL_MAX);
+  const cols = Math.min(m.keys, DETAIL_MAX);
+  const pooled = rows === m.queries && cols === m.keys ? m.weights : poolMax(m.weights, m.queries, m.keys, rows, cols);
+  const z: number[][] = [];
+  for (let r = 0; r < rows; r++) z.push(Array.from(pooled.subarray(r * cols, (r + 1) * cols)));
+  const axisLabels = (tokens: string[], n: number, total: number) =>
+    Array.from({ length: n }, (_, i) => label(tokens, Math.floor((i * total) / n), Math.max(Math.floor((i * total) / n) + 1, Math.floor(((i + 1) * total) / n))));
+  const t = readTheme();
+  const pooledNote = rows < m.queries || cols < m.keys ? ' (max-pooled)' : '';
+  detailTitle.textContent = `${KIND_TITLES[ref.kind]} · layer ${ref.layer + 1} · head ${ref.head + 1}${pooledNote}`;
+  const data: Plotly.Data[] = [
+    {
+      type: 'heatmap',
+      z,
+      x: axisLabels(m.keyTokens, cols, m.keys),
+      y: axisLabels(m.queryTokens, rows, m.queries),
+      colorscale: plotlyColorscale(),
+      zmin: 0,
+      zmax: scaleBox.checked ? 1 : maxOf(m.weights),
+      hovertemplate: 'query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>',
+      colorbar: { tickfont: { color: t.fg }, outlinecolor: t.grid },
+    },
+  ];
+  const layout = themedLayout(t, `detail-${ref.kind}-${ref.layer}-${ref.head}`, {
+    xaxis: { type: 'category', title: { text: 'key' }, tickangle: -60, side: 'bottom' },
+    yaxis: { type: 'category', title: { text: 'query' }, autorange: 'reversed' },
+    margin: { l: 80, r: 16, t: 16, b: 80 },
+  });
+  void plotly(() => Plotly.react(detail, data, layout, PLOTLY_CONFIG));
+}
+
+function openHead(ref: HeadRef): void {
+  selected = ref;
+  saveState({ panel: 'attention', head: ref });
+  for (const c of grids.querySelectorAll<HTMLCanvasElement>('canvas.thumb')) {
+    c.classList.toggle('selected', c.dataset.kind === ref.kind && Number(c.dataset.layer) === ref.layer && Number(c.dataset.head) === ref.head);
+  }
+  showDetail(ref);
+  post({ type: 'openHead', ...ref });
+}
+
+function handle(m: ToWebview): void {
+  switch (m.type) {
+    case 'attention':
+      payload = { step: m.step, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
+      break;
+    case 'state':
+      if (m.state.panel !== 'attention') throw new Error(`state for panel ${m.state.panel} sent to the attention view`);
+      payload = m.state.attention;
+      selected = m.state.selected ?? selected;
+      break;
+    default:
+      throw new Error(`the attention view does not show ${m.type} messages`);
+  }
+  render();
+}
+
+layoutPage();
+watchTheme(() => selected && showDetail(selected));
+start('attention', handle);

@@ -1,0 +1,206 @@
+/**
+ * What every panel's browser code shares: the VS Code API handle, the validated message loop,
+ * the error banner, theme colours from VS Code's CSS variables, and the one promise queue through
+ * which every plotly call goes (calls on one graph div must not overlap).
+ */
+import {
+  type FromWebview,
+  type PanelKind,
+  type PersistedState,
+  type ToWebview,
+  WEBVIEW_PROTOCOL_VERSION,
+  checkToWebview,
+} from '../src/protocol/webview';
+
+interface VsCodeApi {
+  postMessage(msg: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const api: VsCodeApi =
+  typeof acquireVsCodeApi === 'function'
+    ? acquireVsCodeApi()
+    : { postMessage: (m) => console.log('postMessage', m), getState: () => undefined, setState: () => undefined };
+
+type Body<T> = T extends unknown ? Omit<T, 'v'> : never;
+
+/** Posts a message to the extension, stamped with the protocol version. */
+export function post(body: Body<FromWebview>): void {
+  api.postMessage({ ...body, v: WEBVIEW_PROTOCOL_VERSION });
+}
+
+export function saveState(state: Omit<PersistedState, 'v'>): void {
+  api.setState({ ...state, v: WEBVIEW_PROTOCOL_VERSION });
+}
+
+export function loadState(): Partial<PersistedState> | undefined {
+  const s = api.getState();
+  return typeof s === 'object' && s !== null ? (s as Partial<PersistedState>) : undefined;
+}
+
+/** Shows `text` in the panel's error banner and tells the extension; drawing goes on. */
+export function showError(text: string): void {
+  const el = document.getElementById('error');
+  if (el) {
+    el.textContent = text;
+    el.hidden = false;
+  }
+  document.body.dataset.errors = String(Number(document.body.dataset.errors ?? '0') + 1);
+  post({ type: 'error', message: text });
+}
+
+export function clearError(): void {
+  const el = document.getElementById('error');
+  if (el) el.hidden = true;
+}
+
+/**
+ * Listens for messages from the extension: each is validated; a malformed one shows an error
+ * naming the field and is dropped. A handler that throws is reported the same way. Then says
+ * `ready` (the extension answers with a full `state`).
+ */
+export function start(panel: PanelKind, handle: (m: ToWebview) => void): void {
+  window.addEventListener('message', (event: MessageEvent) => {
+    const why = checkToWebview(event.data);
+    if (why) {
+      showError(`Malformed message ignored: ${why}`);
+      return;
+    }
+    try {
+      clearError();
+      handle(event.data as ToWebview);
+    } catch (err) {
+      showError(`Could not show ${(event.data as ToWebview).type}: ${(err as Error).message}`);
+    }
+  });
+  window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
+  post({ type: 'ready', panel });
+}
+
+// ---- theme ---------------------------------------------------------------------------------
+
+export interface Theme {
+  fg: string;
+  bg: string;
+  muted: string;
+  grid: string;
+  accent: string;
+  accent2: string;
+  accent3: string;
+  font: string;
+  fontSize: number;
+  dark: boolean;
+}
+
+function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): string {
+  const v = style.getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+/** Colours from VS Code's theme variables (set on <html> by VS Code; defaults for a bare page). */
+export function readTheme(): Theme {
+  const s = getComputedStyle(document.documentElement);
+  const dark = !document.body.classList.contains('vscode-light') && !document.body.classList.contains('vscode-high-contrast-light');
+  return {
+    fg: cssVar(s, '--vscode-editor-foreground', dark ? '#cccccc' : '#333333'),
+    bg: cssVar(s, '--vscode-editor-background', dark ? '#1e1e1e' : '#ffffff'),
+    muted: cssVar(s, '--vscode-descriptionForeground', dark ? '#9d9d9d' : '#717171'),
+    grid: cssVar(s, '--vscode-editorWidget-border', dark ? '#454545' : '#c8c8c8'),
+    accent: cssVar(s, '--vscode-charts-blue', '#3794ff'),
+    accent2: cssVar(s, '--vscode-charts-orange', '#d18616'),
+    accent3: cssVar(s, '--vscode-charts-green', '#89d185'),
+    font: cssVar(s, '--vscode-font-family', 'system-ui, sans-serif'),
+    fontSize: parseFloat(cssVar(s, '--vscode-font-size', '13')) || 13,
+    dark,
+  };
+}
+
+/** Calls `onChange` when VS Code switches theme (it rewrites <html style> and <body class>). */
+export function watchTheme(onChange: () => void): void {
+  const obs = new MutationObserver(() => onChange());
+  obs.observe(document.documentElement, { attributes: true, attributeFilter: ['style'] });
+  obs.observe(document.body, { attributes: true, attributeFilter: ['class'] });
+}
+
+/** A plotly layout in the theme's colours; `uirevision` fixed so zoom survives updates. */
+export function themedLayout(t: Theme, uirevision: string, extra: Plotly.Layout = {}): Plotly.Layout {
+  const axis = { color: t.fg, gridcolor: t.grid, zerolinecolor: t.grid, linecolor: t.grid, automargin: true };
+  const ex = extra as Record<string, Record<string, unknown> | undefined>;
+  return {
+    paper_bgcolor: t.bg,
+    plot_bgcolor: t.bg,
+    font: { color: t.fg, family: t.font, size: t.fontSize - 1 },
+    margin: { l: 56, r: 16, t: 32, b: 40 },
+    legend: { orientation: 'h', x: 0, y: 1.12, font: { color: t.fg } },
+    hoverlabel: { bgcolor: t.bg, bordercolor: t.grid, font: { color: t.fg } },
+    ...extra,
+    xaxis: { ...axis, ...(ex.xaxis ?? {}) },
+    yaxis: { ...axis, ...(ex.yaxis ?? {}) },
+    uirevision,
+  };
+}
+
+export const PLOTLY_CONFIG: Plotly.Config = {
+  displaylogo: false,
+  responsive: true,
+  // The modebar's download button uses <a download>, which a webview ignores: panels export
+  // through the extension (`export` message) instead.
+  modeBarButtonsToRemove: ['toImage', 'sendDataToCloud', 'lasso2d', 'select2d'],
+};
+
+// ---- the plotly queue ----------------------------------------------------------------------
+
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs plotly calls one after another; a failure is shown, and the queue goes on. */
+export function plotly<T>(fn: () => Promise<T> | T): Promise<T | undefined> {
+  const next = queue.then(fn).catch((err: unknown) => {
+    showError(`Chart error: ${(err as Error).message ?? String(err)}`);
+    return undefined;
+  });
+  queue = next;
+  return next;
+}
+
+/** Purges every graph when the page goes away (plotly keeps listeners and resize handlers). */
+export function purgeOnUnload(...roots: HTMLElement[]): void {
+  window.addEventListener('pagehide', () => {
+    for (const r of roots) void plotly(() => Plotly.purge(r));
+  });
+}
+
+/** Coalesces redraw requests into one per animation frame. */
+export function frameScheduler(draw: () => void): () => void {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      draw();
+    });
+  };
+}
+
+/** Small DOM helper: an element with attributes and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') el.className = v;
+    else el.setAttribute(k, v);
+  }
+  el.append(...children);
+  return el;
+}
+
+export function app(): HTMLElement {
+  const el = document.getElementById('app');
+  if (!el) throw new Error('#app missing from the panel HTML');
+  return el;
+}

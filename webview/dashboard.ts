@@ -1,0 +1,135 @@
+/**
+ * Training dashboard: loss (train and validation), the learning-rate schedule (the planned curve of
+ * the whole run drawn ahead, actual points on it), tokens/s and gradient norm. Rows are appended
+ * live; each redraw downsamples every series to ~1,500 points and calls Plotly.react with new
+ * arrays and a fixed uirevision, so a zoom survives updates.
+ */
+import type { MetricRow, ScheduleMsg, ToWebview } from '../src/protocol/webview';
+import { PLOTLY_CONFIG, app, frameScheduler, h, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import { column, downsampleMinMax } from './lib/downsample';
+import { metricsCsv } from './lib/csv';
+import { assembleLr } from './lib/lr';
+
+let rows: MetricRow[] = [];
+let schedule: Omit<ScheduleMsg, 'type' | 'v'> | null = null;
+
+const charts = {
+  loss: { title: 'Loss', el: h('div', { class: 'chart', id: 'chart-loss' }) },
+  lr: { title: 'Learning rate', el: h('div', { class: 'chart', id: 'chart-lr' }) },
+  tps: { title: 'Tokens / s', el: h('div', { class: 'chart', id: 'chart-tps' }) },
+  grad: { title: 'Gradient norm', el: h('div', { class: 'chart', id: 'chart-grad' }) },
+};
+type ChartName = keyof typeof charts;
+
+const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for training…');
+
+function exportButtons(name: ChartName): HTMLElement {
+  const mk = (format: 'png' | 'svg') => {
+    const b = h('button', { class: 'small', title: `Save this chart as ${format.toUpperCase()}` }, format.toUpperCase());
+    b.addEventListener('click', () => {
+      const el = charts[name].el;
+      void plotly(async () => {
+        const dataUrl = await Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) });
+        post({ type: 'export', format, name: `${name}.${format}`, dataUrl });
+      });
+    });
+    return b;
+  };
+  return h('span', { class: 'actions' }, mk('png'), mk('svg'));
+}
+
+function layoutPage(): void {
+  const csv = h('button', { title: 'Save every logged step as CSV' }, 'Export CSV');
+  csv.addEventListener('click', () => post({ type: 'export', format: 'csv', name: 'metrics.csv', text: metricsCsv(rows) }));
+  const json = h('button', { title: 'Save every logged step as JSON' }, 'Export JSON');
+  json.addEventListener('click', () => post({ type: 'export', format: 'json', name: 'metrics.json', text: JSON.stringify({ schedule, rows }, null, 1) }));
+  const grid = h('div', { class: 'chart-grid' });
+  for (const name of Object.keys(charts) as ChartName[]) {
+    grid.append(h('section', { class: 'card' }, h('header', {}, h('h2', {}, charts[name].title), exportButtons(name)), charts[name].el));
+  }
+  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), grid);
+  purgeOnUnload(...Object.values(charts).map((c) => c.el));
+}
+
+function draw(): void {
+  const t = readTheme();
+  const step = (r: MetricRow) => r.step;
+  const line = (s: { x: number[]; y: number[] }, name: string, color: string, extra: Plotly.Data = {}): Plotly.Data => ({
+    type: 'scatter',
+    mode: 'lines',
+    x: s.x,
+    y: s.y,
+    name,
+    line: { color, width: 1.5 },
+    hovertemplate: `step %{x}<br>${name} %{y:.4g}<extra></extra>`,
+    ...extra,
+  });
+  const train = column(rows, step, (r) => r.loss);
+  const val = column(rows, step, (r) => r.valLoss);
+  const lossData = [line(downsampleMinMax(train.x, train.y), 'train', t.accent)];
+  if (val.x.length) lossData.push(line(downsampleMinMax(val.x, val.y), 'validation', t.accent2, { mode: 'lines+markers', marker: { size: 5 } }));
+
+  const lr = assembleLr(schedule?.points ?? [], rows);
+  const lrData: Plotly.Data[] = [];
+  if (lr.planned.x.length) {
+    lrData.push(line(lr.planned, 'planned', t.muted, { line: { color: t.muted, width: 1.5, dash: 'dot' }, uid: 'planned' }));
+  }
+  lrData.push(line(lr.actual, 'actual', t.accent3, { mode: 'lines+markers', marker: { size: 3 }, uid: 'actual' }));
+  const lrShapes = lr.peak
+    ? [{ type: 'line', x0: lr.peak.step, x1: lr.peak.step, yref: 'paper', y0: 0, y1: 1, line: { color: t.grid, width: 1, dash: 'dash' } }]
+    : [];
+  const lrNotes = lr.peak
+    ? [{ x: lr.peak.step, y: 1, yref: 'paper', text: `warmup ends (${lr.peak.step})`, showarrow: false, yanchor: 'bottom', font: { color: t.muted } }]
+    : [];
+
+  const tps = column(rows, step, (r) => r.tokensPerSec);
+  const grad = column(rows, step, (r) => r.gradNorm);
+  const xTitle = { title: { text: 'step' } };
+  const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
+    ['loss', lossData, themedLayout(t, 'loss', { xaxis: xTitle })],
+    ['lr', lrData, themedLayout(t, 'lr', { xaxis: { ...xTitle, range: lr.xRange }, yaxis: { exponentformat: 'e' }, shapes: lrShapes, annotations: lrNotes })],
+    ['tps', [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)], themedLayout(t, 'tps', { xaxis: xTitle, showlegend: false })],
+    ['grad', [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)], themedLayout(t, 'grad', { xaxis: xTitle, showlegend: false })],
+  ];
+  for (const [name, data, layout] of draws) void plotly(() => Plotly.react(charts[name].el, data, layout, PLOTLY_CONFIG));
+  const last = rows[rows.length - 1];
+  status.textContent = last
+    ? `step ${last.step}${schedule ? ` of ${schedule.totalSteps}` : ''} · loss ${last.loss.toFixed(4)} · lr ${last.lr.toExponential(3)} · ${Math.round(last.tokensPerSec)} tokens/s`
+    : schedule
+      ? `Planned: ${schedule.totalSteps} steps, warmup ${schedule.warmupSteps}, d_model ${schedule.dModel}`
+      : 'Waiting for training…';
+  void plotly(() => {
+    document.body.dataset.drawn = String(Number(document.body.dataset.drawn ?? '0') + 1);
+  });
+}
+
+const redraw = frameScheduler(draw);
+
+function handle(m: ToWebview): void {
+  switch (m.type) {
+    case 'metrics':
+      if (m.reset) rows = [];
+      // Rows arrive in step order; a resumed run may resend steps, which replace the old ones.
+      for (const r of m.rows) {
+        while (rows.length && rows[rows.length - 1].step >= r.step) rows.pop();
+        rows.push(r);
+      }
+      break;
+    case 'schedule':
+      schedule = { totalSteps: m.totalSteps, warmupSteps: m.warmupSteps, dModel: m.dModel, points: m.points };
+      break;
+    case 'state':
+      if (m.state.panel !== 'dashboard') throw new Error(`state for panel ${m.state.panel} sent to the dashboard`);
+      rows = [...m.state.rows];
+      schedule = m.state.schedule;
+      break;
+    default:
+      throw new Error(`the dashboard does not show ${m.type} messages`);
+  }
+  redraw();
+}
+
+layoutPage();
+watchTheme(redraw);
+start('dashboard', handle);
+redraw();

@@ -1,0 +1,121 @@
+/**
+ * Pure builders over attention weights (no DOM): slicing one head out of a [L, H, Tq, Tk] buffer,
+ * pooling a map down to a thumbnail, entropy per query row and the top-k keys of each query.
+ */
+import type { AttentionKind, AttentionMaps, AttentionPayload, HeadRef } from '../../src/protocol/webview';
+
+/** One head's map: a view (no copy) of `queries × keys` weights, row-major. */
+export interface HeadMap {
+  queries: number;
+  keys: number;
+  weights: Float32Array;
+  queryTokens: string[];
+  keyTokens: string[];
+}
+
+export function findMaps(p: AttentionPayload, kind: AttentionKind): AttentionMaps | undefined {
+  return p.maps.find((m) => m.kind === kind);
+}
+
+/** Query and key tokens of a kind: encoder self src×src, decoder self tgt×tgt, cross tgt×src. */
+export function tokensOf(p: AttentionPayload, kind: AttentionKind): { queryTokens: string[]; keyTokens: string[] } {
+  return {
+    queryTokens: kind === 'encoder_self' ? p.srcTokens : p.tgtTokens,
+    keyTokens: kind === 'decoder_self' ? p.tgtTokens : p.srcTokens,
+  };
+}
+
+/** The map of one head, or undefined when the payload lacks that kind, layer or head. */
+export function headMap(p: AttentionPayload, ref: HeadRef): HeadMap | undefined {
+  const m = findMaps(p, ref.kind);
+  if (!m) return undefined;
+  const [layers, heads, queries, keys] = m.shape;
+  if (ref.layer >= layers || ref.head >= heads) return undefined;
+  const size = queries * keys;
+  const offset = (ref.layer * heads + ref.head) * size;
+  return { queries, keys, weights: m.weights.subarray(offset, offset + size), ...tokensOf(p, ref.kind) };
+}
+
+/**
+ * Resamples a rows × cols map to outRows × outCols cells. Where the map is larger than the output,
+ * each output cell takes the MAXIMUM of the input cells it covers (a sharp attention peak stays
+ * visible in a thumbnail, where averaging would wash it out); where it is smaller, each input cell
+ * covers a block of output cells (nearest neighbour). Input cell (r, c) owns the output cells
+ * whose centres fall inside it.
+ */
+export function poolMax(src: ArrayLike<number>, rows: number, cols: number, outRows: number, outCols: number): Float32Array {
+  const out = new Float32Array(outRows * outCols);
+  const colStart = new Int32Array(outCols);
+  const colEnd = new Int32Array(outCols);
+  for (let x = 0; x < outCols; x++) {
+    colStart[x] = Math.min(cols - 1, Math.floor((x * cols) / outCols));
+    colEnd[x] = Math.max(colStart[x] + 1, Math.floor(((x + 1) * cols) / outCols));
+  }
+  for (let y = 0; y < outRows; y++) {
+    const r0 = Math.min(rows - 1, Math.floor((y * rows) / outRows));
+    const r1 = Math.max(r0 + 1, Math.floor(((y + 1) * rows) / outRows));
+    const o = y * outCols;
+    for (let x = 0; x < outCols; x++) {
+      const c0 = colStart[x];
+      const c1 = colEnd[x];
+      let m = -Infinity;
+      for (let r = r0; r < r1; r++) {
+        const base = r * cols;
+        for (let c = c0; c < c1; c++) {
+          const v = src[base + c];
+          if (v > m) m = v;
+        }
+      }
+      out[o + x] = m;
+    }
+  }
+  return out;
+}
+
+/** The largest value of a map (the colour scale's top when maps are scaled to their own max). */
+export function maxOf(a: ArrayLike<number>): number {
+  let m = -Infinity;
+  for (let i = 0; i < a.length; i++) if (a[i] > m) m = a[i];
+  return m;
+}
+
+/**
+ * Shannon entropy (nats) of each query row: H = −Σ_k p_k ln p_k, with 0·ln 0 = 0. A uniform row
+ * over n keys has ln n, a one-hot row 0. Rows are renormalised to sum 1 first (masked decoder rows
+ * and float round-off), so the value is a property of the distribution.
+ */
+export function rowEntropy(weights: ArrayLike<number>, rows: number, cols: number): Float64Array {
+  const out = new Float64Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let sum = 0;
+    for (let c = 0; c < cols; c++) sum += Math.max(0, weights[r * cols + c]);
+    if (!(sum > 0)) continue;
+    let h = 0;
+    for (let c = 0; c < cols; c++) {
+      const p = Math.max(0, weights[r * cols + c]) / sum;
+      if (p > 0) h -= p * Math.log(p);
+    }
+    out[r] = h;
+  }
+  return out;
+}
+
+export interface TopKey {
+  key: number;
+  weight: number;
+}
+
+/** The k largest weights of one row, largest first; ties go to the earlier key. */
+export function topK(weights: ArrayLike<number>, row: number, cols: number, k: number): TopKey[] {
+  const best: TopKey[] = [];
+  for (let c = 0; c < cols; c++) {
+    const w = weights[row * cols + c];
+    if (best.length < k || w > best[best.length - 1].weight) {
+      let i = best.length;
+      while (i > 0 && best[i - 1].weight < w) i--;
+      best.splice(i, 0, { key: c, weight: w });
+      if (best.length > k) best.pop();
+    }
+  }
+  return best;
+}

@@ -1,0 +1,68 @@
+/** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
+import type { PositionalPayload, ToWebview } from '../src/protocol/webview';
+import { PLOTLY_CONFIG, app, h, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import { csvLine } from './lib/csv';
+
+/** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
+const MAX_SIDE = 256;
+
+let pe: PositionalPayload | null = null;
+const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for the positional encoding…');
+const chart = h('div', { class: 'chart tall', id: 'pe' });
+
+function picks(n: number): number[] {
+  if (n <= MAX_SIDE) return Array.from({ length: n }, (_, i) => i);
+  return Array.from({ length: MAX_SIDE }, (_, i) => Math.round((i * (n - 1)) / (MAX_SIDE - 1)));
+}
+
+function draw(): void {
+  if (!pe) return;
+  const [positions, dModel] = pe.shape;
+  const rows = picks(positions);
+  const cols = picks(dModel);
+  const z = rows.map((r) => cols.map((c) => pe!.values[r * dModel + c]));
+  const t = readTheme();
+  status.textContent = `${positions} positions × d_model ${dModel}${rows.length < positions || cols.length < dModel ? ` (every ${Math.ceil(positions / rows.length)}th row/column shown)` : ''}`;
+  void plotly(() =>
+    Plotly.react(
+      chart,
+      [{ type: 'heatmap', z, x: cols, y: rows, colorscale: 'RdBu', zmid: 0, reversescale: true, hovertemplate: 'pos %{y}<br>dim %{x}<br>%{z:.4f}<extra></extra>', colorbar: { tickfont: { color: t.fg } } }],
+      themedLayout(t, 'pe', { xaxis: { title: { text: 'dimension i' } }, yaxis: { title: { text: 'position' }, autorange: 'reversed' } }),
+      PLOTLY_CONFIG,
+    ),
+  );
+}
+
+function layoutPage(): void {
+  const png = h('button', { class: 'small' }, 'PNG');
+  png.addEventListener('click', () => void plotly(async () => post({ type: 'export', format: 'png', name: 'positional.png', dataUrl: await Plotly.toImage(chart, { format: 'png', width: 1000, height: 700 }) })));
+  const csv = h('button', { class: 'small' }, 'CSV');
+  csv.addEventListener('click', () => {
+    if (!pe) return;
+    const [n, d] = pe.shape;
+    const lines = [csvLine(['position', ...Array.from({ length: d }, (_, i) => `dim${i}`)])];
+    for (let r = 0; r < n; r++) lines.push(csvLine([r, ...Array.from(pe.values.subarray(r * d, (r + 1) * d))]));
+    post({ type: 'export', format: 'csv', name: 'positional.csv', text: lines.join('\n') + '\n' });
+  });
+  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv), h('section', { class: 'card' }, chart));
+  purgeOnUnload(chart);
+}
+
+function handle(m: ToWebview): void {
+  switch (m.type) {
+    case 'positional':
+      pe = { shape: m.shape, values: m.values };
+      break;
+    case 'state':
+      if (m.state.panel !== 'positional') throw new Error(`state for panel ${m.state.panel} sent to the positional view`);
+      pe = m.state.positional;
+      break;
+    default:
+      throw new Error(`the positional view does not show ${m.type} messages`);
+  }
+  draw();
+}
+
+layoutPage();
+watchTheme(draw);
+start('positional', handle);
