@@ -1,0 +1,108 @@
+// Translating id lists with a Transformer: batched beam search (or greedy) over the incremental
+// decoder, and the attention of the chosen translation for the debugger's views.
+//
+// Paper, §6.1: beam size 4, length penalty α = 0.6, maximum output length input length + 50,
+// terminating early when possible. The output length is also capped by the model's positions:
+// BOS and at most max_len − 1 tokens fill the decoder's max_len positions (EOS is predicted at
+// the last one and never fed).
+import { attentionReport } from '../inspect';
+import type { Transformer } from '../model/transformer';
+import { beamSearch } from './beam';
+import { greedyDecode } from './greedy';
+import { IncrementalModel } from './incremental';
+import type { SearchOptions, SentenceResult } from './search';
+
+export interface TranslateOptions {
+  /** Beam size k (default 4); 1 decodes greedily. */
+  beamSize?: number;
+  /** Length-penalty exponent α (default 0.6). */
+  alpha?: number;
+  /** Maximum output length = source length (EOS included) + maxLenOffset (default 50), capped at max_len − 1. */
+  maxLenOffset?: number;
+  /** Sentences decoded together (default 32). Sentences are grouped by length; results keep input order. */
+  batchSize?: number;
+}
+
+export interface Translation {
+  /** The generated tokens, without BOS and EOS. */
+  tokens: number[];
+  /** logProb / lp(|Y|), |Y| = tokens + EOS (GNMT length penalty, see search.ts). */
+  score: number;
+  /** log P(Y | X), the final EOS included. */
+  logProb: number;
+}
+
+type Nested = number[][][][];
+export interface HypothesisAttention {
+  encoder_self: Nested; // [L][H][S][S]
+  decoder_self: Nested; // [L][H][T][T], T = 1 + tokens (BOS and the chosen tokens; the last row predicts EOS)
+  cross: Nested; // [L][H][T][S]
+}
+
+function checkSources(model: Transformer, src: number[][]): void {
+  const c = model.config;
+  src.forEach((row, i) => {
+    if (row.length === 0) throw new RangeError(`source ${i} is empty (it should at least end with EOS)`);
+    if (row.length > c.max_len) throw new RangeError(`source ${i} has ${row.length} tokens, more than max_len ${c.max_len}`);
+    for (const id of row) if (!Number.isInteger(id) || id < 0 || id >= c.src_vocab) throw new RangeError(`source ${i}: token id ${id} is outside the vocabulary [0, ${c.src_vocab})`);
+    if (row.every((id) => id === c.pad_id)) throw new RangeError(`source ${i} is all padding`);
+  });
+}
+
+function checkOptions(opts: TranslateOptions): { k: number; alpha: number; offset: number; batch: number } {
+  const k = opts.beamSize ?? 4;
+  const alpha = opts.alpha ?? 0.6;
+  const offset = opts.maxLenOffset ?? 50;
+  const batch = opts.batchSize ?? 32;
+  if (!Number.isInteger(k) || k < 1) throw new RangeError(`beamSize must be a positive integer, got ${k}`);
+  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batchSize must be a positive integer, got ${batch}`);
+  if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`maxLenOffset must be a non-negative integer, got ${offset}`);
+  if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a number, got ${alpha}`);
+  return { k, alpha, offset, batch };
+}
+
+/** Decodes one batch of sources (unpadded) and returns one result per sentence. */
+async function decodeBatch(model: Transformer, src: number[][], k: number, alpha: number, offset: number): Promise<SentenceResult[]> {
+  const c = model.config;
+  const cap = c.max_len - 1; // tokens before EOS that the decoder's positions allow
+  const off = Math.min(offset, cap);
+  // The search's bound is sourceLength + offset; lowering the length it sees caps it at `cap`.
+  const opts: SearchOptions = { bos: c.bos_id, eos: c.eos_id, sourceLengths: src.map((s) => Math.min(s.length, cap - off)), maxLenOffset: off, beamSize: k, alpha };
+  const stepModel = new IncrementalModel(model);
+  const initial = stepModel.initial(src);
+  return k === 1 ? greedyDecode(stepModel, initial, opts) : beamSearch(stepModel, initial, opts);
+}
+
+function toTranslation(r: SentenceResult, eos: number): Translation {
+  const tokens = Array.from(r.best.tokens);
+  if (tokens.length > 0 && tokens[tokens.length - 1] === eos) tokens.pop();
+  return { tokens, score: r.best.score, logProb: r.best.logProb };
+}
+
+/**
+ * Translates source id lists (unpadded, each ending with EOS as the trainer feeds them). Sentences
+ * of similar length are batched together (padded with pad_id); the answers are in input order.
+ */
+export async function translate(model: Transformer, src: number[][], opts: TranslateOptions = {}): Promise<Translation[]> {
+  checkSources(model, src);
+  const { k, alpha, offset, batch } = checkOptions(opts);
+  const order = src.map((_, i) => i).sort((a, b) => src[a]!.length - src[b]!.length || a - b);
+  const out: Translation[] = new Array(src.length);
+  for (let start = 0; start < order.length; start += batch) {
+    const ids = order.slice(start, start + batch);
+    const results = await decodeBatch(model, ids.map((i) => src[i]!), k, alpha, offset);
+    ids.forEach((i, j) => (out[i] = toTranslation(results[j]!, model.config.eos_id)));
+  }
+  return out;
+}
+
+/**
+ * Translates one sentence and returns, with it, the attention of the chosen hypothesis: the
+ * teacher-forced pass over [BOS, …tokens] in eval mode, which is exactly what the decoder computed
+ * along the chosen path (positions never see later ones).
+ */
+export async function translateWithAttention(model: Transformer, srcIds: number[], opts: TranslateOptions = {}): Promise<Translation & { attention: HypothesisAttention }> {
+  const [t] = await translate(model, [srcIds], { ...opts, batchSize: 1 });
+  const report = await attentionReport(model, [srcIds], [[model.config.bos_id, ...t!.tokens]]);
+  return { ...t!, attention: { encoder_self: report.encoder_self[0]!, decoder_self: report.decoder_self[0]!, cross: report.cross[0]! } };
+}
