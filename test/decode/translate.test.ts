@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
+import { beamSearch } from '../../src/engine/decode/beam';
 import { greedyDecode } from '../../src/engine/decode/greedy';
-import { FullRecomputeModel } from '../../src/engine/decode/incremental';
+import { FullRecomputeModel, IncrementalModel } from '../../src/engine/decode/incremental';
 import { translate, translateWithAttention, type Translation } from '../../src/engine/decode/translate';
 import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
@@ -52,7 +53,12 @@ test('translate on every backend', async (t) => {
         // Beam 1 is greedy: against greedy search over the full-recomputation model.
         const ref = new FullRecomputeModel(model);
         const greedy = await greedyDecode(ref, ref.initial(SRC), { bos: 1, eos: 2, sourceLengths: SRC.map((s) => s.length), ...OPTS });
-        assertClose(beam1, greedy.map((r) => ({ tokens: [...r.best.tokens].slice(0, -1), logProb: r.best.logProb, score: r.best.score })), 'beam 1 vs greedy');
+        const asTranslations = (rs: typeof greedy): Translation[] => rs.map((r) => ({ tokens: [...r.best.tokens].slice(0, -1), logProb: r.best.logProb, score: r.best.score }));
+        assertClose(beam1, asTranslations(greedy), 'beam 1 vs greedy');
+        // …and beam search with k = 1 over the incremental model finds the same.
+        const inc = new IncrementalModel(model);
+        const k1 = await beamSearch(inc, inc.initial(SRC), { bos: 1, eos: 2, sourceLengths: SRC.map((s) => s.length), ...OPTS, beamSize: 1 });
+        assertClose(beam1, asTranslations(k1), 'beam 1 vs beam search k = 1');
 
         // Returned log-probs are the teacher-forced ones; scores are GNMT-normalized with EOS counted.
         for (const out of [beam4, beam1]) {
