@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind } from './model/stacks';
 import type { Transformer } from './model/transformer';
 
-type Nested = number[][][][]; // [L][H][rows][cols]
+export type Nested = number[][][][]; // [L][H][rows][cols]
 export interface AttentionReport {
   encoder_self: Nested[]; // [B][L][H][S][S]
   decoder_self: Nested[]; // [B][L][H][T][T]

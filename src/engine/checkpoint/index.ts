@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { modelFields, validateConfig, type TransformerConfig } from '../model/config';
-import { parameterSpecs, SHARED_NAMES, uniqueVariables, type Params } from '../model/params';
+import { parameterSpecs, SHARED_NAMES, uniqueVariables, variablePrefix, type Params } from '../model/params';
 import { Transformer } from '../model/transformer';
 import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from './safetensors';
 
@@ -69,13 +69,14 @@ export function paramsFromTensors(config: TransformerConfig, tensors: Map<string
   if (extra.length) problems.push(`unexpected tensors for this config: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', …' : ''}`);
   if (problems.length) throw new Error(`${source}: does not match its config.json:\n  ${problems.join('\n  ')}`);
   const params: Params = new Map();
+  const prefix = variablePrefix();
   for (const spec of specs) {
     if (config.share_embeddings && SHARED_NAMES.includes(spec.name)) {
       params.set(spec.name, params.get('src_embed.weight')!);
       continue;
     }
     const t = tensors.get(spec.name)!;
-    params.set(spec.name, tf.tidy(() => tf.variable(tf.tensor(t.data, t.shape), true, spec.name)));
+    params.set(spec.name, tf.tidy(() => tf.variable(tf.tensor(t.data, t.shape), true, prefix + spec.name)));
   }
   return params;
 }

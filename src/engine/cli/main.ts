@@ -2,8 +2,10 @@
 import { availableBackends } from '../backend';
 import { UsageError } from './args';
 import { attentionCommand } from './attention';
+import { trainCommand } from './train';
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<number> }> = {
+  train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },
   attention: { summary: 'attention weights and log-probs of a checkpoint for one sentence pair', run: attentionCommand },
   backends: {
     summary: 'list the tfjs backends that load on this machine',

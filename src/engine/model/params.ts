@@ -86,16 +86,23 @@ function initValue(spec: ParamSpec, d: number, seed: number): tf.Tensor {
   }
 }
 
+let instances = 0;
+/** tfjs variable names are global to the process: prefix them per model so that two models can coexist. */
+export function variablePrefix(): string {
+  return `m${++instances}/`;
+}
+
 /** Fresh parameters (deterministic for a seed); shared names point at one Variable. */
 export function initParams(c: TransformerConfig, seed = 1): Params {
   const params: Params = new Map();
+  const prefix = variablePrefix();
   parameterSpecs(c).forEach((spec, i) => {
     if (c.share_embeddings && SHARED_NAMES.includes(spec.name)) {
       params.set(spec.name, params.get('src_embed.weight')!);
       return;
     }
     const value = initValue(spec, c.d_model, seed * 1000 + i);
-    params.set(spec.name, tf.variable(value, true, spec.name));
+    params.set(spec.name, tf.variable(value, true, prefix + spec.name));
     value.dispose();
   });
   return params;
@@ -104,6 +111,12 @@ export function initParams(c: TransformerConfig, seed = 1): Params {
 /** The distinct variables (shared ones once). */
 export function uniqueVariables(params: Params): tf.Variable[] {
   return [...new Set(params.values())];
+}
+
+/** The distinct variables with the first parameter name each goes by. */
+export function namedVariables(params: Params): [string, tf.Variable][] {
+  const seen = new Set<tf.Variable>();
+  return [...params].filter(([, v]) => !seen.has(v) && seen.add(v));
 }
 
 export function disposeParams(params: Params): void {

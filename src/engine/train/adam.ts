@@ -48,24 +48,26 @@ export class Adam {
   }
 
   /** The moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */
-  async state(vars: tf.Variable[]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+  async state(named: [string, tf.Variable][]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
     const out = new Map<string, { shape: number[]; data: Float32Array }>();
-    for (const p of vars) {
+    for (const [name, p] of named) {
       const m = this.m.get(p);
       const v = this.v.get(p);
       if (!m || !v) continue;
-      out.set(`${p.name}.exp_avg`, { shape: p.shape, data: (await m.data()) as Float32Array });
-      out.set(`${p.name}.exp_avg_sq`, { shape: p.shape, data: (await v.data()) as Float32Array });
+      out.set(`${name}.exp_avg`, { shape: p.shape, data: (await m.data()) as Float32Array });
+      out.set(`${name}.exp_avg_sq`, { shape: p.shape, data: (await v.data()) as Float32Array });
     }
     return out;
   }
 
-  restore(vars: tf.Variable[], step: number, state: Map<string, { shape: number[]; data: Float32Array }>): void {
+  /** Restores moments saved by state(); every parameter must have both, with its shape. */
+  restore(named: [string, tf.Variable][], step: number, state: Map<string, { shape: number[]; data: Float32Array }>, source: string): void {
     this.step = step;
-    for (const p of vars) {
-      const m = state.get(`${p.name}.exp_avg`);
-      const v = state.get(`${p.name}.exp_avg_sq`);
-      if (!m || !v) continue;
+    for (const [name, p] of named) {
+      const m = state.get(`${name}.exp_avg`);
+      const v = state.get(`${name}.exp_avg_sq`);
+      if (!m || !v) throw new Error(`${source}: no Adam moments for "${name}"`);
+      if (m.data.length !== p.size || v.data.length !== p.size) throw new Error(`${source}: Adam moments of "${name}" have ${m.data.length} values, the parameter ${p.size}`);
       this.moment(this.m, p).assign(tf.tensor(m.data, p.shape));
       this.moment(this.v, p).assign(tf.tensor(v.data, p.shape));
     }

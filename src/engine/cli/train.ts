@@ -1,0 +1,89 @@
+/** `train`: the paper's recipe on a built-in task, parallel files, or the machine's gettext catalogs. */
+import { initBackend } from '../backend';
+import { taskSpec, type DataSpec } from '../train/dataset';
+import type { TrainingSettings } from '../train/settings';
+import { createRun, openRun } from '../train/setup';
+import { Trainer } from '../train/trainer';
+import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { Progress } from './progress';
+import { bleuEvaluator } from './evaluators';
+
+const NUMERIC: Record<string, keyof TrainingSettings> = {
+  steps: 'steps', warmup: 'warmup', 'lr-factor': 'lr_factor', 'batch-tokens': 'batch_tokens', 'label-smoothing': 'label_smoothing',
+  'clip-norm': 'clip_norm', seed: 'seed', 'checkpoint-every': 'checkpoint_every', 'eval-every': 'eval_every', 'snapshot-every': 'snapshot_every',
+  'vocab-size': 'vocab_size', 'max-length': 'max_length', 'bleu-sentences': 'bleu_sentences',
+};
+
+const specs: Record<string, OptionSpec> = {
+  task: { type: 'string', help: 'built-in task: copy | reverse | sort' },
+  data: { type: 'string', help: 'folder with train.<src>/train.<tgt> (or train.tsv), optional valid.* and test.*' },
+  'src-lang': { type: 'string', help: 'source language suffix in --data (e.g. en)' },
+  'tgt-lang': { type: 'string', help: 'target language suffix in --data (e.g. de)' },
+  gettext: { type: 'string', help: 'English→LANG pairs from /usr/share/locale/LANG/LC_MESSAGES/*.mo' },
+  config: { type: 'string', help: 'tiny | small | base | big | a JSON file (default tiny)' },
+  out: { type: 'string', help: 'run folder to create, or to continue with --resume' },
+  resume: { type: 'boolean', help: 'continue the run in --out from its newest checkpoint' },
+  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+  ...Object.fromEntries(Object.entries(NUMERIC).map(([flag, key]) => [flag, { type: 'string', help: `training setting ${key}` } as OptionSpec])),
+  help: { type: 'boolean', help: 'show this help' },
+};
+
+function dataSpec(o: Record<string, string | boolean | undefined>): DataSpec {
+  const given = ['task', 'data', 'gettext'].filter((k) => o[k]);
+  if (given.length !== 1) throw new UsageError(`train: give exactly one of --task, --data, --gettext (got ${given.length ? given.map((g) => `--${g}`).join(', ') : 'none'})`);
+  if (o.task) return taskSpec(o.task as string);
+  if (o.gettext) return { kind: 'gettext', lang: o.gettext as string };
+  return { kind: 'files', dir: o.data as string, ...(o['src-lang'] ? { srcLang: o['src-lang'] as string } : {}), ...(o['tgt-lang'] ? { tgtLang: o['tgt-lang'] as string } : {}) };
+}
+
+function overrides(o: Record<string, string | boolean | undefined>): Partial<TrainingSettings> {
+  const out: Partial<TrainingSettings> = {};
+  for (const [flag, key] of Object.entries(NUMERIC)) {
+    if (o[flag] === undefined) continue;
+    const n = Number(o[flag]);
+    if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${o[flag]}"`);
+    out[key] = n;
+  }
+  return out;
+}
+
+export async function trainCommand(argv: string[]): Promise<number> {
+  const { options } = parseArgs(argv, specs, 'train');
+  if (options.help) {
+    process.stdout.write(usage('train', 'Trains a Transformer; progress on stderr, a JSON summary on stdout.', specs));
+    return 0;
+  }
+  if (!options.out) throw new UsageError('train: --out RUN is required');
+  const backend = await initBackend(options.backend as string | undefined);
+  const opened = options.resume ? openRun(options.out as string, overrides(options)) : createRun({ out: options.out as string, data: dataSpec(options), config: (options.config as string) ?? 'tiny', overrides: overrides(options) });
+  const { run, config, settings, data } = opened;
+  const trainer = new Trainer(run, Trainer.fresh(config, settings), settings, data, undefined, bleuEvaluator(data, settings));
+  const from = options.resume ? trainer.resume() : 0;
+  const progress = new Progress(settings.steps, from);
+  progress.message(`backend ${backend}; ${data.summary}`);
+  progress.message(`${options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`);
+  let interrupts = 0;
+  const onSignal = (): void => {
+    if (++interrupts > 1) process.exit(130); // checkpoints are atomic: the newest complete one stays
+    progress.message('stopping after this step, with a checkpoint (Ctrl-C again to quit at once)');
+    trainer.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let last: { loss?: number; val_loss?: number; val_bleu?: number } = {};
+  try {
+    const step = await trainer.train({
+      onStep: (row) => {
+        progress.update(row);
+        last = { loss: row.loss, ...(row.val_loss !== undefined ? { val_loss: row.val_loss } : {}), ...(row.val_bleu !== undefined ? { val_bleu: row.val_bleu } : {}) };
+      },
+    });
+    progress.end();
+    process.stdout.write(`${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps })}\n`);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    trainer.dispose();
+  }
+}

@@ -1,0 +1,27 @@
+/** Validation: the label-smoothed loss and NLL over held-out pairs, teacher-forced, in eval mode. */
+import * as tf from '@tensorflow/tfjs-core';
+import type { Transformer } from '../model/transformer';
+import { labelSmoothedLoss } from './loss';
+import type { Batch } from './step';
+
+export async function validationLoss(model: Transformer, batches: Batch[], labelSmoothing: number): Promise<{ loss: number; nll: number; tokens: number }> {
+  let loss = 0;
+  let nll = 0;
+  let tokens = 0;
+  const c = model.config;
+  for (const b of batches) {
+    const n = b.tgtOut.reduce((s, row) => s + row.filter((id) => id !== c.pad_id).length, 0);
+    const [l, x] = tf.tidy(() => {
+      const logProbs = model.forward(tf.tensor2d(b.src, undefined, 'int32'), tf.tensor2d(b.tgtIn, undefined, 'int32')); // [B, T, V]
+      const targets = tf.reshape(tf.tensor2d(b.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
+      const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, c.tgt_vocab]) as tf.Tensor2D, targets, c.pad_id, labelSmoothing, n);
+      return [r.loss, r.nll];
+    });
+    const [lv, xv] = await Promise.all([l.data(), x.data()]);
+    tf.dispose([l, x]);
+    loss += lv[0] * n;
+    nll += xv[0] * n;
+    tokens += n;
+  }
+  return { loss: loss / Math.max(tokens, 1), nll: nll / Math.max(tokens, 1), tokens };
+}

@@ -1,0 +1,119 @@
+/**
+ * A run folder on disk:
+ *   config.json                    model fields + "training" settings + "data" spec
+ *   vocab.json                     the vocabulary
+ *   metrics.jsonl                  one JSON object a step (and validation lines)
+ *   checkpoints/step-N.safetensors the model, PyTorch state_dict names (loadable on its own)
+ *   checkpoints/step-N.optim.safetensors  Adam's moments and the data position, for --resume
+ *   snapshots/step-N.json          attention of the probe sentence at step N
+ * Every file is written whole (temp + rename) or appended a line at a time, so a process killed at
+ * any moment leaves a folder that resumes from its newest complete checkpoint.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { listCheckpoints, readConfig } from '../checkpoint';
+import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
+import type { TransformerConfig } from '../model/config';
+
+export interface MetricsRow {
+  step: number;
+  lr: number;
+  loss: number;
+  nll?: number;
+  tokens_per_sec?: number;
+  grad_norm?: number;
+  val_loss?: number;
+  val_bleu?: number;
+  time?: number;
+}
+
+/** Where in the data the run stands after a checkpointed step. */
+export interface DataPosition {
+  epoch: number;
+  batch: number;
+}
+
+export class RunDir {
+  constructor(readonly path: string) {}
+  get configPath(): string { return join(this.path, 'config.json'); }
+  get vocabPath(): string { return join(this.path, 'vocab.json'); }
+  get metricsPath(): string { return join(this.path, 'metrics.jsonl'); }
+  get checkpointsDir(): string { return join(this.path, 'checkpoints'); }
+  get snapshotsDir(): string { return join(this.path, 'snapshots'); }
+
+  create(): void {
+    mkdirSync(this.checkpointsDir, { recursive: true });
+    mkdirSync(this.snapshotsDir, { recursive: true });
+  }
+
+  exists(): boolean {
+    return existsSync(this.configPath);
+  }
+
+  writeConfig(config: object): void {
+    writeFileAtomic(this.configPath, [Buffer.from(`${JSON.stringify(config, null, 2)}\n`)]);
+  }
+
+  /** The model config (validated) and the raw object with the training and data sections. */
+  readConfig(): { model: TransformerConfig; raw: Record<string, unknown> } {
+    const model = readConfig(this.configPath);
+    return { model, raw: JSON.parse(readFileSync(this.configPath, 'utf8')) };
+  }
+
+  appendMetrics(rows: MetricsRow[]): void {
+    if (rows.length) appendFileSync(this.metricsPath, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  }
+
+  /** Every complete metrics line; a torn last line (a kill mid-write) is ignored. */
+  readMetrics(): MetricsRow[] {
+    if (!existsSync(this.metricsPath)) return [];
+    const rows: MetricsRow[] = [];
+    for (const line of readFileSync(this.metricsPath, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        rows.push(JSON.parse(line) as MetricsRow);
+      } catch {
+        // a partial line from an interrupted append: the step is redone after resuming
+      }
+    }
+    return rows;
+  }
+
+  /** Drops metrics past `step` (they are redone from the checkpoint), rewriting the file atomically. */
+  truncateMetrics(step: number): void {
+    const kept = this.readMetrics().filter((r) => r.step <= step);
+    writeFileAtomic(this.metricsPath, [Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(''))]);
+  }
+
+  weightsPath(step: number): string { return join(this.checkpointsDir, `step-${step}.safetensors`); }
+  optimPath(step: number): string { return join(this.checkpointsDir, `step-${step}.optim.safetensors`); }
+
+  /**
+   * Writes the optimizer state first and the model last: the model file's rename is the commit
+   * point, and a checkpoint counts only when both files are there.
+   */
+  writeCheckpoint(step: number, weights: Map<string, NamedTensor>, optim: Map<string, NamedTensor>, position: DataPosition): void {
+    writeSafetensors(this.optimPath(step), optim, { step: String(step), epoch: String(position.epoch), batch: String(position.batch) });
+    writeSafetensors(this.weightsPath(step), weights, { step: String(step) });
+  }
+
+  /** Newest checkpoint with both files readable, or null. */
+  latestResumable(): { step: number; weights: Map<string, NamedTensor>; optim: Map<string, NamedTensor>; position: DataPosition } | null {
+    for (const { step } of listCheckpoints(this.path).reverse()) {
+      if (!existsSync(this.optimPath(step))) continue;
+      try {
+        const optim = readSafetensors(this.optimPath(step));
+        const weights = readSafetensors(this.weightsPath(step)).tensors;
+        const position = { epoch: Number(optim.metadata.epoch ?? 0), batch: Number(optim.metadata.batch ?? 0) };
+        return { step, weights, optim: optim.tensors, position };
+      } catch {
+        continue; // unreadable: fall back to the previous one
+      }
+    }
+    return null;
+  }
+
+  writeSnapshot(step: number, snapshot: object): void {
+    writeFileAtomic(join(this.snapshotsDir, `step-${step}.json`), [Buffer.from(JSON.stringify(snapshot))]);
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The training loop of §5: batches by token budget, Adam at the scheduled rate, label smoothing,
+ * periodic validation, checkpoints and attention snapshots of a fixed probe sentence. It reports
+ * through callbacks (the seam to the CLI's progress bar and the extension's panels) and stops
+ * cleanly, after a consistent checkpoint, when asked.
+ */
+import { namedVariables } from '../model/params';
+import { tensorsOf, paramsFromTensors } from '../checkpoint';
+import { attentionReport, type Nested } from '../inspect';
+import type { TransformerConfig } from '../model/config';
+import { Transformer } from '../model/transformer';
+import { BOS } from '../data/vocab';
+import { Adam } from './adam';
+import { BatchStream } from './batches';
+import type { IdPair, PreparedData } from './dataset';
+import { validationLoss } from './evaluate';
+import type { DataPosition, MetricsRow, RunDir } from './runDir';
+import { transformerLr } from './schedule';
+import type { TrainingSettings } from './settings';
+import { trainStep } from './step';
+
+export interface Snapshot {
+  step: number;
+  src: string[];
+  tgt: string[];
+  attention: { encoder_self: Nested; decoder_self: Nested; cross: Nested }; // [L][H][rows][cols] each
+}
+
+export interface TrainerCallbacks {
+  onStep?(row: MetricsRow): void;
+  onEvaluation?(row: MetricsRow): void;
+  onCheckpoint?(step: number, path: string): void;
+  onSnapshot?(snapshot: Snapshot): void;
+}
+
+/** Decodes validation sentences and scores them; supplied by the caller so the loop stays small. */
+export type BleuEvaluator = (model: Transformer, step: number) => Promise<number>;
+
+export class Trainer {
+  private step = 0;
+  private position: DataPosition = { epoch: 0, batch: 0 };
+  private stopRequested = false;
+  private readonly stream: BatchStream;
+  private readonly probe: IdPair | undefined;
+
+  constructor(
+    readonly run: RunDir,
+    readonly model: Transformer,
+    readonly settings: TrainingSettings,
+    readonly data: PreparedData,
+    private readonly optimizer = new Adam(),
+    private readonly bleu?: BleuEvaluator,
+  ) {
+    this.stream = new BatchStream(data.train, settings.batch_tokens, settings.seed);
+    this.probe = data.valid[0] ?? data.train[0];
+  }
+
+  /** A fresh model for a new run (weights from the seed). */
+  static fresh(config: TransformerConfig, settings: TrainingSettings): Transformer {
+    return new Transformer(config, undefined, settings.seed);
+  }
+
+  /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
+  resume(): number {
+    const ckpt = this.run.latestResumable();
+    if (!ckpt) return 0;
+    const loaded = paramsFromTensors(this.model.config, ckpt.weights, this.run.weightsPath(ckpt.step));
+    for (const [name, v] of this.model.params) v.assign(loaded.get(name)!);
+    for (const v of new Set(loaded.values())) v.dispose();
+    this.optimizer.restore(namedVariables(this.model.params), ckpt.step, ckpt.optim, this.run.optimPath(ckpt.step));
+    this.step = ckpt.step;
+    this.position = ckpt.position;
+    this.run.truncateMetrics(ckpt.step);
+    return ckpt.step;
+  }
+
+  get currentStep(): number {
+    return this.step;
+  }
+
+  /** Ends the loop after the step in progress, with a checkpoint. */
+  stop(): void {
+    this.stopRequested = true;
+  }
+
+  lr(step: number): number {
+    return transformerLr(step, { dModel: this.model.config.d_model, warmupSteps: this.settings.warmup, factor: this.settings.lr_factor });
+  }
+
+  async checkpoint(): Promise<void> {
+    const weights = await tensorsOf(this.model.params);
+    const optim = await this.optimizer.state(namedVariables(this.model.params));
+    this.run.writeCheckpoint(this.step, weights, optim, this.position);
+  }
+
+  async snapshot(): Promise<Snapshot | undefined> {
+    if (!this.probe) return undefined;
+    const tgtIn = [BOS, ...this.probe.tgt];
+    const r = await attentionReport(this.model, [this.probe.src], [tgtIn]);
+    const snap: Snapshot = {
+      step: this.step,
+      src: this.data.vocab.tokens(this.probe.src),
+      tgt: this.data.vocab.tokens(tgtIn),
+      attention: { encoder_self: r.encoder_self[0], decoder_self: r.decoder_self[0], cross: r.cross[0] },
+    };
+    this.run.writeSnapshot(this.step, snap);
+    return snap;
+  }
+
+  /** Validation loss (and BLEU when an evaluator was given). */
+  async evaluate(): Promise<Pick<MetricsRow, 'val_loss' | 'val_bleu'>> {
+    const batches = BatchStream.evaluationBatches(this.data.valid, this.settings.batch_tokens);
+    const v = await validationLoss(this.model, batches, this.settings.label_smoothing);
+    const out: Pick<MetricsRow, 'val_loss' | 'val_bleu'> = { val_loss: v.loss };
+    if (this.bleu && this.settings.bleu_sentences > 0) out.val_bleu = await this.bleu(this.model, this.step);
+    return out;
+  }
+
+  /** Trains until settings.steps or stop(); returns the last step done. */
+  async train(callbacks: TrainerCallbacks = {}): Promise<number> {
+    const s = this.settings;
+    let lastCheckpoint = this.step;
+    while (this.step < s.steps && !this.stopRequested) {
+      const { batch, next } = this.stream.at(this.position);
+      const lr = this.lr(this.step + 1);
+      const started = performance.now();
+      const r = await trainStep(this.model, this.optimizer, batch, { lr, labelSmoothing: s.label_smoothing, clipNorm: s.clip_norm, seed: s.seed * 1_000_003 + this.step * 1000 });
+      const seconds = (performance.now() - started) / 1000;
+      this.step++;
+      this.position = next;
+      const row: MetricsRow = { step: this.step, lr, loss: r.loss, nll: r.nll, tokens_per_sec: r.tokens / seconds, grad_norm: r.gradNorm, time: Date.now() };
+      if (!Number.isFinite(r.loss)) throw new Error(`training diverged at step ${this.step}: loss is ${r.loss} (grad norm ${r.gradNorm}); lower --lr-factor or set --clip-norm`);
+      const evaluated = s.eval_every && this.step % s.eval_every === 0;
+      if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
+      this.run.appendMetrics([row]);
+      callbacks.onStep?.(row);
+      if (evaluated) callbacks.onEvaluation?.(row);
+      if (s.snapshot_every && this.step % s.snapshot_every === 0) {
+        const snap = await this.snapshot();
+        if (snap) callbacks.onSnapshot?.(snap);
+      }
+      if (this.step % s.checkpoint_every === 0) {
+        await this.checkpoint();
+        lastCheckpoint = this.step;
+        callbacks.onCheckpoint?.(this.step, this.run.weightsPath(this.step));
+      }
+    }
+    if (lastCheckpoint !== this.step) {
+      await this.checkpoint();
+      callbacks.onCheckpoint?.(this.step, this.run.weightsPath(this.step));
+    }
+    return this.step;
+  }
+
+  dispose(): void {
+    this.optimizer.dispose();
+    this.model.dispose();
+  }
+}
