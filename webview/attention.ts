@@ -13,6 +13,7 @@ import { plotlyColorscale } from './lib/colormap';
 import { headCsv, headJson } from './lib/csv';
 
 const THUMB = 96;
+const MIN_THUMB = 40;
 /** plotly heatmaps lag past ~500 × 500 cells; the large view max-pools to this many per side. */
 const DETAIL_MAX = 256;
 
@@ -80,7 +81,9 @@ function render(): void {
     if (!maps) continue;
     const [layers, heads, queries, keys] = maps.shape;
     const { queryTokens, keyTokens } = tokensOf(p, kind);
-    const size = fitSize(queries, keys, THUMB);
+    // Up to THUMB pixels a side, smaller when all heads of a layer would not fit across.
+    const side = Math.max(MIN_THUMB, Math.min(THUMB, Math.floor((grids.clientWidth - 72) / heads) - 4));
+    const size = fitSize(queries, keys, side);
     const table = h('div', { class: 'thumb-grid', style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)` });
     table.append(h('span', {}));
     for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd + 1}`));

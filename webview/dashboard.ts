@@ -79,7 +79,7 @@ function draw(): void {
     ? [{ type: 'line', x0: lr.peak.step, x1: lr.peak.step, yref: 'paper', y0: 0, y1: 1, line: { color: t.grid, width: 1, dash: 'dash' } }]
     : [];
   const lrNotes = lr.peak
-    ? [{ x: lr.peak.step, y: 1, yref: 'paper', text: `warmup ends (${lr.peak.step})`, showarrow: false, yanchor: 'bottom', font: { color: t.muted } }]
+    ? [{ x: lr.peak.step, y: 0.5, yref: 'paper', text: `warmup ends<br>step ${lr.peak.step}`, showarrow: false, xanchor: 'left', xshift: 4, align: 'left', font: { color: t.muted } }]
     : [];
 
   const tps = column(rows, step, (r) => r.tokensPerSec);

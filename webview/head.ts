@@ -21,6 +21,10 @@ const title = h('h2', { id: 'head-title' }, 'No head selected: click a thumbnail
 const slider = h('input', { type: 'range', id: 'step-slider', min: '0', max: '0', value: '0', step: '1' });
 const stepLabel = h('span', { id: 'step-label', class: 'muted' });
 const canvas = h('canvas', { id: 'head-map', class: 'big-map' });
+const keyLabels = h('div', { class: 'key-labels' });
+const queryLabels = h('div', { class: 'query-labels' });
+/** Token labels along the map's axes, when there are few enough to read. */
+const LABEL_MAX = 64;
 const readout = h('div', { class: 'readout', id: 'readout' });
 const entropyChart = h('div', { class: 'chart', id: 'entropy' });
 const topTable = h('table', { id: 'topk' });
@@ -70,7 +74,13 @@ function layoutPage(): void {
     h(
       'div',
       { class: 'head-layout' },
-      h('section', { class: 'card' }, h('header', {}, h('h2', {}, 'Weights (query rows × key columns)')), canvas, readout),
+      h(
+        'section',
+        { class: 'card' },
+        h('header', {}, h('h2', {}, 'Weights (query rows × key columns)')),
+        h('div', { class: 'labelled-map' }, h('span', {}), keyLabels, queryLabels, canvas),
+        readout,
+      ),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, 'Entropy per query (nats)')), entropyChart),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, `Top ${K} keys per query`)), topTable),
     ),
@@ -95,6 +105,11 @@ function draw(): void {
   canvas.style.width = `${Math.min(size.width, MAP_SIDE)}px`;
   canvas.style.height = `${Math.round((Math.min(size.width, MAP_SIDE) * size.height) / size.width)}px`;
   canvas.dataset.step = String(frame.step);
+  const cssW = Math.min(size.width, MAP_SIDE);
+  const cssH = Math.round((cssW * size.height) / size.width);
+  const few = map.queries <= LABEL_MAX && map.keys <= LABEL_MAX;
+  keyLabels.replaceChildren(...(few ? map.keyTokens.map((tok) => h('span', { style: `width:${cssW / map.keys}px` }, tok)) : []));
+  queryLabels.replaceChildren(...(few ? map.queryTokens.map((tok) => h('span', { style: `height:${cssH / map.queries}px;line-height:${cssH / map.queries}px` }, tok)) : []));
 
   const ent = rowEntropy(map.weights, map.queries, map.keys);
   const labels = map.queryTokens.map((tok, i) => `${tok} ‹${i}›`);

@@ -46,7 +46,7 @@ button.small { padding: 1px 6px; font-size: 0.9em; }
 .attention-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(380px, 600px); gap: 10px; align-items: start; }
 @media (max-width: 1000px) { .attention-layout { grid-template-columns: 1fr; } }
 .detail-card { position: sticky; top: 0; }
-.thumb-grid { display: grid; gap: 4px; align-items: center; overflow-x: auto; }
+.thumb-grid { display: grid; gap: 4px; align-items: center; justify-content: start; overflow-x: auto; }
 .col-label, .row-label { font-size: 0.85em; color: var(--vscode-descriptionForeground); text-align: center; }
 .row-label { padding-right: 4px; }
 canvas.thumb { image-rendering: pixelated; cursor: pointer; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
@@ -56,6 +56,11 @@ canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid
 .tokens { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
 .readout { font-family: var(--vscode-editor-font-family, monospace); min-height: 1.3em; }
 .head-layout { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: 10px; align-items: start; }
+.labelled-map { display: grid; grid-template-columns: auto auto; justify-content: start; column-gap: 4px; }
+.key-labels { display: flex; align-items: flex-end; max-height: 7em; overflow: hidden; }
+.key-labels span { writing-mode: vertical-rl; transform: rotate(180deg); display: flex; align-items: center; justify-content: flex-start; font-size: 0.85em; overflow: hidden; white-space: nowrap; }
+.query-labels { display: flex; flex-direction: column; align-items: flex-end; max-width: 10em; }
+.query-labels span { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; max-width: 10em; }
 #step-slider { flex: 1; max-width: 480px; }
 table { border-collapse: collapse; font-family: var(--vscode-editor-font-family, monospace); font-size: 0.9em; }
 th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545); white-space: nowrap; }
