@@ -1,3 +1,4 @@
+/* global window, document, Plotly, URL, setTimeout -- page functions below run in the browser (page.evaluate) */
 // Webview tests in a real browser: builds the panels' bundles, serves each panel's page (the HTML
 // the panel classes give VS Code, from src/extension/panels/html.ts) on 127.0.0.1 with a dark VS
 // Code theme and a fake acquireVsCodeApi that records what the page posts, opens it in Debian's

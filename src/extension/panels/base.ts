@@ -1,0 +1,213 @@
+/**
+ * The VS Code side of a webview panel. One class owns a panel's whole life: its HTML (CSP with a
+ * fresh nonce from crypto.randomBytes, scripts and plotly only from the extension's own folders),
+ * the message loop (every message from the webview validated; a malformed one is logged, never
+ * thrown), the state snapshot sent after `ready`, on `requestState` and whenever the panel becomes
+ * visible (hidden webviews drop messages), exports, and cleanup: everything it registers goes
+ * into one list that dispose() empties, whether the user closed the panel or the extension did.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import {
+  type ExportMsg,
+  type FromWebview,
+  type HeadRef,
+  type PanelKind,
+  type PanelState,
+  type PersistedState,
+  type ToWebview,
+  WEBVIEW_PROTOCOL_VERSION,
+  checkFromWebview,
+  checkPersistedState,
+  checkToWebview,
+} from '../../protocol/webview';
+import { dataUrlBytes } from './dataUrl';
+import { panelHtml } from './html';
+import type { PanelStore } from './store';
+
+/** What panels need from the extension. */
+export interface PanelHost {
+  readonly extensionUri: vscode.Uri;
+  readonly store: PanelStore;
+  log(line: string): void;
+}
+
+/** Webview options: scripts on, and only dist/webview and plotly's folder loadable. */
+export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+  return {
+    enableScripts: true,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'node_modules', 'plotly.js-dist-min')],
+  };
+}
+
+type Body<T> = T extends unknown ? Omit<T, 'v'> : never;
+
+/** A list of disposables emptied once (after vscode-extension-samples' dispose.ts). */
+export class DisposableList implements vscode.Disposable {
+  private items: vscode.Disposable[] = [];
+  private done = false;
+  add<T extends vscode.Disposable>(d: T): T {
+    if (this.done) d.dispose();
+    else this.items.push(d);
+    return d;
+  }
+  dispose(): void {
+    if (this.done) return;
+    this.done = true;
+    const items = this.items;
+    this.items = [];
+    for (const d of items.reverse()) {
+      try {
+        d.dispose();
+      } catch {
+        // one failing disposable must not keep the others alive
+      }
+    }
+  }
+}
+
+export abstract class BasePanel implements vscode.Disposable {
+  protected readonly disposables = new DisposableList();
+  private readonly disposeEmitter = new vscode.EventEmitter<void>();
+  /** Fires once, when the panel is gone (closed by the user or disposed by code). */
+  readonly onDidDispose = this.disposeEmitter.event;
+  private disposed = false;
+  private ready = false;
+
+  protected constructor(
+    readonly panel: vscode.WebviewPanel,
+    protected readonly host: PanelHost,
+    readonly kind: PanelKind,
+  ) {
+    panel.webview.options = webviewOptions(host.extensionUri);
+    panel.webview.html = this.html();
+    this.disposables.add(panel.onDidDispose(() => this.dispose()));
+    this.disposables.add(
+      panel.onDidChangeViewState((e) => {
+        if (e.webviewPanel.visible) this.sendState();
+      }),
+    );
+    this.disposables.add(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** The panel's whole state, sent as one `state` message. */
+  protected abstract snapshot(): PanelState;
+
+  /** Called for `openHead` from the webview (the attention view overrides it). */
+  protected onOpenHead(_ref: HeadRef): void {}
+
+  private html(): string {
+    const w = this.panel.webview;
+    const ext = this.host.extensionUri;
+    return panelHtml({
+      panel: this.kind,
+      title: this.panel.title,
+      cspSource: w.cspSource,
+      nonce: randomBytes(16).toString('base64'),
+      plotlyUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'node_modules', 'plotly.js-dist-min', 'plotly.min.js')).toString(),
+      scriptUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', `${this.kind}.js`)).toString(),
+    });
+  }
+
+  /**
+   * Posts a message if the webview is listening and visible; otherwise drops it, since the full
+   * state goes out when the panel shows again. Outgoing messages are validated too: a malformed
+   * one is logged and not sent.
+   */
+  protected post(body: Body<ToWebview>): void {
+    if (this.disposed || !this.ready || !this.panel.visible) return;
+    const message = { ...body, v: WEBVIEW_PROTOCOL_VERSION } as ToWebview;
+    const why = checkToWebview(message);
+    if (why) {
+      this.host.log(`${this.kind} panel: not sending a malformed ${body.type} message: ${why}`);
+      return;
+    }
+    this.panel.webview.postMessage(message).then(
+      (delivered) => {
+        if (!delivered) this.host.log(`${this.kind} panel: ${body.type} message not delivered (state follows when visible)`);
+      },
+      (err: unknown) => this.host.log(`${this.kind} panel: postMessage failed: ${(err as Error).message}`),
+    );
+  }
+
+  /** Sends the full state (after ready, on request, when the panel becomes visible). */
+  sendState(): void {
+    this.post({ type: 'state', state: this.snapshot() });
+  }
+
+  reveal(column?: vscode.ViewColumn): void {
+    this.panel.reveal(column);
+  }
+
+  private receive(raw: unknown): void {
+    const why = checkFromWebview(raw);
+    if (why) {
+      this.host.log(`${this.kind} panel: malformed message from the webview ignored: ${why}`);
+      return;
+    }
+    const m = raw as FromWebview;
+    try {
+      switch (m.type) {
+        case 'ready':
+          if (m.panel !== this.kind) this.host.log(`${this.kind} panel: the webview says it is ${m.panel}`);
+          this.ready = true;
+          this.sendState();
+          break;
+        case 'requestState':
+          this.sendState();
+          break;
+        case 'openHead':
+          this.onOpenHead({ kind: m.kind, layer: m.layer, head: m.head });
+          break;
+        case 'export':
+          void this.saveExport(m);
+          break;
+        case 'error':
+          this.host.log(`${this.kind} panel (webview): ${m.message}`);
+          break;
+      }
+    } catch (err) {
+      this.host.log(`${this.kind} panel: handling ${m.type} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+  }
+
+  private async saveExport(m: ExportMsg): Promise<void> {
+    const filters = { [m.format.toUpperCase()]: [m.format] };
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({ filters, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, m.name) } : {}) });
+    if (!target) return;
+    try {
+      const bytes = m.dataUrl !== undefined ? dataUrlBytes(m.dataUrl) : new TextEncoder().encode(m.text ?? '');
+      await vscode.workspace.fs.writeFile(target, bytes);
+      this.host.log(`${this.kind} panel: saved ${target.fsPath}`);
+    } catch (err) {
+      this.host.log(`${this.kind} panel: export to ${target.fsPath} failed: ${(err as Error).message}`);
+      void vscode.window.showErrorMessage(`Attention Debugger: could not save ${target.fsPath}: ${(err as Error).message}`);
+    }
+  }
+
+  /** Validates state restored by a serializer; undefined (with a log line) when unusable. */
+  protected static restoredState(host: PanelHost, kind: PanelKind, state: unknown): PersistedState | undefined {
+    if (state === undefined || state === null) return undefined;
+    const why = checkPersistedState(state, kind);
+    if (why) {
+      host.log(`${kind} panel: ignoring saved state from an earlier session: ${why}`);
+      return undefined;
+    }
+    return state as PersistedState;
+  }
+
+  /** The one place that cleans up: idempotent; closes the panel if code disposed it. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.disposables.dispose();
+    this.panel.dispose();
+    this.disposeEmitter.fire();
+    this.disposeEmitter.dispose();
+  }
+}
