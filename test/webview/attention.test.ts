@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { headMap, poolMax, rowEntropy, topK } from '../../webview/lib/attention';
+
+const near = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps, `${a} ≉ ${b}`);
+
+test('entropy of a uniform row is ln n, of a one-hot row 0', () => {
+  for (const n of [2, 4, 7, 512]) {
+    const w = new Float32Array(n).fill(1 / n);
+    near(rowEntropy(w, 1, n)[0], Math.log(n), 1e-6);
+    const hot = new Float32Array(n);
+    hot[n - 1] = 1;
+    assert.equal(rowEntropy(hot, 1, n)[0], 0);
+  }
+});
+
+test('entropy by hand, per row, rows renormalised', () => {
+  // [.5 .25 .25 0]: −(.5 ln .5 + 2·.25 ln .25) = .5 ln 2 + ln 2 = 1.5 ln 2 = 1.0397208
+  // [2 2 0 0] is [.5 .5 0 0] after normalising: ln 2 = 0.6931472
+  const w = new Float32Array([0.5, 0.25, 0.25, 0, 2, 2, 0, 0]);
+  const h = rowEntropy(w, 2, 4);
+  near(h[0], 1.0397208, 1e-6);
+  near(h[1], 0.6931472, 1e-6);
+  assert.equal(rowEntropy(new Float32Array(4), 1, 4)[0], 0, 'an all-zero (masked) row');
+});
+
+test('top-k by hand: largest first, ties to the earlier key', () => {
+  const w = [0.1, 0.4, 0.05, 0.4, 0.05, 0.0, /* row 1 */ 0.3, 0.2, 0.1, 0.15, 0.2, 0.05];
+  assert.deepEqual(topK(w, 0, 6, 3), [
+    { key: 1, weight: 0.4 },
+    { key: 3, weight: 0.4 },
+    { key: 0, weight: 0.1 },
+  ]);
+  assert.deepEqual(topK(w, 1, 6, 2), [
+    { key: 0, weight: 0.3 },
+    { key: 1, weight: 0.2 },
+  ]);
+  assert.equal(topK(w, 1, 6, 10).length, 6);
+});
+
+test('max-pooling 4×4 → 2×2 by hand, and 2×2 → 4×4 as blocks', () => {
+  const m = [1, 2, 0, 0, 3, 4, 0, 9, 0, 0, 5, 0, 7, 0, 0, 6];
+  assert.deepEqual(Array.from(poolMax(m, 4, 4, 2, 2)), [4, 9, 7, 6]);
+  assert.deepEqual(Array.from(poolMax([1, 2, 3, 4], 2, 2, 4, 4)), [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
+  // 512 → 96: a single peak survives
+  const big = new Float32Array(512 * 512);
+  big[300 * 512 + 17] = 1;
+  const p = poolMax(big, 512, 512, 96, 96);
+  assert.equal(Math.max(...p), 1);
+  assert.equal(p[Math.floor((300 * 96) / 512) * 96 + Math.floor((17 * 96) / 512)], 1);
+});
+
+test('headMap slices layer l, head h of [L, H, Tq, Tk] with the right tokens', () => {
+  // L=2, H=3, cross: Tq = 2 target tokens, Tk = 3 source tokens; value = 100·l + 10·h + cell index.
+  const w = new Float32Array(2 * 3 * 2 * 3);
+  for (let l = 0; l < 2; l++) for (let h = 0; h < 3; h++) for (let c = 0; c < 6; c++) w[(l * 3 + h) * 6 + c] = 100 * l + 10 * h + c;
+  const p = { step: 1, srcTokens: ['a', 'b', 'c'], tgtTokens: ['x', 'y'], maps: [{ kind: 'cross' as const, shape: [2, 3, 2, 3] as [number, number, number, number], weights: w }] };
+  const m = headMap(p, { kind: 'cross', layer: 1, head: 2 })!;
+  assert.deepEqual(Array.from(m.weights), [120, 121, 122, 123, 124, 125]);
+  assert.deepEqual([m.queries, m.keys, m.queryTokens, m.keyTokens], [2, 3, ['x', 'y'], ['a', 'b', 'c']]);
+  assert.equal(headMap(p, { kind: 'cross', layer: 2, head: 0 }), undefined);
+  assert.equal(headMap(p, { kind: 'encoder_self', layer: 0, head: 0 }), undefined);
+});
