@@ -1,0 +1,198 @@
+// The extension-side panel classes under a fake vscode module (./fake-vscode, imported first).
+import { FakePanel, FakeUri, created, saveDialog, serializers, written } from './fake-vscode';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PANEL_VIEW_TYPES, Panels, registerPanels } from '../../src/extension/panels';
+
+const v = 1;
+const ext = FakeUri.file('/ext');
+const row = (step: number) => ({ step, loss: 5 - step / 100, lr: 1e-4, tokensPerSec: 900, gradNorm: 1 });
+const attention = (S = 2) => ({ step: 10, srcTokens: Array.from({ length: S }, (_, i) => `s${i}`), tgtTokens: ['t0'], maps: [{ kind: 'encoder_self' as const, shape: [1, 1, S, S] as [number, number, number, number], weights: new Float32Array(S * S).fill(1 / S) }] });
+
+function fresh(): { panels: Panels; log: string[] } {
+  const log: string[] = [];
+  const panels = new Panels(ext as never, (l) => log.push(l));
+  return { panels, log };
+}
+const lastPanel = () => created[created.length - 1];
+const posted = (p: FakePanel) => p.webview.posted as { type: string; v: number; state?: Record<string, unknown>; rows?: unknown[] }[];
+
+test('HTML: CSP with a fresh random nonce, no eval, scripts only from dist/webview and plotly', () => {
+  const { panels } = fresh();
+  panels.openDashboard();
+  const a = lastPanel();
+  const html = a.webview.html;
+  const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)![1].replace(/&#39;/g, "'");
+  const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1];
+  assert.equal(Buffer.from(nonce, 'base64').length, 16, '16 random bytes');
+  assert.match(csp, /default-src 'none'/);
+  assert.doesNotMatch(csp, /unsafe-eval/);
+  assert.doesNotMatch(csp, /script-src[^;]*unsafe-inline/);
+  const scripts = [...html.matchAll(/<script nonce="([^"]+)" src="([^"]+)"><\/script>/g)];
+  assert.deepEqual(
+    scripts.map((m) => [m[1], m[2]]),
+    [
+      [nonce, 'https://fake.vscode-cdn.net/ext/node_modules/plotly.js-dist-min/plotly.min.js'],
+      [nonce, 'https://fake.vscode-cdn.net/ext/dist/webview/dashboard.js'],
+    ],
+  );
+  assert.equal((html.match(/<script/g) ?? []).length, 2, 'no inline scripts');
+  assert.deepEqual(
+    a.webview.options.localResourceRoots?.map((u) => u.path),
+    ['/ext/dist/webview', '/ext/node_modules/plotly.js-dist-min'],
+  );
+  assert.equal(a.webview.options.enableScripts, true);
+  panels.dispose();
+  panels.openDashboard();
+  const nonce2 = /<script nonce="([^"]+)"/.exec(lastPanel().webview.html)![1];
+  assert.notEqual(nonce2, nonce, 'a new page gets a new nonce');
+  panels.dispose();
+});
+
+test('nothing is posted before ready; ready and requestState get the full state', async () => {
+  const { panels, log } = fresh();
+  panels.appendMetrics([row(1), row(2)]);
+  const dash = panels.openDashboard();
+  assert.equal(panels.openDashboard(), dash, 'one dashboard a window');
+  const p = lastPanel();
+  assert.equal(p.reveals, 1);
+  dash.appendMetrics([row(3)]);
+  assert.equal(p.webview.posted.length, 0, 'not ready yet: dropped, the state will carry it');
+  p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
+  assert.equal(posted(p).length, 1);
+  assert.equal(posted(p)[0].type, 'state');
+  assert.equal(posted(p)[0].v, 1);
+  assert.deepEqual((posted(p)[0].state!.rows as { step: number }[]).map((r) => r.step), [1, 2, 3]);
+  dash.appendMetrics([row(4)]);
+  assert.deepEqual(posted(p)[1], { type: 'metrics', v: 1, rows: [row(4)] });
+  p.fromWebview({ type: 'requestState', v });
+  assert.equal(posted(p)[2].type, 'state');
+  assert.equal(log.length, 0, log.join('\n'));
+  panels.dispose();
+});
+
+test('malformed messages from the webview are logged with the field, never thrown', () => {
+  const { panels, log } = fresh();
+  panels.openAttention();
+  const p = lastPanel();
+  assert.doesNotThrow(() => p.fromWebview({ type: 'openHead', v, kind: 'cross', layer: 'x', head: 0 }));
+  assert.doesNotThrow(() => p.fromWebview('garbage'));
+  assert.doesNotThrow(() => p.fromWebview({ type: 'ready', v: 7, panel: 'attention' }));
+  assert.match(log[0], /attention panel: malformed message from the webview ignored: openHead\.layer must be a non-negative integer/);
+  assert.match(log[1], /message must be an object, got string/);
+  assert.match(log[2], /ready\.v must be protocol version 1, got 7/);
+  assert.equal(p.webview.posted.length, 0, 'a malformed ready does not count');
+  panels.dispose();
+});
+
+test('a hidden panel gets nothing; when it shows again it gets a full state', () => {
+  const { panels } = fresh();
+  const dash = panels.openDashboard();
+  const p = lastPanel();
+  p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
+  p.setVisible(false);
+  const before = p.webview.posted.length;
+  dash.appendMetrics([row(1), row(2)]);
+  panels.appendMetrics([row(3)]);
+  assert.equal(p.webview.posted.length, before);
+  p.setVisible(true);
+  const last = posted(p)[posted(p).length - 1];
+  assert.equal(last.type, 'state');
+  assert.deepEqual((last.state!.rows as { step: number }[]).map((r) => r.step), [1, 2, 3]);
+  panels.dispose();
+});
+
+test('outgoing messages are validated: a malformed payload is logged, not sent', () => {
+  const { panels, log } = fresh();
+  const att = panels.openAttention();
+  const p = lastPanel();
+  p.fromWebview({ type: 'ready', v, panel: 'attention' });
+  const n = p.webview.posted.length;
+  const bad = attention(2);
+  bad.maps[0].weights = new Float32Array(3);
+  att.showAttention(bad);
+  assert.equal(p.webview.posted.length, n);
+  assert.match(log.join('\n'), /not sending a malformed attention message: attention\.maps\[0\]\.weights must hold 4 values/);
+  att.showAttention(attention(2));
+  assert.equal(posted(p)[n].type, 'attention');
+  assert.ok((p.webview.posted[n] as { maps: { weights: unknown }[] }).maps[0].weights instanceof Float32Array, 'weights stay a Float32Array');
+  panels.dispose();
+});
+
+test('dispose: closing by the user or by code cleans up once; a new panel can open', () => {
+  const { panels } = fresh();
+  const dash = panels.openDashboard();
+  const p = lastPanel();
+  assert.ok(p.listeners() > 0);
+  p.dispose(); // the user closed it
+  assert.equal(DashboardPanel.current, undefined);
+  assert.equal(dash.isDisposed, true);
+  assert.equal(p.listeners(), 0, 'every listener removed');
+  dash.dispose();
+  assert.equal(p.disposeCalls, 2, 'disposing again is a no-op for the panel class');
+  const again = panels.openDashboard();
+  assert.notEqual(again, dash);
+  const q = lastPanel();
+  again.dispose(); // by code
+  assert.equal(q.disposeCalls, 1);
+  assert.equal(DashboardPanel.current, undefined);
+  panels.dispose();
+});
+
+test('openHead in the attention view opens the head inspector on that head', () => {
+  const { panels } = fresh();
+  panels.showAttention(attention(3));
+  panels.openAttention();
+  const a = lastPanel();
+  a.fromWebview({ type: 'ready', v, panel: 'attention' });
+  a.fromWebview({ type: 'openHead', v, kind: 'encoder_self', layer: 0, head: 0 });
+  assert.ok(HeadInspectorPanel.current, 'inspector opened');
+  const h = lastPanel();
+  assert.equal(h.viewType, 'attentionDebugger.headInspector');
+  assert.equal(h.title, 'Head encoder_self L1 H1');
+  h.fromWebview({ type: 'ready', v, panel: 'head' });
+  const st = posted(h)[0].state as { head: unknown; attention: { step: number } };
+  assert.deepEqual(st.head, { kind: 'encoder_self', layer: 0, head: 0 });
+  assert.equal(st.attention.step, 10);
+  // the attention view remembers the selection for its next state
+  a.fromWebview({ type: 'requestState', v });
+  assert.deepEqual((posted(a)[posted(a).length - 1].state as { selected: unknown }).selected, { kind: 'encoder_self', layer: 0, head: 0 });
+  panels.dispose();
+});
+
+test('registerPanels registers a serializer per panel; restored state is validated', async () => {
+  const subs: { dispose(): void }[] = [];
+  const log: string[] = [];
+  registerPanels({ extensionUri: ext, subscriptions: subs } as never, (l) => log.push(l));
+  assert.deepEqual([...serializers.keys()].sort(), [...PANEL_VIEW_TYPES].sort());
+  const restored = new FakePanel('attentionDebugger.headInspector', 'Head');
+  await serializers.get('attentionDebugger.headInspector')!.deserializeWebviewPanel(restored, { v, panel: 'head', head: { kind: 'cross', layer: 1, head: 2 } });
+  assert.ok(restored.webview.html.includes('dist/webview/head.js'), 'revived panel gets fresh HTML');
+  restored.fromWebview({ type: 'ready', v, panel: 'head' });
+  assert.deepEqual((posted(restored)[0].state as { head: unknown }).head, { kind: 'cross', layer: 1, head: 2 });
+  const junk = new FakePanel('attentionDebugger.attention', 'Attention');
+  await serializers.get('attentionDebugger.attention')!.deserializeWebviewPanel(junk, { v: 1, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
+  assert.match(log.join('\n'), /ignoring saved state from an earlier session: state\.head\.layer must be a non-negative integer/);
+  assert.equal(AttentionPanel.current?.panel, junk as never, 'the panel is revived all the same');
+  for (const s of subs.reverse()) s.dispose();
+  assert.equal(serializers.size, 0);
+  assert.equal(AttentionPanel.current, undefined);
+  assert.equal(HeadInspectorPanel.current, undefined);
+});
+
+test('export: the webview’s bytes are written where the user chose', async () => {
+  const { panels } = fresh();
+  panels.openPositional();
+  const p = lastPanel();
+  saveDialog.answer = FakeUri.file('/ws/pe.png');
+  p.fromWebview({ type: 'export', v, format: 'png', name: 'pe.png', dataUrl: 'data:image/png;base64,iVBORw==' });
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(written.length, 1);
+  assert.equal(written[0].path, '/ws/pe.png');
+  assert.deepEqual(Array.from(written[0].bytes), [0x89, 0x50, 0x4e, 0x47]);
+  saveDialog.answer = undefined;
+  p.fromWebview({ type: 'export', v, format: 'csv', name: 'pe.csv', text: 'a\n' });
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(written.length, 1, 'cancelled dialog writes nothing');
+  panels.dispose();
+});
