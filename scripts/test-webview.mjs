@@ -1,4 +1,4 @@
-/* global window, document, Plotly, URL, setTimeout -- page functions below run in the browser (page.evaluate) */
+/* global window, document, Plotly, URL, setTimeout, getComputedStyle -- page functions below run in the browser (page.evaluate) */
 // Webview tests in a real browser: builds the panels' bundles, serves each panel's page (the HTML
 // the panel classes give VS Code, from src/extension/panels/html.ts) on 127.0.0.1 with a dark VS
 // Code theme and a fake acquireVsCodeApi that records what the page posts, opens it in Debian's
@@ -57,6 +57,18 @@ const DARK_THEME = {
   '--vscode-editor-font-family': '"Droid Sans Mono", monospace',
 };
 
+// Light+ colours, to check the panels follow the theme.
+const LIGHT_THEME = {
+  ...DARK_THEME,
+  '--vscode-editor-background': '#ffffff',
+  '--vscode-editor-foreground': '#3b3b3b',
+  '--vscode-descriptionForeground': '#717171',
+  '--vscode-editorWidget-border': '#c8c8c8',
+  '--vscode-panel-border': '#e5e5e5',
+  '--vscode-charts-blue': '#1a85ff',
+  '--vscode-charts-green': '#388a34',
+};
+
 // ---- setup ---------------------------------------------------------------------------------
 
 function ensureChromium() {
@@ -86,7 +98,8 @@ function serve(panelHtml) {
     const port = server.address().port;
     const page = /^\/panel\/(dashboard|attention|head|positional)\.html$/.exec(url.pathname);
     if (page) {
-      const style = Object.entries(DARK_THEME).map(([k, v]) => `${k}: ${v}`).join('; ');
+      const light = url.searchParams.get('theme') === 'light';
+      const style = Object.entries(light ? LIGHT_THEME : DARK_THEME).map(([k, v]) => `${k}: ${v}`).join('; ');
       const html = panelHtml({
         panel: page[1],
         title: `Test ${page[1]}`,
@@ -96,7 +109,7 @@ function serve(panelHtml) {
         scriptUri: `http://127.0.0.1:${port}/dist/webview/${page[1]}.js`,
       })
         .replace('<html lang="en">', `<html lang="en" style='${style}'>`)
-        .replace('<body ', '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" ');
+        .replace('<body ', light ? '<body class="vscode-light" data-vscode-theme-kind="vscode-light" ' : '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" ');
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
       return;
     }
@@ -135,14 +148,14 @@ let browser;
 let base;
 const problems = []; // console errors, CSP violations and page errors, per page
 
-async function openPanel(panel, viewport = { width: 1400, height: 900 }) {
+async function openPanel(panel, viewport = { width: 1400, height: 900 }, theme = 'dark') {
   const page = await browser.newPage({ viewport });
   page.on('console', (m) => {
     if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(`${panel}: console ${m.type()}: ${m.text()} ${m.location()?.url ?? ''}`);
   });
   page.on('pageerror', (e) => problems.push(`${panel}: page error: ${e.message}`));
   await page.addInitScript(FAKE_VSCODE);
-  await page.goto(`${base}/panel/${panel}.html`);
+  await page.goto(`${base}/panel/${panel}.html?theme=${theme}`);
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 20000 });
   return page;
 }
@@ -296,6 +309,16 @@ test('a 512-token message draws all 144 thumbnails without hanging the page', as
   assert(corners.w >= 40 && corners.w <= 96 && corners.diag > corners.corner + 200, `thumbnail not drawn from the map: ${JSON.stringify(corners)}`);
   console.log(`    512 tokens, 3 kinds × 6 layers × 8 heads: posted and drawn in ${ms} ms; page answered ${midway} polls mid-drawing (${polls} in all)`);
   await page.screenshot({ path: join(artifacts, 'attention-512.png') });
+  // Opening a 512 × 512 head large: plotly gets a max-pooled 256 × 256 map, not 262,144 cells.
+  const t1 = Date.now();
+  await page.click('canvas.thumb[data-kind="cross"][data-layer="5"][data-head="7"]');
+  await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.z?.length === 256, null, { timeout: 60000 });
+  const z = await page.evaluate(() => {
+    const d = document.getElementById('detail').data[0];
+    return { rows: d.z.length, cols: d.z[0].length, title: document.getElementById('detail-title').textContent };
+  });
+  assert(z.cols === 256 && z.title.includes('max-pooled'), `large view ${z.rows}×${z.cols}, “${z.title}”`);
+  console.log(`    opened a 512 × 512 head large in ${Date.now() - t1} ms`);
   await page.close();
 });
 
@@ -480,6 +503,36 @@ test('the positional view draws the PE matrix as a heatmap', async () => {
   close(z[1][0], Math.sin(1), 1e-6, 'PE(1, 0) = sin 1');
   assert(z[0][1] === 1, 'PE(0, 1) = cos 0');
   await page.screenshot({ path: join(artifacts, 'positional.png') });
+  await page.close();
+});
+
+test('panels follow the VS Code theme (dark and light): text, background and plotly colours', async () => {
+  for (const [theme, vars] of [
+    ['dark', DARK_THEME],
+    ['light', LIGHT_THEME],
+  ]) {
+    const page = await openPanel('dashboard', { width: 1400, height: 900 }, theme);
+    await send(page, { type: 'schedule', v: 1, totalSteps: 8000, warmupSteps: WARMUP, dModel: D_MODEL, points: [1, 1000, 2000, 4000, 6000, 8000].map((step) => ({ step, lr: lrAt(step) })) });
+    await send(page, { type: 'metrics', v: 1, rows: Array.from({ length: 3000 }, (_, i) => ({ step: i + 1, loss: 6 * Math.exp(-i / 800) + 1.8, lr: lrAt(i + 1), tokensPerSec: 1500, gradNorm: 1.2 })) });
+    await page.waitForFunction(() => document.getElementById('chart-loss').data?.[0]?.x.length > 0);
+    const got = await page.evaluate(() => {
+      const gd = document.getElementById('chart-loss');
+      const cs = getComputedStyle(document.body);
+      return { bg: cs.backgroundColor, fg: cs.color, paper: gd._fullLayout.paper_bgcolor, font: gd._fullLayout.font.color };
+    });
+    const rgb = (hex) => `rgb(${hexRgb(hex).join(', ')})`;
+    assert(got.bg === rgb(vars['--vscode-editor-background']) && got.fg === rgb(vars['--vscode-editor-foreground']), `${theme}: body ${got.fg} on ${got.bg}`);
+    assert(got.paper === vars['--vscode-editor-background'] && got.font === vars['--vscode-editor-foreground'], `${theme}: plotly ${got.font} on ${got.paper}`);
+    await page.screenshot({ path: join(artifacts, `dashboard-${theme}.png`) });
+    await page.close();
+  }
+  const page = await openPanel('attention', { width: 1400, height: 900 }, 'light');
+  await page.evaluate(POST_ATTENTION, { S: 9, T: 7, L: 2, H: 4, kinds: ['encoder_self', 'decoder_self', 'cross'], fill: 0.05, step: 300 });
+  await page.waitForFunction(() => document.body.dataset.renderDone);
+  await page.click('canvas.thumb[data-kind="encoder_self"][data-layer="1"][data-head="1"]');
+  await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.type === 'heatmap');
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(artifacts, 'attention-light.png') });
   await page.close();
 });
 
