@@ -93,8 +93,13 @@ function draw(): void {
   ];
   for (const [name, data, layout] of draws) void plotly(() => Plotly.react(charts[name].el, data, layout, PLOTLY_CONFIG));
   const last = rows[rows.length - 1];
+  let lastVal: MetricRow | undefined;
+  for (let i = rows.length - 1; i >= 0 && !lastVal; i--) if (rows[i].valLoss !== undefined || rows[i].valBleu !== undefined) lastVal = rows[i];
+  const valText = lastVal
+    ? ` · at step ${lastVal.step}: validation${lastVal.valLoss !== undefined ? ` loss ${lastVal.valLoss.toFixed(4)}` : ''}${lastVal.valBleu !== undefined ? ` BLEU ${lastVal.valBleu.toFixed(2)}` : ''}`
+    : '';
   status.textContent = last
-    ? `step ${last.step}${schedule ? ` of ${schedule.totalSteps}` : ''} · loss ${last.loss.toFixed(4)} · lr ${last.lr.toExponential(3)} · ${Math.round(last.tokensPerSec)} tokens/s`
+    ? `step ${last.step}${schedule ? ` of ${schedule.totalSteps}` : ''} · loss ${last.loss.toFixed(4)} · lr ${last.lr.toExponential(3)} · ${Math.round(last.tokensPerSec)} tokens/s${valText}`
     : schedule
       ? `Planned: ${schedule.totalSteps} steps, warmup ${schedule.warmupSteps}, d_model ${schedule.dModel}`
       : 'Waiting for training…';

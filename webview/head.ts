@@ -94,7 +94,7 @@ function draw(): void {
   slider.disabled = fs.length < 2;
   const c = current();
   if (!head || !c) {
-    stepLabel.textContent = fs.length ? '' : 'no data yet';
+    stepLabel.textContent = !fs.length ? 'no data yet' : head ? `this run has no ${head.kind} layer ${head.layer + 1} head ${head.head + 1}` : '';
     return;
   }
   const { map, frame } = c;
@@ -121,7 +121,7 @@ function draw(): void {
         { type: 'bar', orientation: 'h', x: Array.from(ent), y: labels, marker: { color: t.accent }, hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>', name: 'entropy' },
         { type: 'scatter', mode: 'lines', x: [Math.log(map.keys), Math.log(map.keys)], y: [labels[0], labels[labels.length - 1]], line: { color: t.muted, dash: 'dot' }, name: `uniform (ln ${map.keys})`, hoverinfo: 'skip' },
       ],
-      themedLayout(t, 'entropy', { yaxis: { type: 'category', autorange: 'reversed' }, xaxis: { rangemode: 'tozero', title: { text: 'nats' } }, showlegend: true, height: Math.max(240, 16 * labels.length + 80) }),
+      themedLayout(t, 'entropy', { yaxis: { type: 'category', autorange: 'reversed' }, xaxis: { rangemode: 'tozero', title: { text: 'nats' } }, showlegend: true, height: Math.min(1200, Math.max(240, 16 * labels.length + 80)) }),
       PLOTLY_CONFIG,
     ),
   );
