@@ -7,6 +7,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildWebview } from './build-webview.mjs';
 
 export const external = ['webgpu', '@tensorflow/tfjs-backend-wasm/package.json', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'vscode'];
 const common = {
@@ -31,6 +32,7 @@ function findTests(dir) {
 await esbuild.build({ ...common, entryPoints: { engine: 'src/engine/index.ts', cli: 'src/engine/cli/main.ts' }, outdir: 'dist' });
 // The extension host side: vscode is provided by the host; it runs the engine as a child process.
 await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });
+await buildWebview();
 if (process.argv.includes('--tests')) {
   await esbuild.build({ ...common, entryPoints: findTests('test'), outdir: 'out/test', outbase: 'test' });
 }

@@ -2,11 +2,27 @@
 import { availableBackends } from '../backend';
 import { UsageError } from './args';
 import { attentionCommand } from './attention';
+import { averageCommand } from './average';
+import { bleuCommand } from './bleu';
+import { decodeCommand } from './decode';
 import { trainCommand } from './train';
+import { runServer } from '../server';
+import { parseArgs, type OptionSpec } from './args';
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<number> }> = {
   train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },
+  decode: { summary: 'translate stdin with a run (greedy or beam search)', run: decodeCommand },
+  bleu: { summary: "corpus BLEU, printed as sacreBLEU prints it", run: bleuCommand },
+  average: { summary: 'average the last n checkpoints of a run', run: averageCommand },
   attention: { summary: 'attention weights and log-probs of a checkpoint for one sentence pair', run: attentionCommand },
+  serve: {
+    summary: 'serve the engine over JSON-RPC on stdin/stdout (the VS Code extension starts this)',
+    run: (argv) => {
+      const specs: Record<string, OptionSpec> = { backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' } };
+      const { options } = parseArgs(argv, specs, 'serve');
+      return runServer(options.backend ? { backend: options.backend as string } : {});
+    },
+  },
   backends: {
     summary: 'list the tfjs backends that load on this machine',
     run: async () => {
@@ -41,4 +57,17 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
+}
+
+// `node dist/cli.js <command>` runs the CLI too (the extension spawns the engine this way).
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: Error) => {
+      process.stderr.write(`attention-debugger: ${err.message}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

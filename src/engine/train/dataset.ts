@@ -93,6 +93,17 @@ export function prepareData(spec: DataSpec, vocabPath: string, opts: { vocabSize
     vocab = new BpeVocabulary(Bpe.learn(text.train.flatMap((p) => [p.src, p.tgt]), { vocabSize: opts.vocabSize }));
     vocab.save(vocabPath);
   }
-  const ids = (pairs: SentencePair[]): IdPair[] => pairs.map((p) => ({ src: [...vocab.encode(p.src), EOS], tgt: vocab.encode(p.tgt) })).filter((p) => p.src.length <= opts.maxLength + 1 && p.tgt.length <= opts.maxLength);
-  return { vocab, train: ids(text.train), valid: ids(text.valid), test: ids(text.test), testText: text.test, validText: text.valid, summary: `${text.summary}; BPE vocabulary of ${vocab.size}` };
+  // Pairs whose subword sequences exceed max_length are left out; ids and text stay aligned.
+  const encode = (pairs: SentencePair[]): { ids: IdPair[]; text: SentencePair[] } => {
+    const out = { ids: [] as IdPair[], text: [] as SentencePair[] };
+    for (const p of pairs) {
+      const pair = { src: [...vocab.encode(p.src), EOS], tgt: vocab.encode(p.tgt) };
+      if (pair.src.length > opts.maxLength + 1 || pair.tgt.length > opts.maxLength) continue;
+      out.ids.push(pair);
+      out.text.push(p);
+    }
+    return out;
+  };
+  const [train, valid, test] = [encode(text.train), encode(text.valid), encode(text.test)];
+  return { vocab, train: train.ids, valid: valid.ids, test: test.ids, testText: test.text, validText: valid.text, summary: `${text.summary}; BPE vocabulary of ${vocab.size}` };
 }

@@ -63,7 +63,10 @@ export class Trainer {
   /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
   resume(): number {
     const ckpt = this.run.latestResumable();
-    if (!ckpt) return 0;
+    if (!ckpt) {
+      this.run.truncateMetrics(0); // killed before its first checkpoint: start over
+      return 0;
+    }
     const loaded = paramsFromTensors(this.model.config, ckpt.weights, this.run.weightsPath(ckpt.step));
     for (const [name, v] of this.model.params) v.assign(loaded.get(name)!);
     for (const v of new Set(loaded.values())) v.dispose();
@@ -139,6 +142,9 @@ export class Trainer {
         const snap = await this.snapshot();
         if (snap) callbacks.onSnapshot?.(snap);
       }
+      // On wasm and cpu every await above resolves as a microtask: yield to the event loop once a
+      // step, or signals (Ctrl-C) and the server's messages (train/stop) would never be handled.
+      await new Promise((resolve) => setImmediate(resolve));
       if (this.step % s.checkpoint_every === 0) {
         await this.checkpoint();
         lastCheckpoint = this.step;
