@@ -7,7 +7,7 @@
 import * as cp from 'node:child_process';
 import * as vscode from 'vscode';
 import { createMessageConnection, type MessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { type EngineLog, engineLog, type RequestDef, validate } from '../protocol/engine';
+import { type EngineLog, engineLog, type NotificationDef, type RequestDef, validate } from '../protocol/engine';
 
 /** Restart delays after consecutive unexpected exits; the last one repeats. */
 const BACKOFF_MS = [250, 1000, 4000, 15000, 30000];
@@ -35,6 +35,8 @@ export class EngineClient implements vscode.Disposable {
   private disposed = false;
   private readonly exited = new WeakSet<cp.ChildProcess>();
   private readonly recent: string[] = [];
+  /** Notification handlers, attached to every connection (they survive restarts). */
+  private readonly handlers = new Map<string, Set<(params: unknown) => void>>();
   /** Resolves with the live connection; replaced at each (re)start. */
   private ready!: Promise<MessageConnection>;
   private resolveReady!: (conn: MessageConnection) => void;
@@ -50,6 +52,8 @@ export class EngineClient implements vscode.Disposable {
   constructor(
     private readonly cliPath: string,
     private readonly output: vscode.OutputChannel,
+    /** Extra arguments for `serve` (e.g. `--backend wasm`), read at each (re)start. */
+    private readonly serveArgs: () => string[] = () => [],
   ) {
     this.resetReady();
   }
@@ -63,7 +67,8 @@ export class EngineClient implements vscode.Disposable {
     if (this.disposed || this.proc) return;
     // The extension host's own runtime: node under VS Code's server, Electron on the desktop
     // (ELECTRON_RUN_AS_NODE makes it a plain Node), so no separate Node install is needed.
-    const proc = cp.spawn(process.execPath, [this.cliPath, 'serve'], {
+    const args = [this.cliPath, 'serve', ...this.serveArgs()];
+    const proc = cp.spawn(process.execPath, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
     });
@@ -81,6 +86,7 @@ export class EngineClient implements vscode.Disposable {
       if (bad) this.log(`[engine] malformed notification: ${bad}`);
       else this.log(`[engine ${(params as EngineLog).level}] ${(params as EngineLog).message}`);
     });
+    for (const method of this.handlers.keys()) this.attach(conn, method);
     proc.stderr.setEncoding('utf8');
     proc.stderr.on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) if (line.trim()) this.log(`[engine stderr] ${line}`);
@@ -93,9 +99,45 @@ export class EngineClient implements vscode.Disposable {
     proc.on('exit', (code, signal) => this.onExit(proc, code, signal));
     conn.listen();
     this.conn = conn;
-    this.log(`engine started: pid ${proc.pid}`);
+    this.log(`engine started: pid ${proc.pid} (${args.slice(1).join(' ')})`);
     this.resolveReady(conn);
     if (proc.pid !== undefined) this.didStart.fire(proc.pid);
+  }
+
+  /**
+   * Calls `handler` with each well-formed `def` notification from this and every later engine
+   * process; a malformed one is logged (naming the field) and dropped, and a handler that throws
+   * is logged too: nothing the engine sends can crash the extension.
+   */
+  onNotification<P>(def: NotificationDef<P>, handler: (params: P) => void): vscode.Disposable {
+    const wrapped = (params: unknown): void => {
+      const bad = validate(def.checkParams, params, def.method, 'params');
+      if (bad) {
+        this.log(`[engine] malformed notification ignored: ${bad}`);
+        return;
+      }
+      try {
+        handler(params as P);
+      } catch (err) {
+        this.log(`${def.method} handler failed: ${(err as Error).stack ?? String(err)}`);
+      }
+    };
+    let set = this.handlers.get(def.method);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(def.method, set);
+      if (this.conn) this.attach(this.conn, def.method);
+    }
+    set.add(wrapped);
+    return new vscode.Disposable(() => set.delete(wrapped));
+  }
+
+  private attach(conn: MessageConnection, method: string): void {
+    conn.onNotification(method, (...args: unknown[]) => {
+      // By name: one object; anything else reaches the checker as the array and is reported.
+      const params = args.length === 1 ? args[0] : args;
+      for (const h of this.handlers.get(method) ?? []) h(params);
+    });
   }
 
   /** Sends a request once the engine is up (waiting through a restart); validates the result. */

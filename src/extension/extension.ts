@@ -1,43 +1,121 @@
 /**
- * Entry point of the extension host side. Owns the engine client and the commands; everything
- * created here is pushed to context.subscriptions, the one place that cleans up.
+ * Entry point of the extension host side. Owns the engine client, the live training session, the
+ * panels, the side bar and the command table; everything created here is pushed to
+ * context.subscriptions, the one place that cleans up.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type EngineInfo, engineInfo } from '../protocol/engine';
+import type { PanelKind } from '../protocol/webview';
+import { createCommands } from './commands';
 import { EngineClient } from './engineClient';
+import { AttentionPanel, DashboardPanel, HeadInspectorPanel, type Panels, PositionalPanel, registerPanels } from './panels';
+import { TrainingSession } from './training';
+import { CurrentRunProvider, RunsProvider, runsRoot } from './views';
+
+export const BACKENDS = ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
+export const STARTUP_JOBS = ['none', 'train-reverse-tiny'] as const;
 
 /** What activate() returns: for other extensions and for the integration tests. */
 export interface AttentionDebuggerApi {
   readonly engine: EngineClient;
+  readonly training: TrainingSession;
+  readonly panels: Panels;
+  readonly runs: RunsProvider;
+  readonly currentRun: CurrentRunProvider;
+  /** The panels open now. */
+  openPanels(): PanelKind[];
+  /** The startup job's run (attentionDebugger.startupJob), once started. */
+  readonly startup: Promise<string | undefined>;
 }
 
 let client: EngineClient | undefined;
 
+function backendArgs(): string[] {
+  const backend = vscode.workspace.getConfiguration('attentionDebugger').get<string>('backend') ?? 'auto';
+  return backend && backend !== 'auto' && (BACKENDS as readonly string[]).includes(backend) ? ['--backend', backend] : [];
+}
+
 export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi {
   const output = vscode.window.createOutputChannel('Attention Debugger');
-  const engine = new EngineClient(path.join(context.extensionPath, 'dist', 'cli.js'), output);
+  const engine = new EngineClient(path.join(context.extensionPath, 'dist', 'cli.js'), output, backendArgs);
   client = engine;
   context.subscriptions.push(output, { dispose: () => void engine.dispose() });
+  const log = (line: string): void => output.appendLine(`${new Date().toISOString()} ${line}`);
+
+  const panels = registerPanels(context, (line) => log(`[panels] ${line}`));
+  const training = new TrainingSession(engine, panels, log);
+  const runs = new RunsProvider(training);
+  const currentRun = new CurrentRunProvider(training);
+  context.subscriptions.push(
+    training,
+    runs,
+    currentRun,
+    vscode.window.createTreeView('attentionDebugger.runs', { treeDataProvider: runs, showCollapseAll: true }),
+    vscode.window.createTreeView('attentionDebugger.currentRun', { treeDataProvider: currentRun }),
+  );
+
+  const commands = createCommands({ engine, panels, training, log, refreshRuns: () => runs.refresh() });
+  for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   context.subscriptions.push(
-    vscode.commands.registerCommand('attentionDebugger.showEngineInfo', async (): Promise<EngineInfo | undefined> => {
-      try {
-        const info = await engine.request(engineInfo);
-        void vscode.window.showInformationMessage(
-          `Attention Debugger engine ${info.version}: backend ${info.backend} (available: ${info.backends.join(', ') || 'none'})`,
-        );
-        return info;
-      } catch (err) {
-        output.appendLine(`engine/info failed: ${(err as Error).message}`);
-        void vscode.window.showErrorMessage(`Attention Debugger: the engine did not answer: ${(err as Error).message}`);
-        return undefined;
-      }
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration('attentionDebugger.backend')) return;
+      const choice = await vscode.window.showInformationMessage(
+        `Attention Debugger: the backend setting applies when the engine restarts${training.training ? ' (the run in progress resumes from its last checkpoint)' : ''}.`,
+        'Restart Engine',
+      );
+      if (choice !== 'Restart Engine') return;
+      const live = training.training ? training.runDir : undefined;
+      if (live) await training.stop().catch((err: Error) => log(`train/stop before the restart failed: ${err.message}`));
+      await engine.restart();
+      if (live) await vscode.commands.executeCommand('attentionDebugger.resume', { runDir: live });
     }),
   );
 
   engine.start();
-  return { engine };
+  const startup = runStartupJob(log);
+  return {
+    engine,
+    training,
+    panels,
+    runs,
+    currentRun,
+    startup,
+    openPanels: () => {
+      const open: [PanelKind, unknown][] = [
+        ['dashboard', DashboardPanel.current],
+        ['attention', AttentionPanel.current],
+        ['head', HeadInspectorPanel.current],
+        ['positional', PositionalPanel.current],
+      ];
+      return open.filter(([, p]) => p !== undefined).map(([k]) => k);
+    },
+  };
+}
+
+/** attentionDebugger.startupJob: the demo workspace trains a tiny model on the reverse task at once. */
+async function runStartupJob(log: (line: string) => void): Promise<string | undefined> {
+  const job = vscode.workspace.getConfiguration('attentionDebugger').get<string>('startupJob') ?? 'none';
+  if (job === 'none') return undefined;
+  if (job !== 'train-reverse-tiny') {
+    log(`attentionDebugger.startupJob: unknown job ${JSON.stringify(job)} (expected one of ${STARTUP_JOBS.join(', ')})`);
+    return undefined;
+  }
+  const root = runsRoot();
+  if (!root) {
+    log('attentionDebugger.startupJob: no workspace folder to keep the run in');
+    return undefined;
+  }
+  const d = new Date();
+  const p = (n: number): string => String(n).padStart(2, '0');
+  const runDir = path.join(root, `reverse-tiny-${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`);
+  log(`startup job ${job}: training ${runDir}`);
+  const summary = await vscode.commands.executeCommand<{ runDir: string } | undefined>('attentionDebugger.train', {
+    data: { kind: 'task', task: 'reverse' },
+    config: 'tiny',
+    runDir,
+  });
+  return summary?.runDir;
 }
 
 export async function deactivate(): Promise<void> {

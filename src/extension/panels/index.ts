@@ -29,11 +29,11 @@ export class Panels implements vscode.Disposable {
     };
   }
 
-  openDashboard(): DashboardPanel {
-    return DashboardPanel.createOrShow(this.host);
+  openDashboard(column?: vscode.ViewColumn): DashboardPanel {
+    return DashboardPanel.createOrShow(this.host, column);
   }
-  openAttention(): AttentionPanel {
-    return AttentionPanel.createOrShow(this.host);
+  openAttention(column?: vscode.ViewColumn): AttentionPanel {
+    return AttentionPanel.createOrShow(this.host, column);
   }
   openHeadInspector(head?: HeadRef): HeadInspectorPanel {
     const p = HeadInspectorPanel.createOrShow(this.host);

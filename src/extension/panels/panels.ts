@@ -144,6 +144,11 @@ export class HeadInspectorPanel extends BasePanel {
     return p;
   }
 
+  /** The head shown (for exports from the extension side). */
+  get currentHead(): HeadRef | null {
+    return this.head;
+  }
+
   /** Shows this head (of the latest attention and of every snapshot). */
   inspect(head: HeadRef): void {
     this.head = head;

@@ -1,0 +1,297 @@
+/**
+ * The live run, as the extension sees it: which run trains, its last logged step, the status bar
+ * item, the cancellable progress notification, the context keys the command table's `when`
+ * clauses read, and the one rule that makes an engine crash harmless: when the engine dies while
+ * a run trains, the client restarts it and this resumes the run (train/resume) from its last
+ * checkpoint as soon as the new engine is up.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { type RunSummary, type TrainParams, trainEnded, trainMetrics, trainResume, trainSnapshot, trainStart, trainStop } from '../protocol/training';
+import type { AttentionPayload, MetricRow } from '../protocol/webview';
+import { toAttentionPayload } from './convert';
+import type { EngineClient } from './engineClient';
+import type { Panels } from './panels';
+
+export const CTX_TRAINING = 'attentionDebugger.training';
+export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
+
+export interface TrainEnd {
+  runDir: string;
+  step: number;
+  reason: 'completed' | 'stopped' | 'failed';
+  message?: string;
+}
+export interface TrainResumed {
+  runDir: string;
+  /** The step the run went on from (its newest checkpoint). */
+  step: number;
+  /** Why: the engine died (crash) or the user asked (command). */
+  cause: 'crash' | 'command';
+}
+
+/** The schedule body the dashboard wants, from a run summary (warmup read from config.json). */
+export function scheduleOf(summary: RunSummary): { totalSteps: number; warmupSteps: number; dModel: number; points: { step: number; lr: number }[] } {
+  let warmup = 0;
+  try {
+    const raw = JSON.parse(fs.readFileSync(path.join(summary.runDir, 'config.json'), 'utf8')) as { training?: { warmup?: unknown } };
+    if (typeof raw.training?.warmup === 'number') warmup = raw.training.warmup;
+  } catch {
+    // a PyTorch checkpoint folder has no training section: estimate below
+  }
+  if (!(warmup >= 1)) {
+    // eq. 3 peaks at step = warmup_steps: the sampled curve's highest point is close to it.
+    let best = summary.schedule[0];
+    for (const p of summary.schedule) if (best === undefined || p.lr > best.lr) best = p;
+    warmup = Math.max(1, Math.round(best?.step ?? 1));
+  }
+  return { totalSteps: Math.max(1, summary.totalSteps), warmupSteps: warmup, dModel: Math.max(1, summary.dModel), points: summary.schedule };
+}
+
+export class TrainingSession implements vscode.Disposable {
+  private readonly subs: vscode.Disposable[] = [];
+  private readonly status: vscode.StatusBarItem;
+  /** The run that trains now (or was training when the engine died). */
+  private active: { runDir: string; totalSteps: number } | undefined;
+  private interrupted = false;
+  private progressDone: (() => void) | undefined;
+  private progressReport: ((step: number, row: MetricRow | undefined) => void) | undefined;
+
+  /** The newest summary (train/start, train/resume or run/open). */
+  summary: RunSummary | undefined;
+  /** The last metrics row of the live run. */
+  lastRow: MetricRow | undefined;
+  /** The newest probe snapshot of the live run. */
+  lastSnapshot: AttentionPayload | undefined;
+  /** Every metrics row received, for tests and the Current Run view (bounded). */
+  readonly received: MetricRow[] = [];
+
+  private readonly metricsEmitter = new vscode.EventEmitter<{ runDir: string; rows: MetricRow[] }>();
+  private readonly snapshotEmitter = new vscode.EventEmitter<{ runDir: string; attention: AttentionPayload }>();
+  private readonly endEmitter = new vscode.EventEmitter<TrainEnd>();
+  private readonly resumeEmitter = new vscode.EventEmitter<TrainResumed>();
+  private readonly changeEmitter = new vscode.EventEmitter<void>();
+  readonly onDidMetrics = this.metricsEmitter.event;
+  readonly onDidSnapshot = this.snapshotEmitter.event;
+  readonly onDidEnd = this.endEmitter.event;
+  readonly onDidResume = this.resumeEmitter.event;
+  /** Anything the Current Run view shows changed. */
+  readonly onDidChange = this.changeEmitter.event;
+
+  constructor(
+    private readonly engine: EngineClient,
+    private readonly panels: Panels,
+    private readonly log: (line: string) => void,
+  ) {
+    this.status = vscode.window.createStatusBarItem('attentionDebugger.training', vscode.StatusBarAlignment.Left, 10);
+    this.status.name = 'Attention Debugger Training';
+    this.status.command = 'attentionDebugger.openDashboard';
+    this.subs.push(
+      this.status,
+      this.metricsEmitter,
+      this.snapshotEmitter,
+      this.endEmitter,
+      this.resumeEmitter,
+      this.changeEmitter,
+      engine.onNotification(trainMetrics, (p) => this.onMetrics(p.runDir, p.rows)),
+      engine.onNotification(trainSnapshot, (p) => this.onSnapshot(p.runDir, p.attention)),
+      engine.onNotification(trainEnded, (p) => this.onEnded(p)),
+      engine.onDidExit((e) => {
+        if (!this.active || e.restartInMs === undefined) return;
+        this.interrupted = true;
+        this.log(`the engine died while ${this.active.runDir} was training; it resumes from its last checkpoint once the engine is back`);
+        void vscode.window.showWarningMessage(`Attention Debugger: the engine stopped while training ${path.basename(this.active.runDir)}. Restarting it and resuming from the last checkpoint…`);
+        this.updateStatus();
+      }),
+      engine.onDidStart(() => {
+        if (this.active && this.interrupted) void this.resumeAfterCrash(this.active.runDir);
+      }),
+    );
+    void this.setContext();
+  }
+
+  get runDir(): string | undefined {
+    return this.active?.runDir;
+  }
+  get training(): boolean {
+    return this.active !== undefined;
+  }
+
+  /** Starts a new run; resolves with its summary once the engine accepted it. */
+  async start(params: TrainParams): Promise<RunSummary> {
+    if (this.active) throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
+    const summary = await this.engine.request(trainStart, params);
+    this.begin(summary, true);
+    return summary;
+  }
+
+  /** Goes on training a run from its newest checkpoint. */
+  async resume(runDir: string, steps?: number): Promise<RunSummary> {
+    if (this.active && this.active.runDir !== runDir) throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
+    const summary = await this.engine.request(trainResume, steps === undefined ? { runDir } : { runDir, steps });
+    this.begin(summary, false);
+    this.resumeEmitter.fire({ runDir: summary.runDir, step: summary.step, cause: 'command' });
+    return summary;
+  }
+
+  /** Asks the engine to stop after the step in progress (with a checkpoint). */
+  async stop(): Promise<{ step: number; runDir: string } | null> {
+    const result = await this.engine.request(trainStop);
+    if (result && this.active?.runDir === result.runDir) this.finish({ runDir: result.runDir, step: result.step, reason: 'stopped' });
+    else if (!result && this.active && !this.interrupted) this.finish({ runDir: this.active.runDir, step: this.lastRow?.step ?? 0, reason: 'stopped' });
+    return result;
+  }
+
+  /** Shows the run's progress in a cancellable notification until it ends; cancel stops it. */
+  showProgress(): void {
+    const run = this.active;
+    if (!run || this.progressDone) return;
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Training ${path.basename(run.runDir)}`, cancellable: true },
+      (progress, token) =>
+        new Promise<void>((resolve) => {
+          let shown = this.lastRow?.step ?? 0;
+          this.progressDone = () => {
+            this.progressDone = undefined;
+            this.progressReport = undefined;
+            resolve();
+          };
+          this.progressReport = (step, row) => {
+            const total = this.active?.totalSteps ?? run.totalSteps;
+            const increment = total > 0 ? (Math.max(0, step - shown) / total) * 100 : 0;
+            shown = Math.max(shown, step);
+            progress.report({ increment, message: `step ${step}/${total}${row ? ` · loss ${row.loss.toFixed(3)}` : ''}` });
+          };
+          this.progressReport(shown, this.lastRow);
+          token.onCancellationRequested(() => {
+            this.log(`training of ${run.runDir} cancelled from the notification`);
+            this.stop().catch((err: Error) => this.log(`train/stop failed: ${err.message}`));
+          });
+        }),
+    );
+  }
+
+  private begin(summary: RunSummary, fresh: boolean): void {
+    this.summary = summary;
+    this.active = { runDir: summary.runDir, totalSteps: summary.totalSteps };
+    this.interrupted = false;
+    if (fresh) {
+      this.lastRow = undefined;
+      this.lastSnapshot = undefined;
+      this.received.length = 0;
+      this.panels.appendMetrics([], true);
+    }
+    this.panels.setSchedule(scheduleOf(summary));
+    this.log(`${fresh ? 'training' : 'resumed'} ${summary.runDir} at step ${summary.step} of ${summary.totalSteps}`);
+    this.updateStatus();
+    void this.setContext();
+    this.changeEmitter.fire();
+  }
+
+  private async resumeAfterCrash(runDir: string): Promise<void> {
+    try {
+      const summary = await this.engine.request(trainResume, { runDir });
+      this.begin(summary, false);
+      this.log(`resumed ${runDir} after the engine restart, from step ${summary.step}`);
+      void vscode.window.showInformationMessage(`Attention Debugger: the engine is back; ${path.basename(runDir)} resumed from step ${summary.step}.`);
+      this.resumeEmitter.fire({ runDir, step: summary.step, cause: 'crash' });
+    } catch (err) {
+      if (!this.interrupted) return; // the engine died again: the next start retries
+      this.log(`could not resume ${runDir} after the engine restart: ${(err as Error).message}`);
+      void vscode.window.showErrorMessage(`Attention Debugger: could not resume ${path.basename(runDir)}: ${(err as Error).message}`);
+      this.finish({ runDir, step: this.lastRow?.step ?? 0, reason: 'failed', message: (err as Error).message });
+    }
+  }
+
+  private onMetrics(runDir: string, rows: MetricRow[]): void {
+    if (rows.length === 0) return;
+    if (this.active && runDir !== this.active.runDir) {
+      this.log(`train/metrics for ${runDir} ignored: ${this.active.runDir} is the live run`);
+      return;
+    }
+    this.lastRow = rows[rows.length - 1];
+    for (const r of rows) {
+      // A resumed run resends steps from its checkpoint: they replace the later ones.
+      while (this.received.length && this.received[this.received.length - 1].step >= r.step) this.received.pop();
+      this.received.push(r);
+    }
+    if (this.received.length > 20_000) this.received.splice(0, this.received.length - 10_000);
+    this.panels.appendMetrics(rows);
+    this.progressReport?.(this.lastRow.step, this.lastRow);
+    this.updateStatus();
+    this.metricsEmitter.fire({ runDir, rows });
+    this.changeEmitter.fire();
+  }
+
+  private onSnapshot(runDir: string, wire: Parameters<typeof toAttentionPayload>[0]): void {
+    let attention: AttentionPayload;
+    try {
+      attention = toAttentionPayload(wire, 'train/snapshot attention');
+    } catch (err) {
+      this.log(`malformed train/snapshot ignored: ${(err as Error).message}`);
+      return;
+    }
+    this.lastSnapshot = attention;
+    this.panels.showAttention(attention);
+    this.panels.addSnapshots([attention]);
+    this.snapshotEmitter.fire({ runDir, attention });
+  }
+
+  private onEnded(e: TrainEnd): void {
+    if (this.active && e.runDir !== this.active.runDir) {
+      this.log(`train/ended for ${e.runDir} ignored: ${this.active.runDir} is the live run`);
+      return;
+    }
+    this.finish(e);
+  }
+
+  /** The run is over (once per run: train/stop's answer and train/ended may both report it). */
+  private finish(e: TrainEnd): void {
+    if (!this.active) return;
+    this.active = undefined;
+    this.interrupted = false;
+    if (this.summary?.runDir === e.runDir) this.summary = { ...this.summary, step: e.step, running: false };
+    this.progressDone?.();
+    this.updateStatus();
+    void this.setContext();
+    const name = path.basename(e.runDir);
+    this.log(`training of ${e.runDir} ${e.reason} at step ${e.step}${e.message ? `: ${e.message}` : ''}`);
+    if (e.reason === 'failed') void vscode.window.showErrorMessage(`Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`);
+    else void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
+    this.endEmitter.fire(e);
+    this.changeEmitter.fire();
+  }
+
+  private updateStatus(): void {
+    if (!this.active) {
+      this.status.hide();
+      return;
+    }
+    const r = this.lastRow;
+    const step = r?.step ?? this.summary?.step ?? 0;
+    this.status.text = this.interrupted
+      ? `$(sync~spin) Attention: restarting engine (step ${step}/${this.active.totalSteps})`
+      : `$(pulse) Attention: step ${step}/${this.active.totalSteps}${r ? ` · loss ${r.loss.toFixed(3)}` : ''}`;
+    this.status.tooltip = `${this.active.runDir}\nClick to open the training dashboard`;
+    this.status.show();
+  }
+
+  private async setContext(): Promise<void> {
+    await vscode.commands.executeCommand('setContext', CTX_TRAINING, this.active !== undefined);
+    await vscode.commands.executeCommand('setContext', CTX_HAS_RUN, this.summary !== undefined);
+  }
+
+  /** Records a run opened from disk (run/open) as the current one, unless another trains. */
+  setOpened(summary: RunSummary): void {
+    if (this.active) return;
+    this.summary = summary;
+    void this.setContext();
+    this.changeEmitter.fire();
+  }
+
+  dispose(): void {
+    this.progressDone?.();
+    for (const d of this.subs.splice(0)) d.dispose();
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * The side bar: a Runs tree (run folders under the `attentionDebugger.runFolder` setting, each with
+ * its checkpoints) and a compact Current Run tree (step, loss, lr, tokens/s of the live run).
+ * Runs refresh on train/ended and on file changes (metrics.jsonl, checkpoints), debounced since
+ * a training run appends to metrics.jsonl every step.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { TrainingSession } from './training';
+
+/** The folder that holds run folders: the setting, resolved against the first workspace folder. */
+export function runsRoot(): string | undefined {
+  const setting = vscode.workspace.getConfiguration('attentionDebugger').get<string>('runFolder') || 'runs';
+  if (path.isAbsolute(setting)) return setting;
+  const ws = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return ws ? path.join(ws, setting) : undefined;
+}
+
+/** Run folders under `root` (those with a config.json or metrics.jsonl), newest first. */
+export function listRuns(root: string): { dir: string; mtime: number }[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(root);
+  } catch {
+    return [];
+  }
+  const runs: { dir: string; mtime: number }[] = [];
+  for (const name of names) {
+    const dir = path.join(root, name);
+    try {
+      if (!fs.statSync(dir).isDirectory()) continue;
+      const marker = ['metrics.jsonl', 'config.json'].map((f) => path.join(dir, f)).find((f) => fs.existsSync(f));
+      if (marker) runs.push({ dir, mtime: fs.statSync(marker).mtimeMs });
+    } catch {
+      // vanished while listing
+    }
+  }
+  return runs.sort((a, b) => b.mtime - a.mtime);
+}
+
+/** `checkpoints/step-N.safetensors` of a run, newest first. */
+export function listCheckpoints(runDir: string): { step: number; file: string }[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.join(runDir, 'checkpoints'));
+  } catch {
+    return [];
+  }
+  return names
+    .map((f) => ({ m: /^step-(\d+)\.safetensors$/.exec(f), f }))
+    .filter((x) => x.m)
+    .map((x) => ({ step: Number(x.m![1]), file: path.join(runDir, 'checkpoints', x.f) }))
+    .sort((a, b) => b.step - a.step);
+}
+
+export type RunNode = { kind: 'run'; dir: string } | { kind: 'checkpoint'; runDir: string; step: number; file: string } | { kind: 'empty'; message: string };
+
+export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<RunNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subs: vscode.Disposable[] = [this.changed];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly training: TrainingSession) {
+    const watcher = vscode.workspace.createFileSystemWatcher('**/{metrics.jsonl,checkpoints/*.safetensors}');
+    const later = (): void => this.refreshSoon();
+    this.subs.push(
+      watcher,
+      watcher.onDidCreate(later),
+      watcher.onDidDelete(later),
+      watcher.onDidChange(later),
+      training.onDidEnd(() => this.refresh()),
+      training.onDidResume(() => this.refresh()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('attentionDebugger.runFolder')) this.refresh();
+      }),
+    );
+  }
+
+  refresh(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.changed.fire(undefined);
+  }
+
+  private refreshSoon(): void {
+    this.timer ??= setTimeout(() => this.refresh(), 1000);
+  }
+
+  getChildren(node?: RunNode): RunNode[] {
+    if (!node) {
+      const root = runsRoot();
+      // Nothing to list: [] lets the view's welcome content (package.json viewsWelcome) show.
+      const runs = root ? listRuns(root) : [];
+      // A live run outside the run folder (tests, a custom path) is shown too.
+      const live = this.training.runDir;
+      if (live && !runs.some((r) => r.dir === live)) runs.unshift({ dir: live, mtime: Date.now() });
+      return runs.map((r) => ({ kind: 'run', dir: r.dir }));
+    }
+    if (node.kind === 'run') return listCheckpoints(node.dir).map((c) => ({ kind: 'checkpoint', runDir: node.dir, step: c.step, file: c.file }));
+    return [];
+  }
+
+  getTreeItem(node: RunNode): vscode.TreeItem {
+    if (node.kind === 'empty') return new vscode.TreeItem(node.message, vscode.TreeItemCollapsibleState.None);
+    if (node.kind === 'run') {
+      const live = this.training.runDir === node.dir;
+      const item = new vscode.TreeItem(path.basename(node.dir), vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = `run:${node.dir}`;
+      item.description = live ? 'training' : undefined;
+      item.tooltip = node.dir;
+      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : 'folder');
+      item.contextValue = live ? 'run.training' : 'run';
+      item.command = { command: 'attentionDebugger.openRun', title: 'Open Run', arguments: [{ runDir: node.dir }] };
+      return item;
+    }
+    const item = new vscode.TreeItem(`step ${node.step}`, vscode.TreeItemCollapsibleState.None);
+    item.id = `ckpt:${node.file}`;
+    item.tooltip = node.file;
+    item.iconPath = new vscode.ThemeIcon('save');
+    item.contextValue = 'checkpoint';
+    item.command = { command: 'attentionDebugger.showCheckpoint', title: 'Show Attention', arguments: [{ runDir: node.runDir, checkpoint: node.file, step: node.step }] };
+    return item;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    for (const d of this.subs.splice(0)) d.dispose();
+  }
+}
+
+interface Field {
+  label: string;
+  value: string;
+}
+
+/** The live (or last opened) run in a few lines. */
+export class CurrentRunProvider implements vscode.TreeDataProvider<Field>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<Field | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subs: vscode.Disposable[] = [this.changed];
+  private last = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly training: TrainingSession) {
+    // At most 4 redraws a second: metrics can arrive every few milliseconds.
+    this.subs.push(training.onDidChange(() => this.refreshSoon()));
+  }
+
+  private refreshSoon(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, 250 - (Date.now() - this.last));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.last = Date.now();
+      this.changed.fire(undefined);
+    }, wait);
+  }
+
+  /** The lines shown, also for tests. */
+  fields(): Field[] {
+    const s = this.training.summary;
+    if (!s) return [{ label: 'No run', value: 'Train or open a run' }];
+    const r = this.training.runDir === s.runDir ? this.training.lastRow : undefined;
+    const out: Field[] = [
+      { label: 'Run', value: path.basename(s.runDir) },
+      { label: 'State', value: this.training.runDir === s.runDir ? 'training' : 'idle' },
+      { label: 'Step', value: `${r?.step ?? s.step} / ${s.totalSteps}` },
+    ];
+    if (r) {
+      out.push({ label: 'Loss', value: r.loss.toFixed(4) }, { label: 'LR', value: r.lr.toExponential(3) }, { label: 'Tokens/s', value: Math.round(r.tokensPerSec).toLocaleString('en-US') });
+      if (r.valLoss !== undefined) out.push({ label: 'Val loss', value: r.valLoss.toFixed(4) });
+      if (r.valBleu !== undefined) out.push({ label: 'Val BLEU', value: r.valBleu.toFixed(2) });
+    }
+    out.push({ label: 'Model', value: `d_model ${s.dModel}, ${s.heads} heads, ${s.encoderLayers}+${s.decoderLayers} layers` });
+    return out;
+  }
+
+  getChildren(node?: Field): Field[] {
+    return node ? [] : this.fields();
+  }
+
+  getTreeItem(f: Field): vscode.TreeItem {
+    const item = new vscode.TreeItem(f.label, vscode.TreeItemCollapsibleState.None);
+    item.description = f.value;
+    item.tooltip = `${f.label}: ${f.value}`;
+    return item;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    for (const d of this.subs.splice(0)) d.dispose();
+  }
+}
