@@ -5,8 +5,10 @@
  * Messages are defined once in src/protocol/engine.ts; params are validated on the way in and
  * results on the way out, so a malformed message fails with an error that names the field.
  */
-import { createMessageConnection, ErrorCodes, type MessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { type EngineInfo, type EngineLog, engineInfo, engineLog, type NotificationDef, type RequestDef, validate } from '../../protocol/engine';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
+import { handle, notify } from './rpc';
+import { registerTrainingHandlers } from './training';
 import { availableBackends, initBackend } from '../backend';
 
 export interface ServerOptions {
@@ -43,37 +45,17 @@ export async function runServer(opts: ServerOptions = {}): Promise<number> {
     return { version: VERSION, backend: active, backends: await availableBackends() };
   });
 
+  const stopTraining = registerTrainingHandlers(conn, ensureBackend, log);
+
   const closed = new Promise<number>((resolve) => conn.onClose(() => resolve(0)));
   conn.listen();
   log('info', `engine ${VERSION} serving JSON-RPC on stdio (pid ${process.pid}, node ${process.version})`);
   const code = await closed;
+  await stopTraining(); // the client is gone: end the run with a checkpoint it can resume from
   conn.dispose();
   // The client is gone. Should a native backend hold the event loop open, do not linger as an orphan.
   setTimeout(() => process.exit(code), 2000).unref();
   return code;
-}
-
-function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, handler: (params: P) => Promise<R>): void {
-  // vscode-jsonrpc calls a handler with (token) when there are no params, (params, token) when they
-  // come by name and (...params, token) by position; this protocol sends none or one object.
-  conn.onRequest(def.method, async (...args: unknown[]) => {
-    if (args.length > 2) throw new ResponseError(ErrorCodes.InvalidParams, `${def.method} params must be sent by name, not by position`);
-    const params = args.length === 2 ? args[0] : undefined;
-    const badParams = validate(def.checkParams, params, def.method, 'params');
-    if (badParams) throw new ResponseError(ErrorCodes.InvalidParams, badParams);
-    const result = await handler(params as P);
-    const badResult = validate(def.checkResult, result, def.method, 'result');
-    if (badResult) throw new ResponseError(ErrorCodes.InternalError, `engine bug: ${badResult}`);
-    return result;
-  });
-}
-
-function notify<P>(conn: MessageConnection, def: NotificationDef<P>, params: P): void {
-  try {
-    void conn.sendNotification(def.method, params).catch(() => undefined);
-  } catch {
-    // The client is gone (the connection throws once closed); nobody is left to tell.
-  }
 }
 
 /** Libraries that print (tfjs greets on stdout) would corrupt the wire: console goes to stderr. */
