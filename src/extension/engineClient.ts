@@ -227,7 +227,8 @@ export class EngineClient implements vscode.Disposable {
     return [...this.recent];
   }
 
-  private log(line: string): void {
+  /** Writes a stamped line to the output channel (and recentLog). */
+  log(line: string): void {
     const stamped = `${new Date().toISOString()} ${line}`;
     this.output.appendLine(stamped);
     this.recent.push(stamped);

@@ -40,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   const engine = new EngineClient(path.join(context.extensionPath, 'dist', 'cli.js'), output, backendArgs);
   client = engine;
   context.subscriptions.push(output, { dispose: () => void engine.dispose() });
-  const log = (line: string): void => output.appendLine(`${new Date().toISOString()} ${line}`);
+  const log = (line: string): void => engine.log(line);
 
   const panels = registerPanels(context, (line) => log(`[panels] ${line}`));
   const training = new TrainingSession(engine, panels, log);

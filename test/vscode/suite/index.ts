@@ -6,6 +6,7 @@
 import { runAll } from './harness';
 import './extension.test';
 import './engine.test';
+import './training.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();
