@@ -5,6 +5,7 @@ import { attentionCommand } from './attention';
 import { averageCommand } from './average';
 import { bleuCommand } from './bleu';
 import { decodeCommand } from './decode';
+import { evaluateCommand } from './evaluate';
 import { trainCommand } from './train';
 import { runServer } from '../server';
 import { parseArgs, type OptionSpec } from './args';
@@ -12,6 +13,7 @@ import { parseArgs, type OptionSpec } from './args';
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<number> }> = {
   train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },
   decode: { summary: 'translate stdin with a run (greedy or beam search)', run: decodeCommand },
+  evaluate: { summary: "decode a run's test split and print its BLEU", run: evaluateCommand },
   bleu: { summary: "corpus BLEU, printed as sacreBLEU prints it", run: bleuCommand },
   average: { summary: 'average the last n checkpoints of a run', run: averageCommand },
   attention: { summary: 'attention weights and log-probs of a checkpoint for one sentence pair', run: attentionCommand },

@@ -23,6 +23,7 @@ const specs: Record<string, OptionSpec> = {
   config: { type: 'string', help: 'tiny | small | base | big | a JSON file (default tiny)' },
   out: { type: 'string', help: 'run folder to create, or to continue with --resume' },
   resume: { type: 'boolean', help: 'continue the run in --out from its newest checkpoint' },
+  'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
   ...Object.fromEntries(Object.entries(NUMERIC).map(([flag, key]) => [flag, { type: 'string', help: `training setting ${key}` } as OptionSpec])),
   help: { type: 'boolean', help: 'show this help' },
@@ -54,6 +55,9 @@ export async function trainCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (!options.out) throw new UsageError('train: --out RUN is required');
+  const minutes = options['max-minutes'] === undefined ? Infinity : Number(options['max-minutes']);
+  if (!(minutes > 0)) throw new UsageError(`--max-minutes: expected a positive number, got "${options['max-minutes']}"`);
+
   const backend = await initBackend(options.backend as string | undefined);
   const opened = options.resume ? openRun(options.out as string, overrides(options)) : createRun({ out: options.out as string, data: dataSpec(options), config: (options.config as string) ?? 'tiny', overrides: overrides(options) });
   const { run, config, settings, data } = opened;
@@ -70,6 +74,12 @@ export async function trainCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const timer = Number.isFinite(minutes)
+    ? setTimeout(() => {
+        progress.message(`--max-minutes ${minutes} reached: stopping with a checkpoint`);
+        trainer.stop();
+      }, minutes * 60_000)
+    : undefined;
   let last: { loss?: number; val_loss?: number; val_bleu?: number } = {};
   try {
     const step = await trainer.train({
@@ -82,6 +92,7 @@ export async function trainCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps })}\n`);
     return 0;
   } finally {
+    clearTimeout(timer);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     trainer.dispose();

@@ -1,0 +1,60 @@
+/** `evaluate`: decode a run's held-out split and score it: BLEU as sacreBLEU prints it, and exact matches. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { initBackend } from '../backend';
+import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { translate } from '../decode/translate';
+import { corpusBleu, formatBleu } from '../metrics/bleu';
+import { openRun } from '../train/setup';
+import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+
+const specs: Record<string, OptionSpec> = {
+  run: { type: 'string', help: 'run folder' },
+  split: { type: 'string', help: 'test | valid (default test)' },
+  checkpoint: { type: 'string', help: 'a .safetensors file instead of the newest checkpoint (e.g. an average)' },
+  beam: { type: 'string', help: 'beam size (default 4)' },
+  alpha: { type: 'string', help: 'length penalty α (default 0.6)' },
+  limit: { type: 'string', help: 'only the first N sentences' },
+  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+  help: { type: 'boolean', help: 'show this help' },
+};
+
+export async function evaluateCommand(argv: string[]): Promise<number> {
+  const { options } = parseArgs(argv, specs, 'evaluate');
+  if (options.help) {
+    process.stdout.write(usage('evaluate', 'Decodes the run’s test (or validation) split and prints BLEU; hypotheses and references go to RUN/eval/.', specs));
+    return 0;
+  }
+  if (!options.run) throw new UsageError('evaluate: --run RUN is required');
+  const split = (options.split as string) ?? 'test';
+  if (split !== 'test' && split !== 'valid') throw new UsageError(`--split: expected test or valid, got "${split}"`);
+  const beamSize = options.beam === undefined ? 4 : Number(options.beam);
+  const alpha = options.alpha === undefined ? 0.6 : Number(options.alpha);
+  const limit = options.limit === undefined ? Infinity : Number(options.limit);
+  if (!Number.isInteger(beamSize) || beamSize < 1) throw new UsageError(`--beam: expected a whole number ≥ 1, got "${options.beam}"`);
+  if (!(alpha >= 0)) throw new UsageError(`--alpha: expected a number ≥ 0, got "${options.alpha}"`);
+  if (!(limit >= 1)) throw new UsageError(`--limit: expected a number ≥ 1, got "${options.limit}"`);
+  const { run, data } = openRun(options.run as string);
+  const ids = (split === 'test' ? data.test : data.valid).slice(0, limit);
+  const text = (split === 'test' ? data.testText : data.validText).slice(0, limit);
+  if (ids.length === 0) throw new UsageError(`evaluate: ${run.path} has no ${split} split`);
+  const backend = await initBackend(options.backend as string | undefined);
+  const weights = resolveCheckpoint((options.checkpoint as string) ?? run.path).weightsPath;
+  process.stderr.write(`backend ${backend}; decoding ${ids.length} ${split} sentences with ${weights}, beam ${beamSize}, α ${alpha}\n`);
+  const model = loadCheckpoint(weights);
+  try {
+    const out = await translate(model, ids.map((p) => p.src), { beamSize, alpha });
+    const hyps = out.map((t) => data.vocab.decode(t.tokens));
+    const refs = text.length ? text.map((p) => p.tgt) : ids.map((p) => data.vocab.decode(p.tgt));
+    const exact = out.filter((t, i) => t.tokens.join(',') === ids[i].tgt.join(',')).length;
+    const dir = join(run.path, 'eval');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${split}.hyp`), hyps.map((h) => `${h}\n`).join(''));
+    writeFileSync(join(dir, `${split}.ref`), refs.map((r) => `${r}\n`).join(''));
+    process.stdout.write(`${formatBleu(corpusBleu(hyps, [refs]))}\n`);
+    process.stderr.write(`exact matches: ${exact}/${ids.length}; hypotheses in ${join(dir, `${split}.hyp`)}\n`);
+    return 0;
+  } finally {
+    model.dispose();
+  }
+}
