@@ -17,6 +17,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-ext-'));
 const runsDir = path.join(tmp, 'runs');
 const run1 = path.join(runsDir, 'copy-micro');
 const run2 = path.join(runsDir, 'copy-micro-crash');
+process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** The micro config of the brief: checkpoints and snapshots every 5 steps. */
 function microConfig(steps: number): string {
@@ -102,7 +103,7 @@ test('Decode a sentence returns a translation and every attention map, rows summ
   assert.ok(vocab.length > 0);
   const result = await vscode.commands.executeCommand<{ text: string; payload: { srcTokens: string[]; tgtTokens: string[]; maps: { kind: string; shape: number[]; weights: Float32Array }[] } } | undefined>(
     'attentionDebugger.decode',
-    { runDir: run1, text: '7 8 9 10 11' },
+    { runDir: run1, text: '5 6 7 8 9' },
   );
   assert.ok(result, 'Decode returned nothing (see the output)');
   assert.equal(typeof result.text, 'string');
