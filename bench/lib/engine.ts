@@ -1,0 +1,15 @@
+/**
+ * What the benchmarks need from the engine. dist/engine.js (the package's public API) does not
+ * export the training step, the optimizer, decoding or the data pipeline, so bench/lib/build.mjs
+ * bundles this file from the same sources with the same esbuild settings as scripts/build.mjs,
+ * to out/bench/engine.js. One bundle, so one tfjs engine: `tf` here is the engine's own copy.
+ */
+export * as tf from '@tensorflow/tfjs-core';
+export { initBackend, currentBackend } from '../../src/engine/backend';
+export { configFromPreset, validateConfig, type TransformerConfig } from '../../src/engine/model/config';
+export { Transformer } from '../../src/engine/model/transformer';
+export { trainStep, type Batch } from '../../src/engine/train/step';
+export { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
+export { translate } from '../../src/engine/decode/translate';
+export { prepareData } from '../../src/engine/train/dataset';
+export { saveCheckpoint } from '../../src/engine/checkpoint';
