@@ -44,3 +44,26 @@ export function usage(command: string, summary: string, specs: Record<string, Op
   const lines = Object.entries(specs).map(([name, s]) => `  --${name}${s.type === 'string' ? ' VALUE' : ''}`.padEnd(28) + s.help);
   return `usage: attention-debugger ${command} [options]\n${summary}\n\n${lines.join('\n')}\n`;
 }
+
+/** A numeric option, or its default; an error names the option when the value fails `check`. */
+export function numberOption(value: string | boolean | undefined, name: string, fallback: number, check: (n: number) => boolean, expected: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (typeof value !== 'string' || !check(n)) throw new UsageError(`--${name}: expected ${expected}, got "${value}"`);
+  return n;
+}
+
+/** The options every decoding command takes, and their parsing. */
+export const DECODING_SPECS: Record<string, OptionSpec> = {
+  checkpoint: { type: 'string', help: 'a .safetensors file instead of the run’s newest checkpoint (e.g. an average)' },
+  beam: { type: 'string', help: 'beam size (default 4; 1 = greedy)' },
+  alpha: { type: 'string', help: 'length penalty α (default 0.6)' },
+  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+};
+
+export function decodingOptions(options: Parsed['options']): { beamSize: number; alpha: number } {
+  return {
+    beamSize: numberOption(options.beam, 'beam', 4, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1'),
+    alpha: numberOption(options.alpha, 'alpha', 0.6, (n) => n >= 0, 'a number ≥ 0'),
+  };
+}

@@ -6,24 +6,14 @@ import { translate, translateWithAttention } from '../decode/translate';
 import { EOS } from '../data/vocab';
 import { loadVocabulary } from '../train/vocabulary';
 import { RunDir } from '../train/runDir';
-import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { DECODING_SPECS, decodingOptions, parseArgs, usage, UsageError, type OptionSpec } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder (its vocabulary, and its newest checkpoint unless --checkpoint)' },
-  checkpoint: { type: 'string', help: 'a .safetensors file to use instead (e.g. an average)' },
-  beam: { type: 'string', help: 'beam size (default 4; 1 = greedy)' },
-  alpha: { type: 'string', help: 'length penalty α (default 0.6)' },
+  ...DECODING_SPECS,
   json: { type: 'boolean', help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis' },
-  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
   help: { type: 'boolean', help: 'show this help' },
 };
-
-function numberOption(value: unknown, name: string, fallback: number, check: (n: number) => boolean): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!check(n)) throw new UsageError(`--${name}: invalid value "${value}"`);
-  return n;
-}
 
 async function readStdin(): Promise<string[]> {
   const lines: string[] = [];
@@ -38,8 +28,7 @@ export async function decodeCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (!options.run) throw new UsageError('decode: --run RUN is required');
-  const beamSize = numberOption(options.beam, 'beam', 4, (n) => Number.isInteger(n) && n >= 1);
-  const alpha = numberOption(options.alpha, 'alpha', 0.6, (n) => n >= 0);
+  const { beamSize, alpha } = decodingOptions(options);
   const run = new RunDir(options.run as string);
   const vocab = loadVocabulary(run.vocabPath);
   const backend = await initBackend(options.backend as string | undefined);

@@ -6,16 +6,13 @@ import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { translate } from '../decode/translate';
 import { corpusBleu, formatBleu } from '../metrics/bleu';
 import { openRun } from '../train/setup';
-import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { DECODING_SPECS, decodingOptions, numberOption, parseArgs, usage, UsageError, type OptionSpec } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
   split: { type: 'string', help: 'test | valid (default test)' },
-  checkpoint: { type: 'string', help: 'a .safetensors file instead of the newest checkpoint (e.g. an average)' },
-  beam: { type: 'string', help: 'beam size (default 4)' },
-  alpha: { type: 'string', help: 'length penalty α (default 0.6)' },
+  ...DECODING_SPECS,
   limit: { type: 'string', help: 'only the first N sentences' },
-  backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
   help: { type: 'boolean', help: 'show this help' },
 };
 
@@ -28,12 +25,8 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   if (!options.run) throw new UsageError('evaluate: --run RUN is required');
   const split = (options.split as string) ?? 'test';
   if (split !== 'test' && split !== 'valid') throw new UsageError(`--split: expected test or valid, got "${split}"`);
-  const beamSize = options.beam === undefined ? 4 : Number(options.beam);
-  const alpha = options.alpha === undefined ? 0.6 : Number(options.alpha);
-  const limit = options.limit === undefined ? Infinity : Number(options.limit);
-  if (!Number.isInteger(beamSize) || beamSize < 1) throw new UsageError(`--beam: expected a whole number ≥ 1, got "${options.beam}"`);
-  if (!(alpha >= 0)) throw new UsageError(`--alpha: expected a number ≥ 0, got "${options.alpha}"`);
-  if (!(limit >= 1)) throw new UsageError(`--limit: expected a number ≥ 1, got "${options.limit}"`);
+  const { beamSize, alpha } = decodingOptions(options);
+  const limit = numberOption(options.limit, 'limit', Infinity, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
   const { run, data } = openRun(options.run as string);
   const ids = (split === 'test' ? data.test : data.valid).slice(0, limit);
   const text = (split === 'test' ? data.testText : data.validText).slice(0, limit);

@@ -1,0 +1,76 @@
+/** decode, evaluate, average and bleu as processes, on a small trained run. */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { initBackend } from '../../src/engine/backend';
+import { readSafetensors } from '../../src/engine/checkpoint/safetensors';
+import { taskSpec } from '../../src/engine/train/dataset';
+import { createRun } from '../../src/engine/train/setup';
+import { Trainer } from '../../src/engine/train/trainer';
+import { readJson, REPO } from '../helpers';
+import { microConfig, scratch } from '../train/helpers';
+
+const bin = join(REPO, 'bin', 'attention-debugger');
+const run = (args: string[], input?: string) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: REPO, ...(input !== undefined ? { input } : {}) });
+let runDir = '';
+
+before(async () => {
+  await initBackend('wasm');
+  const dir = scratch('ad-decode-');
+  runDir = join(dir, 'run');
+  const o = createRun({ out: runDir, data: taskSpec('copy', { train: 400, valid: 20, test: 20 }), config: microConfig(dir, { steps: 12, checkpoint_every: 4 }), overrides: {} });
+  const t = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
+  await t.train();
+  t.dispose();
+});
+
+test('decode translates stdin line by line; --json carries tokens, score and attention of the chosen hypothesis', () => {
+  const plain = run(['decode', '--run', runDir, '--beam', '2', '--backend', 'wasm'], '4 5 6\n7 8\n');
+  assert.equal(plain.status, 0, plain.stderr);
+  const lines = plain.stdout.split('\n').filter((l, i, all) => i < all.length - 1);
+  assert.equal(lines.length, 2);
+  for (const l of lines) assert.match(l, /^[\d ]*$/, 'task vocabulary prints symbols as numbers');
+  const json = run(['decode', '--run', runDir, '--json', '--beam', '1', '--backend', 'wasm'], '4 5 6\n');
+  assert.equal(json.status, 0, json.stderr);
+  const r = JSON.parse(json.stdout);
+  assert.deepEqual(r.src_tokens, ['4', '5', '6', '</s>']);
+  const t = r.ids.length + 1; // BOS + tokens
+  assert.equal(r.attention.cross[0][0].length, t, 'cross rows = target positions');
+  assert.equal(r.attention.cross[0][0][0].length, 4, 'cross columns = source tokens');
+  assert.ok(r.log_prob <= 0 && Number.isFinite(r.score));
+  const bad = run(['decode', '--run', runDir, '--beam', '0'], '');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--beam: expected a whole number ≥ 1, got "0"/);
+});
+
+test('average writes the element-wise mean of the last n checkpoints', () => {
+  const r = run(['average', '--run', runDir, '--last', '2']);
+  assert.equal(r.status, 0, r.stderr);
+  const { out, steps } = JSON.parse(r.stdout);
+  assert.deepEqual(steps, [8, 12]);
+  const a = readSafetensors(join(runDir, 'checkpoints', 'step-8.safetensors')).tensors;
+  const b = readSafetensors(join(runDir, 'checkpoints', 'step-12.safetensors')).tensors;
+  const m = readSafetensors(out).tensors;
+  for (const name of ['generator.bias', 'encoder.layers.0.linear1.weight']) {
+    const x = a.get(name)!.data;
+    const y = b.get(name)!.data;
+    m.get(name)!.data.forEach((v, i) => assert.ok(Math.abs(v - (x[i] + y[i]) / 2) < 1e-7, `${name}[${i}]`));
+  }
+  const ev = run(['evaluate', '--run', runDir, '--checkpoint', out, '--beam', '1', '--backend', 'wasm']);
+  assert.equal(ev.status, 0, ev.stderr);
+  assert.match(ev.stdout, /^BLEU = \d+\.\d\d [\d.]+\/[\d.]+\/[\d.]+\/[\d.]+ \(BP = [\d.]+ ratio = [\d.]+ hyp_len = \d+ ref_len = \d+\)\n$/);
+  assert.match(ev.stderr, /exact matches: \d+\/20/);
+});
+
+test('bleu prints what sacreBLEU printed for the committed cases', () => {
+  const dir = join(REPO, 'test', 'metrics', 'bleu-cases');
+  const ref = readJson<{ cases: { case: string; refs: string[]; options: object; formatted: string }[] }>(join(dir, 'reference.json'));
+  const cases = ref.cases.filter((c) => Object.keys(c.options).length === 0).slice(0, 4);
+  assert.ok(cases.length === 4);
+  for (const c of cases) {
+    const r = run(['bleu', '--hyp', join(dir, `${c.case}.hyp`), '--ref', c.refs.map((f) => join(dir, f)).join(',')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), c.formatted, c.case);
+  }
+});
