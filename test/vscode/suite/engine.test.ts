@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
 import { engineInfo } from '../../../src/protocol/engine';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
@@ -31,4 +32,20 @@ test('a request sent while the engine is down waits for the restart', async () =
   const info = await engine.request(engineInfo);
   assert.ok(info.backend.length > 0);
   assert.notEqual(engine.pid, before);
+}, 120_000);
+
+test('the backend setting reaches the engine (serve --backend) at its next start', async () => {
+  const { engine } = await activateExtension();
+  const config = vscode.workspace.getConfiguration('attentionDebugger');
+  await config.update('backend', 'cpu', vscode.ConfigurationTarget.Global);
+  try {
+    await engine.restart();
+    const info = await engine.request(engineInfo);
+    assert.equal(info.backend, 'cpu');
+  } finally {
+    await config.update('backend', undefined, vscode.ConfigurationTarget.Global);
+    await engine.restart();
+  }
+  const info = await engine.request(engineInfo);
+  assert.notEqual(info.backend, 'cpu', 'auto picks a faster backend than cpu again');
 }, 120_000);
