@@ -1,0 +1,65 @@
+/**
+ * Malformed messages from the engine are logged with the field they get wrong and dropped: never
+ * thrown, never shown in a panel. A fake engine (a few lines of Node that write JSON-RPC frames)
+ * sends broken notifications and then a good one, which must still arrive.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { EngineClient } from '../../../src/extension/engineClient';
+import { Panels } from '../../../src/extension/panels';
+import { TrainingSession } from '../../../src/extension/training';
+import { test, waitFor } from './harness';
+
+const good = { step: 3, loss: 2.5, lr: 1e-3, tokensPerSec: 100, gradNorm: 1 };
+const messages = [
+  { method: 'train/metrics', params: { runDir: '/r', rows: [{ ...good, loss: 'high' }] } },
+  { method: 'train/metrics', params: ['/r', [good]] },
+  { method: 'train/ended', params: { runDir: '/r', step: 3, reason: 'exploded' } },
+  // Well formed on the wire, but 2×2 weights for a 1×1 map of one token: caught on conversion.
+  { method: 'train/snapshot', params: { runDir: '/r', attention: { step: 1, srcTokens: ['a'], tgtTokens: ['b'], maps: [{ kind: 'cross', shape: [1, 1, 1, 1], data: 'AACAPwAAgD8AAIA/AACAPw==' }] } } },
+  { method: 'train/metrics', params: { runDir: '/r', rows: [good] } },
+];
+
+function fakeEngine(dir: string): string {
+  const file = path.join(dir, 'fake-engine.js');
+  fs.writeFileSync(file, `
+const frames = ${JSON.stringify(messages)};
+for (const m of frames) {
+  const body = JSON.stringify({ jsonrpc: '2.0', ...m });
+  process.stdout.write('Content-Length: ' + Buffer.byteLength(body) + '\\r\\n\\r\\n' + body);
+}
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+`);
+  return file;
+}
+
+test('malformed engine notifications are logged naming the field, and a good one after them still arrives', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-fake-'));
+  const output = vscode.window.createOutputChannel('Attention Debugger (fake engine test)');
+  const engine = new EngineClient(fakeEngine(dir), output);
+  const panels = new Panels(vscode.Uri.file(dir), (l) => engine.log(`[panels] ${l}`));
+  const session = new TrainingSession(engine, panels, (l) => engine.log(l));
+  try {
+    const arrived = waitFor(session.onDidMetrics, () => true, 20_000, 'the well-formed train/metrics');
+    engine.start();
+    const { rows } = await arrived;
+    assert.deepEqual(rows, [good]);
+    assert.equal(panels.store.rows.length, 1, 'only the good row reached the dashboard');
+    assert.equal(panels.store.attention, null, 'the broken snapshot never reached a panel');
+    const log = engine.recentLog().join('\n');
+    assert.match(log, /malformed notification ignored: train\/metrics params\.rows\[0\]\.loss must be a finite number/);
+    assert.match(log, /malformed notification ignored: train\/metrics params(\.runDir)? must be/);
+    assert.match(log, /malformed notification ignored: train\/ended params\.reason must be one of completed, stopped, failed/);
+    assert.match(log, /malformed train\/snapshot ignored: .*weights must hold 1 values/);
+  } finally {
+    session.dispose();
+    await engine.dispose();
+    panels.dispose();
+    output.dispose();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 30_000);
