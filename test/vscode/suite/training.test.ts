@@ -186,6 +186,12 @@ test('the Runs view lists run folders with their checkpoints', async () => {
     const children = api.runs.getChildren(node).map((c) => (c.kind === 'checkpoint' ? c.step : -1));
     assert.deepEqual([...children].sort((a, b) => a - b), checkpointSteps(run1));
     assert.equal(api.runs.getTreeItem(node).command?.command, 'attentionDebugger.openRun');
+    // A click on a checkpoint shows the probe's attention at that step.
+    const ckpt = api.runs.getChildren(node).find((c) => c.kind === 'checkpoint' && c.step === 5)!;
+    const click = api.runs.getTreeItem(ckpt).command!;
+    const shown = await vscode.commands.executeCommand<{ step: number } | undefined>(click.command, ...(click.arguments ?? []));
+    assert.equal(shown?.step, 5);
+    assert.equal(api.panels.store.attention?.step, 5);
   } finally {
     await vscode.workspace.getConfiguration('attentionDebugger').update('runFolder', undefined, vscode.ConfigurationTarget.Global);
   }
@@ -214,3 +220,16 @@ test('an engine killed mid-training is reported, restarted, and the run resumes 
   await vscode.commands.executeCommand('attentionDebugger.stop');
   assert.equal(api.training.training, false);
 }, 180_000);
+
+test('Resume goes on with a stopped run from its newest checkpoint', async () => {
+  const api = await activateExtension();
+  const newest = Math.max(...checkpointSteps(run1));
+  const more = waitFor(api.training.onDidMetrics, (e) => e.runDir === run1, 60_000, 'metrics of the resumed run');
+  const summary = await vscode.commands.executeCommand<{ step: number; runDir: string } | undefined>('attentionDebugger.resume', { runDir: run1, progress: false });
+  assert.ok(summary, 'Resume returned nothing (see the output)');
+  assert.equal(summary.step, newest);
+  assert.equal(api.training.runDir, run1);
+  assert.equal((await more).rows[0].step, newest + 1);
+  await vscode.commands.executeCommand('attentionDebugger.stop');
+  assert.equal(api.training.training, false);
+}, 90_000);
