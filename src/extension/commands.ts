@@ -14,11 +14,15 @@ import * as vscode from 'vscode';
 import { type EngineInfo, engineInfo } from '../protocol/engine';
 import { type DataChoice, type DecodeResult, type RunSummary, decode, positional, runOpen, snapshotsGet } from '../protocol/training';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, EXPORT_FORMATS, type ExportFormat, type HeadRef, type PanelKind } from '../protocol/webview';
-import { attentionToJson, toAttentionPayload, toPositionalPayload } from './convert';
+import { toAttentionPayload, toPositionalPayload } from './convert';
 import type { EngineClient } from './engineClient';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, type Panels, PositionalPanel } from './panels';
+import type { Panels } from './panels';
 import { scheduleOf, type TrainingSession } from './training';
-import { listRuns, runsRoot } from './views';
+import { runsRoot } from './views';
+import { activePanelKind, exportText } from './exportView';
+import { dataLabel, pickConfig, pickData, pickRun, stamp } from './pickers';
+import { settings } from './settings';
+export { CONFIG_PRESETS } from './settings';
 
 export interface Ctx {
   readonly engine: EngineClient;
@@ -28,7 +32,6 @@ export interface Ctx {
   readonly refreshRuns: () => void;
 }
 
-export const CONFIG_PRESETS = ['tiny', 'small', 'base', 'big'] as const;
 
 export interface TrainArgs {
   data?: DataChoice;
@@ -59,7 +62,6 @@ export interface ExportArgs {
 
 type Command = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const settings = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('attentionDebugger');
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -76,120 +78,6 @@ function guarded<A extends unknown[], R>(ctx: Ctx, name: string, fn: (...args: A
       return undefined;
     }
   };
-}
-
-function stamp(d = new Date()): string {
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
-
-function dataLabel(d: DataChoice): string {
-  if (d.kind === 'task') return d.task;
-  if (d.kind === 'gettext') return `gettext-${d.lang}`;
-  return path.basename(d.dir) || 'files';
-}
-
-async function pickData(): Promise<DataChoice | undefined> {
-  type Item = vscode.QuickPickItem & { choice: 'copy' | 'reverse' | 'sort' | 'gettext' | 'files' };
-  const items: Item[] = [
-    { label: 'reverse', description: 'synthetic: output the input reversed', choice: 'reverse' },
-    { label: 'copy', description: 'synthetic: output the input', choice: 'copy' },
-    { label: 'sort', description: 'synthetic: output the input sorted', choice: 'sort' },
-    { label: 'gettext', description: "English → a language, from this machine's translation catalogs", choice: 'gettext' },
-    { label: 'Parallel files…', description: 'a folder with train/valid files in two languages', choice: 'files' },
-  ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Attention Debugger: Train (1/3) — data', placeHolder: 'What should the Transformer learn?' });
-  if (!pick) return undefined;
-  if (pick.choice === 'gettext') {
-    const lang = await vscode.window.showInputBox({ title: 'Target language of the gettext catalogs', value: 'de', prompt: 'A language code such as de, fr, es' });
-    return lang ? { kind: 'gettext', lang: lang.trim() } : undefined;
-  }
-  if (pick.choice === 'files') {
-    const folder = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Use these parallel files', defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri });
-    return folder?.[0] ? { kind: 'files', dir: folder[0].fsPath } : undefined;
-  }
-  return { kind: 'task', task: pick.choice };
-}
-
-async function pickConfig(): Promise<string | undefined> {
-  const preferred = settings().get<string>('defaultConfig') || 'tiny';
-  const hints: Record<string, string> = { tiny: 'd_model 64, 2+2 layers: minutes on a laptop', small: 'd_model 256, 3+3 layers', base: "the paper's base model", big: "the paper's big model" };
-  const items: vscode.QuickPickItem[] = [...CONFIG_PRESETS].sort((a, b) => (a === preferred ? -1 : b === preferred ? 1 : 0)).map((c) => ({ label: c, description: hints[c] }));
-  items.push({ label: 'JSON file…', description: 'a config.json with a "training" section' });
-  const pick = await vscode.window.showQuickPick(items, { title: 'Attention Debugger: Train (2/3) — model' });
-  if (!pick) return undefined;
-  if (pick.label !== 'JSON file…') return pick.label;
-  const file = await vscode.window.showOpenDialog({ canSelectFiles: true, filters: { JSON: ['json'] }, openLabel: 'Use this config' });
-  return file?.[0]?.fsPath;
-}
-
-/** A run folder: the live one, the one given, or picked from the run folder (or browsed to). */
-async function pickRun(ctx: Ctx, title: string, preferLive = true): Promise<string | undefined> {
-  const live = ctx.training.runDir ?? ctx.training.summary?.runDir;
-  const root = runsRoot();
-  const runs = root ? listRuns(root).map((r) => r.dir) : [];
-  if (live && !runs.includes(live)) runs.unshift(live);
-  if (preferLive && live && runs.length === 1) return live;
-  const items: (vscode.QuickPickItem & { dir?: string })[] = runs.map((dir) => ({ label: path.basename(dir), description: dir === ctx.training.runDir ? 'training' : dir === live ? 'current' : '', detail: dir, dir }));
-  items.push({ label: 'Browse…', description: 'a run folder or a checkpoint folder' });
-  const pick = await vscode.window.showQuickPick(items, { title });
-  if (!pick) return undefined;
-  if (pick.dir) return pick.dir;
-  const folder = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, defaultUri: root ? vscode.Uri.file(root) : undefined, openLabel: 'Open' });
-  return folder?.[0]?.fsPath;
-}
-
-function activePanelKind(): PanelKind | undefined {
-  const all: [PanelKind, { panel: vscode.WebviewPanel } | undefined][] = [
-    ['dashboard', DashboardPanel.current],
-    ['attention', AttentionPanel.current],
-    ['head', HeadInspectorPanel.current],
-    ['positional', PositionalPanel.current],
-  ];
-  return (all.find(([, p]) => p?.panel.active) ?? all.find(([, p]) => p?.panel.visible))?.[0];
-}
-
-/** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */
-export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
-  const s = panels.store;
-  if (kind === 'dashboard') {
-    if (format === 'json') return JSON.stringify({ schedule: s.schedule, rows: s.rows }, null, 1);
-    const cols = ['step', 'loss', 'lr', 'tokensPerSec', 'gradNorm', 'valLoss', 'valBleu'] as const;
-    return [cols.join(','), ...s.rows.map((r) => cols.map((c) => r[c] ?? '').join(','))].join('\n') + '\n';
-  }
-  if (kind === 'positional') {
-    const p = s.positional;
-    if (!p) throw new Error('the positional view shows nothing yet');
-    const [n, d] = p.shape;
-    const rows = Array.from({ length: n }, (_, i) => Array.from(p.values.subarray(i * d, (i + 1) * d)));
-    if (format === 'json') return JSON.stringify({ shape: p.shape, values: rows });
-    return [['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)].join(','), ...rows.map((r, i) => [i, ...r].join(','))].join('\n') + '\n';
-  }
-  const head = HeadInspectorPanel.current?.currentHead ?? null;
-  const a: AttentionPayload | null = s.attention;
-  if (!a) throw new Error(`the ${kind} view shows no attention yet`);
-  if (kind === 'head' && head) {
-    const m = a.maps.find((x) => x.kind === head.kind);
-    if (!m) throw new Error(`the attention has no ${head.kind} maps`);
-    const [, heads, q, k] = m.shape;
-    const off = (head.layer * heads + head.head) * q * k;
-    const rows = Array.from({ length: q }, (_, i) => Array.from(m.weights.subarray(off + i * k, off + (i + 1) * k)));
-    const queries = head.kind === 'encoder_self' ? a.srcTokens : a.tgtTokens;
-    const keys = head.kind === 'decoder_self' ? a.tgtTokens : a.srcTokens;
-    if (format === 'json') return JSON.stringify({ ...head, step: a.step, queries, keys, weights: rows }, null, 1);
-    return [['query', ...keys].map(csvCell).join(','), ...rows.map((r, i) => [csvCell(queries[i] ?? ''), ...r].join(','))].join('\n') + '\n';
-  }
-  if (format === 'json') return JSON.stringify(attentionToJson(a));
-  const lines = ['kind,layer,head,query,key,weight'];
-  for (const m of a.maps) {
-    const [layers, heads, q, k] = m.shape;
-    for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) for (let i = 0; i < q; i++) for (let j = 0; j < k; j++) lines.push(`${m.kind},${l},${h},${i},${j},${m.weights[((l * heads + h) * q + i) * k + j]}`);
-  }
-  return lines.join('\n') + '\n';
-}
-
-function csvCell(s: string): string {
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export function createCommands(ctx: Ctx): Record<string, Command> {
@@ -257,9 +145,8 @@ export function createCommands(ctx: Ctx): Record<string, Command> {
         runDir = await vscode.window.showInputBox({ title: 'Attention Debugger: Train (3/3) — run folder', value, valueSelection: [value.length - name.length, value.length], prompt: 'Checkpoints, metrics and the vocabulary go here' });
         if (!runDir) return undefined;
       }
-      const snapshotEvery = settings().get<number>('snapshotInterval') ?? 0;
-      if (snapshotEvery > 0) log(`attentionDebugger.snapshotInterval (${snapshotEvery}) is not sent: train/start has no snapshot override yet; the config's training.snapshot_every applies`);
-      const summary = await training.start({ runDir, data, config, ...(args.steps ? { steps: args.steps } : {}) });
+      const snapshotEvery = settings().get<number>('snapshotInterval') ?? 0; // 0: the config's training.snapshot_every
+      const summary = await training.start({ runDir, data, config, ...(args.steps ? { steps: args.steps } : {}), ...(snapshotEvery > 0 ? { snapshotEvery } : {}) });
       if (args.openPanels !== false) {
         panels.openDashboard(vscode.ViewColumn.One);
         panels.openAttention(vscode.ViewColumn.Beside);

@@ -72,11 +72,13 @@ export interface TrainParams {
   /** tiny | small | base | big, or a JSON file. */
   config: string;
   steps?: number;
+  /** Attention snapshots of the probe sentence every K steps (0: never); the config's default otherwise. */
+  snapshotEvery?: number;
 }
 /** Starts a new run; training goes on in the engine, reported by train/metrics, train/snapshot, train/ended. */
 export const trainStart: RequestDef<TrainParams, RunSummary> = {
   method: 'train/start',
-  checkParams: object({ runDir: isString, data: checkData, config: isString, steps: optional(isCount) }),
+  checkParams: object({ runDir: isString, data: checkData, config: isString, steps: optional(isCount), snapshotEvery: optional(isCount) }),
   checkResult: checkRunSummary,
 };
 

@@ -80,7 +80,8 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
     refuseIfBusy();
     await ensureBackend();
     const data: DataSpec = p.data.kind === 'task' ? taskSpec(p.data.task) : p.data;
-    return begin(createRun({ out: p.runDir, data, config: p.config, overrides: p.steps ? { steps: p.steps } : {} }), false);
+    const overrides = { ...(p.steps ? { steps: p.steps } : {}), ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}) };
+    return begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
   });
 
   handle(conn, trainResume, async (p) => {
