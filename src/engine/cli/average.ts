@@ -1,7 +1,8 @@
 /** `average`: a checkpoint whose every weight is the mean of the run's last n checkpoints (§6.1: 5 for base, 20 for big). */
 import { join } from 'node:path';
 import { listCheckpoints } from '../checkpoint';
-import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
+import { averageCheckpoints } from '../checkpoint/average';
+import { writeSafetensors } from '../checkpoint/safetensors';
 import { parseArgs, usage, UsageError, type OptionSpec } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -10,21 +11,6 @@ const specs: Record<string, OptionSpec> = {
   out: { type: 'string', help: 'file to write (default RUN/checkpoints/average-last-N.safetensors)' },
   help: { type: 'boolean', help: 'show this help' },
 };
-
-/** Element-wise mean of checkpoints with the same tensor names and shapes. */
-export function averageCheckpoints(paths: string[]): Map<string, NamedTensor> {
-  const first = readSafetensors(paths[0]).tensors;
-  const sum = new Map([...first].map(([name, t]) => [name, { shape: t.shape, data: Float64Array.from(t.data) }]));
-  for (const path of paths.slice(1)) {
-    const tensors = readSafetensors(path).tensors;
-    for (const [name, acc] of sum) {
-      const t = tensors.get(name);
-      if (!t || t.shape.join(',') !== acc.shape.join(',')) throw new Error(`${path}: tensor "${name}" ${t ? `has shape [${t.shape}], ${paths[0]} has [${acc.shape}]` : 'is missing'}`);
-      for (let i = 0; i < t.data.length; i++) acc.data[i] += t.data[i];
-    }
-  }
-  return new Map([...sum].map(([name, acc]) => [name, { shape: acc.shape, data: Float32Array.from(acc.data, (x) => x / paths.length) }]));
-}
 
 export async function averageCommand(argv: string[]): Promise<number> {
   const { options } = parseArgs(argv, specs, 'average');

@@ -1,0 +1,17 @@
+/** Checkpoint averaging (§6.1: "averaging the last 5 checkpoints" for base models, 20 for big). */
+import { readSafetensors, type NamedTensor } from './safetensors';
+
+/** Element-wise mean of checkpoints with the same tensor names and shapes. */
+export function averageCheckpoints(paths: string[]): Map<string, NamedTensor> {
+  const first = readSafetensors(paths[0]).tensors;
+  const sum = new Map([...first].map(([name, t]) => [name, { shape: t.shape, data: Float64Array.from(t.data) }]));
+  for (const path of paths.slice(1)) {
+    const tensors = readSafetensors(path).tensors;
+    for (const [name, acc] of sum) {
+      const t = tensors.get(name);
+      if (!t || t.shape.join(',') !== acc.shape.join(',')) throw new Error(`${path}: tensor "${name}" ${t ? `has shape [${t.shape}], ${paths[0]} has [${acc.shape}]` : 'is missing'}`);
+      for (let i = 0; i < t.data.length; i++) acc.data[i] += t.data[i];
+    }
+  }
+  return new Map([...sum].map(([name, acc]) => [name, { shape: acc.shape, data: Float32Array.from(acc.data, (x) => x / paths.length) }]));
+}
