@@ -13,8 +13,10 @@ import { loadEngine, root } from './lib/build.mjs';
 import { header, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
 const args = parseArgs({ n: 100, beams: '1,4', batch: 32, config: 'small', vocab: 8000, maxLength: 80, backend: '' });
-const { tf, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } = await loadEngine();
+const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } = await loadEngine();
+enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
 const backend = await initBackend(args.backend || undefined);
+const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} thread(s)` : ''}`;
 
 const dir = join(root, 'out', 'bench');
 mkdirSync(dir, { recursive: true });
@@ -42,5 +44,5 @@ const casePath = join(dir, 'decode-case.json');
 writeFileSync(casePath, JSON.stringify({ config, weights, src, beams, batch: args.batch, alpha: 0.6, maxLenOffset: 50, engine: Object.fromEntries(beams.map((k) => [k, engine[k].out])) }));
 
 const peer = runPeer('decode.py', [casePath]);
-header(`decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`, `${tf.version_core} backend ${backend}`, peer.info);
+header(`decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`, engineInfo, peer.info);
 table(beams.map((k) => ({ name: k === 1 ? 'greedy' : `beam ${k}`, engine: engine[k].sps, peer: peer.sps[k], unit: `sentences/s (output tokens: engine ${engine[k].tokens}, PyTorch ${peer.tokens[k]}; identical outputs ${peer.same[k]}/${src.length})` })), { engine: peakRssMiB(), peer: peer.rss });

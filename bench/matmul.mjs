@@ -5,8 +5,10 @@ import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './li
 
 const args = parseArgs({ sizes: '1024,2048', reps: 5, warmup: 2, backend: '' });
 const sizes = args.sizes.split(',').map(Number);
-const { tf, initBackend } = await loadEngine();
+const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, initBackend } = await loadEngine();
+enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
 const backend = await initBackend(args.backend || undefined);
+const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} thread(s)` : ''}`;
 
 const engine = {};
 for (const n of sizes) {
@@ -25,5 +27,5 @@ for (const n of sizes) {
 }
 
 const peer = runPeer('matmul.py', ['--sizes', args.sizes, '--reps', String(args.reps), '--warmup', String(args.warmup)]);
-header(`matmul (median of ${args.reps} after ${args.warmup} warm-up)`, `${tf.version_core ?? ''} backend ${backend}`, peer.info);
+header(`matmul (median of ${args.reps} after ${args.warmup} warm-up)`, engineInfo, peer.info);
 table(sizes.map((n) => ({ name: `${n}x${n} · ${n}x${n}`, engine: engine[n], peer: peer.gflops[n], unit: 'GFLOP/s' })), { engine: peakRssMiB(), peer: peer.rss });

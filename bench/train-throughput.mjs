@@ -11,8 +11,10 @@ import { loadEngine, root } from './lib/build.mjs';
 import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
 const args = parseArgs({ configs: 'tiny,small,issue', steps: 10, warmup: 3, batch: 32, len: 32, vocab: 8000, backend: '', lr: 1e-4 });
-const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = await loadEngine();
+const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = await loadEngine();
+enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
 const backend = await initBackend(args.backend || undefined);
+const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} thread(s)` : ''}`;
 
 const SHAPES = { tiny: ['tiny', {}], small: ['small', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }] };
 
@@ -48,19 +50,21 @@ for (const name of args.configs.split(',')) {
   const adam = new Adam(PAPER_ADAM);
   const times = [];
   let tokens = 0;
+  let last;
   for (let i = 0; i < args.warmup + args.steps; i++) {
     const t0 = now();
     const r = await trainStep(model, adam, batch, { lr: args.lr, labelSmoothing: 0.1, seed: 1000 + i });
     if (i >= args.warmup) times.push(now() - t0);
     tokens = r.tokens;
+    last = r;
   }
   engine[name] = { tps: tokens / median(times), ms: median(times) * 1e3, config };
   adam.dispose();
   model.dispose();
-  console.log(`  [engine] ${name}: ${(median(times) * 1e3).toFixed(0)} ms/step (${tf.memory().numTensors} tensors left)`);
+  console.log(`  [engine] ${name}: ${(median(times) * 1e3).toFixed(0)} ms/step, last loss ${last.loss.toFixed(6)}, grad norm ${last.gradNorm.toFixed(6)} (${tf.memory().numTensors} tensors left)`);
 }
 
 const peer = runPeer('train-throughput.py', ['--steps', String(args.steps), '--warmup', String(args.warmup), '--lr', String(args.lr), ...cases]);
-header(`training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`, `${tf.version_core} backend ${backend}`, peer.info);
+header(`training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`, engineInfo, peer.info);
 const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
 table(Object.entries(engine).map(([name, e]) => ({ name: `${name} (${shape(e.config)})`, engine: e.tps, peer: peer.tps[name], unit: `target tokens/s (engine ${e.ms.toFixed(0)} ms/step, PyTorch ${peer.ms[name].toFixed(0)} ms/step)` })), { engine: peakRssMiB(), peer: peer.rss });
