@@ -6,6 +6,7 @@
 // keys/values cached, the memory's cross-attention keys/values projected once), in batches of 32
 // sentences sorted by length, and never generate BOS or PAD.
 //   node bench/decode.mjs [--n 100] [--beams 1,4] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
+import process from 'node:process';
 import console from 'node:console';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,3 +47,5 @@ writeFileSync(casePath, JSON.stringify({ config, weights, src, beams, batch: arg
 const peer = runPeer('decode.py', [casePath]);
 header(`decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`, engineInfo, peer.info);
 table(beams.map((k) => ({ name: k === 1 ? 'greedy' : `beam ${k}`, engine: engine[k].sps, peer: peer.sps[k], unit: `sentences/s (output tokens: engine ${engine[k].tokens}, PyTorch ${peer.tokens[k]}; identical outputs ${peer.same[k]}/${src.length})` })), { engine: peakRssMiB(), peer: peer.rss });
+// The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
+process.exit(0);

@@ -1,5 +1,6 @@
 // float32 matmul GFLOP/s (2·n³ per product) of the engine's tfjs backend against PyTorch.
 //   node bench/matmul.mjs [--sizes 1024,2048] [--reps 5] [--backend wasm]
+import process from 'node:process';
 import { loadEngine } from './lib/build.mjs';
 import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
@@ -29,3 +30,5 @@ for (const n of sizes) {
 const peer = runPeer('matmul.py', ['--sizes', args.sizes, '--reps', String(args.reps), '--warmup', String(args.warmup)]);
 header(`matmul (median of ${args.reps} after ${args.warmup} warm-up)`, engineInfo, peer.info);
 table(sizes.map((n) => ({ name: `${n}x${n} · ${n}x${n}`, engine: engine[n], peer: peer.gflops[n], unit: 'GFLOP/s' })), { engine: peakRssMiB(), peer: peer.rss });
+// The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
+process.exit(0);

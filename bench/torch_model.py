@@ -48,13 +48,13 @@ class Transformer(nn.Module):
         self.register_buffer("pe", sinusoidal_table(cfg["max_len"], d), persistent=False)
         self.drop = nn.Dropout(p)
         self.scale = math.sqrt(d)
-        for name, w in self.named_parameters():  # the engine's initialisation
-            if w.dim() == 2 and "embed" not in name and "generator" not in name:
-                nn.init.xavier_uniform_(w)
-            elif "embed" in name:
+        for name, w in self.named_parameters():  # the engine's initialisation (tied weights listed once)
+            if "embed" in name:
                 nn.init.normal_(w, 0, d ** -0.5)
-            else:
-                nn.init.zeros_(w)
+            elif w.dim() == 2:
+                nn.init.xavier_uniform_(w)
+            elif name.endswith("bias"):
+                nn.init.zeros_(w)  # LayerNorm gains keep their 1
 
     def embed(self, emb, ids, offset=0):
         return emb(ids) * self.scale + self.pe[offset:offset + ids.shape[1]]

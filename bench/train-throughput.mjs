@@ -4,6 +4,7 @@
 //   node bench/train-throughput.mjs [--configs tiny,small,issue] [--steps 10] [--warmup 3]
 //        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm]
 // issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers).
+import process from 'node:process';
 import console from 'node:console';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -68,3 +69,5 @@ const peer = runPeer('train-throughput.py', ['--steps', String(args.steps), '--w
 header(`training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`, engineInfo, peer.info);
 const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
 table(Object.entries(engine).map(([name, e]) => ({ name: `${name} (${shape(e.config)})`, engine: e.tps, peer: peer.tps[name], unit: `target tokens/s (engine ${e.ms.toFixed(0)} ms/step, PyTorch ${peer.ms[name].toFixed(0)} ms/step)` })), { engine: peakRssMiB(), peer: peer.rss });
+// The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
+process.exit(0);

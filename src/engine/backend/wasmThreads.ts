@@ -45,6 +45,17 @@ const THREADS_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 
 
 let enabled: { count: number; workerPath: string } | null = null;
 
+/** The parts of Emscripten's PThread object (library_pthread.js) and Node's Worker we touch. */
+interface NodeWorker {
+  ref?(): unknown;
+  unref?(): unknown;
+}
+interface PThreadPool {
+  runningWorkers: NodeWorker[];
+  unusedWorkers: NodeWorker[];
+  allocateUnusedWorker(): void;
+}
+
 /** The worker file for this package's worker source (written once per content, atomically). */
 function writeWorker(source: string, factoryPath: string): string {
   if (!source.includes(LOAD_MAIN)) throw new Error(`${WORKER}: unexpected worker source (this tfjs-backend-wasm version is not supported by enableWasmThreads)`);
@@ -77,9 +88,21 @@ function liftCoreCap(count: number): void {
       os.cpus = cpus;
     }
     // XNNPACK's pool threads live as long as the process; Emscripten ref()s a worker while it runs
-    // a thread, which would keep Node from exiting when the program is done. Unref them.
-    const pthread = (backend as { wasm?: { PThread?: { runningWorkers: { unref?(): void }[] } } }).wasm?.PThread;
-    for (const w of pthread?.runningWorkers ?? []) w.unref?.();
+    // a thread, which keeps Node from exiting when the program is done. Unref every worker, now
+    // and when Emscripten allocates more, and make their ref() a no-op.
+    const pthread = (backend as { wasm?: { PThread?: PThreadPool } }).wasm?.PThread;
+    if (pthread) {
+      const detach = (w: NodeWorker): void => {
+        w.unref?.();
+        w.ref = () => w;
+      };
+      for (const w of [...pthread.runningWorkers, ...pthread.unusedWorkers]) detach(w);
+      const allocate = pthread.allocateUnusedWorker.bind(pthread);
+      pthread.allocateUnusedWorker = () => {
+        allocate();
+        detach(pthread.unusedWorkers[pthread.unusedWorkers.length - 1]!);
+      };
+    }
     return backend;
   }, priority);
 }
