@@ -8,20 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import process from 'node:process';
 import { root } from './lib/build.mjs';
+import { nodeBundle } from '../scripts/esbuild-options.mjs';
 
 const outfile = join(root, 'out', 'bench', 'golden-threads.test.js');
-await esbuild.build({
-  entryPoints: [join(root, 'test', 'engine', 'golden.test.ts')],
-  inject: [join(root, 'bench', 'lib', 'threads-inject.ts')],
-  outfile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  sourcemap: true,
-  mainFields: ['module', 'main'],
-  external: ['webgpu', '@tensorflow/tfjs-backend-wasm/package.json', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'vscode'],
-  logLevel: 'warning',
-});
+await esbuild.build({ ...nodeBundle, entryPoints: [join(root, 'test', 'engine', 'golden.test.ts')], inject: [join(root, 'bench', 'lib', 'threads-inject.ts')], outfile });
 const r = spawnSync(process.execPath, ['--test', outfile], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

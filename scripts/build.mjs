@@ -1,25 +1,11 @@
-// Bundles with esbuild. tfjs is bundled from its ESM entry (`module`): its CommonJS node bundle
-// registers no gradients, and its ESM files use extensionless imports that Node cannot load.
-// One bundled copy per process also means one tfjs engine. Only packages that must load at run
-// time from disk stay external: `webgpu` (dawn.node), tfjs-node (optional, the user's), vscode.
-//   node scripts/build.mjs          → dist/engine.js, dist/cli.js
+// Bundles with esbuild (options in esbuild-options.mjs):
+//   node scripts/build.mjs          → dist/engine.js, dist/cli.js, dist/extension.js, dist/webview/
 //   node scripts/build.mjs --tests  → also out/test/**/*.test.js (one bundle per test file)
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWebview } from './build-webview.mjs';
-
-export const external = ['webgpu', '@tensorflow/tfjs-backend-wasm/package.json', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'vscode'];
-const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  sourcemap: true,
-  mainFields: ['module', 'main'],
-  external,
-  logLevel: 'warning',
-};
+import { nodeBundle as common } from './esbuild-options.mjs';
 
 function findTests(dir) {
   return readdirSync(dir).flatMap((name) => {

@@ -4,24 +4,13 @@ import * as esbuild from 'esbuild';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { nodeBundle } from '../../scripts/esbuild-options.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const external = ['webgpu', '@tensorflow/tfjs-backend-wasm/package.json', '@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'vscode'];
 
 /** Builds (a fraction of a second when nothing changed) and requires the engine bundle. */
 export async function loadEngine() {
   const outfile = join(root, 'out', 'bench', 'engine.js');
-  await esbuild.build({
-    entryPoints: [join(root, 'bench', 'lib', 'engine.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    sourcemap: true,
-    mainFields: ['module', 'main'],
-    external,
-    logLevel: 'warning',
-  });
+  await esbuild.build({ ...nodeBundle, entryPoints: [join(root, 'bench', 'lib', 'engine.ts')], outfile });
   return createRequire(import.meta.url)(outfile);
 }
