@@ -394,6 +394,14 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   await page.click('button:has-text("Export CSV")');
   const csv = (await posted(page, 'export')).find((m) => m.format === 'csv');
   assert(csv && csv.text.split('\n')[0] === 'step,loss,lr,tokensPerSec,gradNorm,valLoss,valBleu' && csv.text.trim().split('\n').length === 6001, 'CSV export');
+  // The Export View command's image request: the loss chart comes back as PNG and as SVG data: URLs.
+  for (const format of ['png', 'svg']) {
+    await send(page, { type: 'exportImage', v: 1, format });
+    await page.waitForFunction((f) => window.__posted.some((m) => m.type === 'export' && m.format === f && m.dataUrl), format, { timeout: 20000 });
+  }
+  const images = (await posted(page, 'export')).filter((m) => m.dataUrl);
+  assert(images.find((m) => m.format === 'png').dataUrl.startsWith('data:image/png;base64,iVBORw0KGgo'), 'PNG export is a PNG');
+  assert(/^data:image\/svg\+xml,.*%3Csvg|^data:image\/svg\+xml,.*<svg/.test(images.find((m) => m.format === 'svg').dataUrl.slice(0, 400)), 'SVG export is SVG');
   await page.screenshot({ path: join(artifacts, 'dashboard.png'), fullPage: true });
   // Zoom survives a live update (fixed uirevision).
   await page.evaluate(() => Plotly.relayout(document.getElementById('chart-loss'), { 'xaxis.range': [1000, 2000] }));

@@ -211,4 +211,8 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(() => selected && showDetail(selected));
-start('attention', handle);
+start('attention', handle, async (format) => {
+  if (!selected) return 'open a head first (click a thumbnail)';
+  const dataUrl = await plotly(() => Plotly.toImage(detail, { format, width: 800, height: 800 }));
+  return dataUrl ? { dataUrl, name: `head.${format}` } : 'plotly could not draw the head';
+});

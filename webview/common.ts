@@ -61,16 +61,29 @@ export function clearError(): void {
  * naming the field and is dropped. A handler that throws is reported the same way. Then says
  * `ready` (the extension answers with a full `state`).
  */
-export function start(panel: PanelKind, handle: (m: ToWebview) => void): void {
+/** Makes an image of what a panel shows, as a data: URL and a file name; null with a reason when it cannot. */
+export type ImageExporter = (format: 'png' | 'svg') => Promise<{ dataUrl: string; name: string } | string>;
+
+export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportImage?: ImageExporter): void {
   window.addEventListener('message', (event: MessageEvent) => {
     const why = checkToWebview(event.data);
     if (why) {
       showError(`Malformed message ignored: ${why}`);
       return;
     }
+    const m = event.data as ToWebview;
+    if (m.type === 'exportImage') {
+      const fail = (why: string): void => post({ type: 'error', message: `export ${m.format}: ${why}` });
+      if (!exportImage) return fail(`the ${panel} panel has no image export`);
+      void exportImage(m.format).then(
+        (r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format: m.format, name: r.name, dataUrl: r.dataUrl })),
+        (err: Error) => fail(err.message),
+      );
+      return;
+    }
     try {
       clearError();
-      handle(event.data as ToWebview);
+      handle(m);
     } catch (err) {
       showError(`Could not show ${(event.data as ToWebview).type}: ${(err as Error).message}`);
     }

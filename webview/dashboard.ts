@@ -23,15 +23,18 @@ type ChartName = keyof typeof charts;
 
 const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for training…');
 
+/** An image of one chart (the export command asks for the loss chart). */
+async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
+  const el = charts[name].el;
+  const dataUrl = await plotly(() => Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) }));
+  return dataUrl ? { dataUrl, name: `${name}.${format}` } : `plotly could not draw the ${name} chart`;
+}
+
 function exportButtons(name: ChartName): HTMLElement {
   const mk = (format: 'png' | 'svg') => {
     const b = h('button', { class: 'small', title: `Save this chart as ${format.toUpperCase()}` }, format.toUpperCase());
     b.addEventListener('click', () => {
-      const el = charts[name].el;
-      void plotly(async () => {
-        const dataUrl = await Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) });
-        post({ type: 'export', format, name: `${name}.${format}`, dataUrl });
-      });
+      void chartImage(name, format).then((r) => (typeof r === 'string' ? post({ type: 'error', message: r }) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })));
     });
     return b;
   };
@@ -136,5 +139,5 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(redraw);
-start('dashboard', handle);
+start('dashboard', handle, (format) => chartImage('loss', format));
 redraw();

@@ -169,4 +169,9 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(draw);
-start('head', handle);
+start('head', handle, async (format) => {
+  const c = current();
+  if (!c || !head) return 'no head is shown yet';
+  if (format === 'svg') return 'the head inspector draws on a canvas: PNG only';
+  return { dataUrl: canvas.toDataURL('image/png'), name: `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.png` };
+});

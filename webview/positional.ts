@@ -65,4 +65,8 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(draw);
-start('positional', handle);
+start('positional', handle, async (format) => {
+  if (!pe) return 'no positional encoding is shown yet';
+  const dataUrl = await plotly(() => Plotly.toImage(chart, { format, width: 1000, height: 700 }));
+  return dataUrl ? { dataUrl, name: `positional.${format}` } : 'plotly could not draw the matrix';
+});

@@ -19,7 +19,7 @@ import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
 import { scheduleOf, type TrainingSession } from './training';
 import { runsRoot } from './views';
-import { activePanelKind, exportText } from './exportView';
+import { activePanelKind, exportText, panelOf } from './exportView';
 import { dataLabel, pickConfig, pickData, pickRun, stamp } from './pickers';
 import { settings } from './settings';
 export { CONFIG_PRESETS } from './settings';
@@ -275,15 +275,19 @@ export function createCommands(ctx: Ctx): Record<string, Command> {
       const format =
         args.format ??
         ((await vscode.window.showQuickPick(
-          EXPORT_FORMATS.map((f) => ({ label: f, description: f === 'png' || f === 'svg' ? 'an image, from the panel’s own toolbar' : 'the data shown' })),
+          EXPORT_FORMATS.map((f) => ({ label: f, description: f === 'png' || f === 'svg' ? 'an image of the panel' : 'the data shown' })),
           { title: `Export the ${kind} view as` },
         ))?.label as ExportFormat | undefined);
       if (!format) return undefined;
       if (format === 'png' || format === 'svg') {
-        // Images are drawn in the webview: its toolbar buttons render and send them (saved through
-        // the same save dialog). The extension cannot ask the webview for one yet (no protocol message).
-        void vscode.window.showInformationMessage(`Attention Debugger: use the ${format.toUpperCase()} button in the ${kind} panel's toolbar to save the image.`);
-        return undefined;
+        // Images are drawn in the webview: it renders one (plotly's toImage, or its canvas) and
+        // sends it back as a data: URL, saved where args.path or the save dialog says.
+        const panel = panelOf(kind);
+        if (!panel) throw new Error(`the ${kind} panel is not open`);
+        const saved = await panel.requestImage(format, args.path ? vscode.Uri.file(args.path) : undefined);
+        if (typeof saved === 'string') throw new Error(`the ${kind} panel could not export ${format.toUpperCase()}: ${saved}`);
+        log(`exported the ${kind} view as ${format} to ${saved.fsPath}`);
+        return saved.fsPath;
       }
       const text = exportText(panels, kind, format);
       let target = args.path ? vscode.Uri.file(args.path) : undefined;

@@ -3,6 +3,11 @@ import * as vscode from 'vscode';
 import type { AttentionPayload, PanelKind } from '../protocol/webview';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, type Panels, PositionalPanel } from './panels';
 import { attentionToJson } from './convert';
+import type { BasePanel } from './panels/base';
+
+export function panelOf(kind: PanelKind): BasePanel | undefined {
+  return { dashboard: DashboardPanel.current, attention: AttentionPanel.current, head: HeadInspectorPanel.current, positional: PositionalPanel.current }[kind];
+}
 
 export function activePanelKind(): PanelKind | undefined {
   const all: [PanelKind, { panel: vscode.WebviewPanel } | undefined][] = [

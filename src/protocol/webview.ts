@@ -145,7 +145,13 @@ export interface StateMsg extends Versioned {
   state: PanelState;
 }
 
-export type ToWebview = MetricsMsg | ScheduleMsg | AttentionMsg | SnapshotsMsg | PositionalMsg | StateMsg;
+/** Asks the panel for an image of what it shows; it answers with an `export` message (dataUrl). */
+export interface ExportImageMsg extends Versioned {
+  type: 'exportImage';
+  format: 'png' | 'svg';
+}
+
+export type ToWebview = MetricsMsg | ScheduleMsg | AttentionMsg | SnapshotsMsg | PositionalMsg | StateMsg | ExportImageMsg;
 
 // ---- webview → extension -------------------------------------------------------------------
 
@@ -285,6 +291,7 @@ const toWebviewChecks: Record<ToWebview['type'], Check> = {
   snapshots: object({ items: arrayOf(checkAttentionPayload) }),
   positional: checkPositionalPayload,
   state: object({ state: checkPanelState }),
+  exportImage: object({ format: oneOf(['png', 'svg']) }),
 };
 
 const fromWebviewChecks: Record<FromWebview['type'], Check> = {

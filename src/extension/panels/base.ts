@@ -73,6 +73,8 @@ export abstract class BasePanel implements vscode.Disposable {
   readonly onDidDispose = this.disposeEmitter.event;
   private disposed = false;
   private ready = false;
+  /** An image asked for by the Export View command: where to save it, and who waits. */
+  private pendingImage: { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void } | undefined;
 
   protected constructor(
     readonly panel: vscode.WebviewPanel,
@@ -168,6 +170,7 @@ export abstract class BasePanel implements vscode.Disposable {
           break;
         case 'error':
           this.host.log(`${this.kind} panel (webview): ${m.message}`);
+          if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`)) this.finishImage(m.message);
           break;
       }
     } catch (err) {
@@ -175,18 +178,50 @@ export abstract class BasePanel implements vscode.Disposable {
     }
   }
 
+  /**
+   * Asks the webview for an image of what it shows (PNG or SVG) and saves it to `target`, or where
+   * the save dialog says. Resolves with the saved file, or with the reason it could not be made.
+   */
+  async requestImage(format: 'png' | 'svg', target?: vscode.Uri): Promise<vscode.Uri | string> {
+    this.finishImage('superseded by a newer export');
+    if (!this.panel.visible) {
+      // A hidden webview drops messages (and may reload when shown): show it, then wait for it.
+      this.panel.reveal(this.panel.viewColumn, true);
+      for (let i = 0; i < 50 && !(this.panel.visible && this.ready); i++) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (this.disposed || !this.panel.visible || !this.ready) return `the ${this.kind} panel is not showing`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.finishImage('the panel did not answer within 30 s'), 30_000);
+      this.pendingImage = { format, target, done: (r) => { clearTimeout(timer); resolve(r); } };
+      this.post({ type: 'exportImage', format });
+    });
+  }
+
+  private finishImage(result: vscode.Uri | string): void {
+    const p = this.pendingImage;
+    this.pendingImage = undefined;
+    p?.done(result);
+  }
+
   private async saveExport(m: ExportMsg): Promise<void> {
+    const pending = this.pendingImage && this.pendingImage.format === m.format && m.dataUrl !== undefined ? this.pendingImage : undefined;
     const filters = { [m.format.toUpperCase()]: [m.format] };
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const target = await vscode.window.showSaveDialog({ filters, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, m.name) } : {}) });
-    if (!target) return;
+    const target = pending?.target ?? (await vscode.window.showSaveDialog({ filters, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, m.name) } : {}) }));
+    if (!target) {
+      if (pending) this.finishImage('no file chosen');
+      return;
+    }
     try {
       const bytes = m.dataUrl !== undefined ? dataUrlBytes(m.dataUrl) : new TextEncoder().encode(m.text ?? '');
       await vscode.workspace.fs.writeFile(target, bytes);
       this.host.log(`${this.kind} panel: saved ${target.fsPath}`);
+      if (pending) this.finishImage(target);
     } catch (err) {
       this.host.log(`${this.kind} panel: export to ${target.fsPath} failed: ${(err as Error).message}`);
       void vscode.window.showErrorMessage(`Attention Debugger: could not save ${target.fsPath}: ${(err as Error).message}`);
+      if (pending) this.finishImage((err as Error).message);
     }
   }
 

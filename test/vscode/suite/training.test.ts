@@ -169,6 +169,12 @@ test('Open Run fills the dashboard with metrics.jsonl and the schedule; Export w
   const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { rows: MetricRow[]; schedule: { dModel: number } };
   assert.deepEqual(json.rows.map((r) => r.step), metricsSteps(run1));
   assert.equal(json.schedule.dModel, 16);
+  const png = path.join(tmp, 'dashboard.png');
+  assert.equal(await vscode.commands.executeCommand<string | undefined>('attentionDebugger.exportView', { panel: 'dashboard', format: 'png', path: png }), png);
+  assert.deepEqual([...fs.readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG file, drawn by the webview');
+  const svg = path.join(tmp, 'dashboard.svg');
+  await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'dashboard', format: 'svg', path: svg });
+  assert.match(fs.readFileSync(svg, 'utf8').slice(0, 300), /<svg/);
   const headFile = path.join(tmp, 'head.json');
   await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'head', format: 'json', path: headFile });
   const head = JSON.parse(fs.readFileSync(headFile, 'utf8')) as { kind: string; weights: number[][] };
