@@ -40,6 +40,18 @@ export function parseIds(value: string, option: string): number[] {
   return ids.map(Number);
 }
 
+/**
+ * Parses a command's arguments; with --help (added to every command) prints its usage and
+ * returns null, so the caller returns 0.
+ */
+export function parseCommand(argv: string[], command: string, summary: string, specs: Record<string, OptionSpec>): Parsed['options'] | null {
+  const all: Record<string, OptionSpec> = { ...specs, help: { type: 'boolean', help: 'show this help' } };
+  const { options } = parseArgs(argv, all, command);
+  if (!options.help) return options;
+  process.stdout.write(usage(command, summary, all));
+  return null;
+}
+
 export function usage(command: string, summary: string, specs: Record<string, OptionSpec>): string {
   const lines = Object.entries(specs).map(([name, s]) => `  --${name}${s.type === 'string' ? ' VALUE' : ''}`.padEnd(28) + s.help);
   return `usage: attention-debugger ${command} [options]\n${summary}\n\n${lines.join('\n')}\n`;

@@ -5,7 +5,7 @@ import { attentionReport } from '../inspect';
 import { BOS, EOS } from '../data/vocab';
 import { RunDir } from '../train/runDir';
 import { loadVocabulary } from '../train/vocabulary';
-import { parseArgs, parseIds, usage, UsageError, type OptionSpec } from './args';
+import { type OptionSpec, parseCommand, parseIds, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   checkpoint: { type: 'string', help: 'checkpoint: a folder with config.json, a run folder, or a .safetensors file' },
@@ -16,16 +16,12 @@ const specs: Record<string, OptionSpec> = {
   'tgt-ids': { type: 'string', help: 'target token ids, starting with BOS, e.g. 1,8,9' },
   json: { type: 'boolean', help: 'print one JSON object (the only output format so far)' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
-  help: { type: 'boolean', help: 'show this help' },
 };
 const SUMMARY = 'Prints encoder_self [L][H][S][S], decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
 
 export async function attentionCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'attention');
-  if (options.help) {
-    process.stdout.write(usage('attention', SUMMARY, specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'attention', SUMMARY, specs);
+  if (!options) return 0;
   let src: number[];
   let tgt: number[];
   let labels: { src_tokens: string[]; tgt_tokens: string[] } | undefined;

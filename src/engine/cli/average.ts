@@ -3,21 +3,17 @@ import { join } from 'node:path';
 import { listCheckpoints } from '../checkpoint';
 import { averageCheckpoints } from '../checkpoint/average';
 import { writeSafetensors } from '../checkpoint/safetensors';
-import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
   last: { type: 'string', help: 'how many of the newest checkpoints (default 5)' },
   out: { type: 'string', help: 'file to write (default RUN/checkpoints/average-last-N.safetensors)' },
-  help: { type: 'boolean', help: 'show this help' },
 };
 
 export async function averageCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'average');
-  if (options.help) {
-    process.stdout.write(usage('average', 'Averages the newest checkpoints of a run into one.', specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'average', 'Averages the newest checkpoints of a run into one.', specs);
+  if (!options) return 0;
   if (!options.run) throw new UsageError('average: --run RUN is required');
   const n = options.last === undefined ? 5 : Number(options.last);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--last: expected a whole number ≥ 1, got "${options.last}"`);

@@ -1,21 +1,17 @@
 /** `bleu`: corpus BLEU of a hypothesis file against reference files, printed as sacreBLEU prints it. */
 import { readLines } from '../data/corpus';
 import { corpusBleu, formatBleu } from '../metrics/bleu';
-import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   hyp: { type: 'string', help: 'hypotheses, one a line' },
   ref: { type: 'string', help: 'references, one a line (comma-separate several files for multiple references)' },
   json: { type: 'boolean', help: 'print the score and its statistics as JSON instead' },
-  help: { type: 'boolean', help: 'show this help' },
 };
 
 export async function bleuCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'bleu');
-  if (options.help) {
-    process.stdout.write(usage('bleu', "Corpus BLEU with sacreBLEU's defaults (13a tokenization, exp smoothing).", specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'bleu', "Corpus BLEU with sacreBLEU's defaults (13a tokenization, exp smoothing).", specs);
+  if (!options) return 0;
   if (!options.hyp || !options.ref) throw new UsageError('bleu: --hyp and --ref are required');
   const hypFile = options.hyp as string;
   const hyps = readLines(hypFile);

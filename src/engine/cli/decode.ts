@@ -6,13 +6,12 @@ import { translate, translateWithAttention } from '../decode/translate';
 import { EOS } from '../data/vocab';
 import { loadVocabulary } from '../train/vocabulary';
 import { RunDir } from '../train/runDir';
-import { DECODING_SPECS, decodingOptions, parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { DECODING_SPECS, decodingOptions, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder (its vocabulary, and its newest checkpoint unless --checkpoint)' },
   ...DECODING_SPECS,
   json: { type: 'boolean', help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis' },
-  help: { type: 'boolean', help: 'show this help' },
 };
 
 async function readStdin(): Promise<string[]> {
@@ -22,11 +21,8 @@ async function readStdin(): Promise<string[]> {
 }
 
 export async function decodeCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'decode');
-  if (options.help) {
-    process.stdout.write(usage('decode', 'Reads sentences from stdin and prints their translations on stdout.', specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'decode', 'Reads sentences from stdin and prints their translations on stdout.', specs);
+  if (!options) return 0;
   if (!options.run) throw new UsageError('decode: --run RUN is required');
   const { beamSize, alpha } = decodingOptions(options);
   const run = new RunDir(options.run as string);

@@ -6,22 +6,18 @@ import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { translate } from '../decode/translate';
 import { corpusBleu, formatBleu } from '../metrics/bleu';
 import { openRun } from '../train/setup';
-import { DECODING_SPECS, decodingOptions, numberOption, parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { DECODING_SPECS, decodingOptions, numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
   split: { type: 'string', help: 'test | valid (default test)' },
   ...DECODING_SPECS,
   limit: { type: 'string', help: 'only the first N sentences' },
-  help: { type: 'boolean', help: 'show this help' },
 };
 
 export async function evaluateCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'evaluate');
-  if (options.help) {
-    process.stdout.write(usage('evaluate', 'Decodes the run’s test (or validation) split and prints BLEU; hypotheses and references go to RUN/eval/.', specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'evaluate', 'Decodes the run’s test (or validation) split and prints BLEU; hypotheses and references go to RUN/eval/.', specs);
+  if (!options) return 0;
   if (!options.run) throw new UsageError('evaluate: --run RUN is required');
   const split = (options.split as string) ?? 'test';
   if (split !== 'test' && split !== 'valid') throw new UsageError(`--split: expected test or valid, got "${split}"`);

@@ -1,6 +1,5 @@
 /** The engine's command line: `attention-debugger <command> [options]`. */
 import { availableBackends } from '../backend';
-import { UsageError } from './args';
 import { attentionCommand } from './attention';
 import { averageCommand } from './average';
 import { bleuCommand } from './bleu';
@@ -8,7 +7,7 @@ import { decodeCommand } from './decode';
 import { evaluateCommand } from './evaluate';
 import { trainCommand } from './train';
 import { runServer } from '../server';
-import { parseArgs, type OptionSpec } from './args';
+import { parseArgs, type OptionSpec, UsageError } from './args';
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<number> }> = {
   train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },

@@ -4,7 +4,7 @@ import { taskSpec, type DataSpec } from '../train/dataset';
 import type { TrainingSettings } from '../train/settings';
 import { createRun, openRun } from '../train/setup';
 import { Trainer } from '../train/trainer';
-import { parseArgs, usage, UsageError, type OptionSpec } from './args';
+import { type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
 import { bleuEvaluator } from './evaluators';
 
@@ -26,7 +26,6 @@ const specs: Record<string, OptionSpec> = {
   'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
   ...Object.fromEntries(Object.entries(NUMERIC).map(([flag, key]) => [flag, { type: 'string', help: `training setting ${key}` } as OptionSpec])),
-  help: { type: 'boolean', help: 'show this help' },
 };
 
 function dataSpec(o: Record<string, string | boolean | undefined>): DataSpec {
@@ -49,11 +48,8 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
 }
 
 export async function trainCommand(argv: string[]): Promise<number> {
-  const { options } = parseArgs(argv, specs, 'train');
-  if (options.help) {
-    process.stdout.write(usage('train', 'Trains a Transformer; progress on stderr, a JSON summary on stdout.', specs));
-    return 0;
-  }
+  const options = parseCommand(argv, 'train', 'Trains a Transformer; progress on stderr, a JSON summary on stdout.', specs);
+  if (!options) return 0;
   if (!options.out) throw new UsageError('train: --out RUN is required');
   const minutes = options['max-minutes'] === undefined ? Infinity : Number(options['max-minutes']);
   if (!(minutes > 0)) throw new UsageError(`--max-minutes: expected a positive number, got "${options['max-minutes']}"`);

@@ -52,11 +52,18 @@ export interface KeysValues {
   v: tf.Tensor4D; // [B, h, S, dv]
 }
 
+/** One of W^Q (0), W^K (1), W^V (2) and its bias, sliced from PyTorch's stacked in_proj. x: [B, T, d] → [B, h, T, dk] */
+function project(params: Params, prefix: string, which: 0 | 1 | 2, h: number, x: tf.Tensor3D): tf.Tensor4D {
+  const w = params.get(`${prefix}.in_proj_weight`)!; // [3d, d]
+  const d = w.shape[1]!;
+  const wi = tf.slice(w, [which * d, 0], [d, d]); // [d, d]
+  const bi = tf.slice(params.get(`${prefix}.in_proj_bias`)!, [which * d], [d]); // [d]
+  return splitHeads(linear(x, wi, bi), h);
+}
+
 /** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
 export function projectKeysValues(params: Params, prefix: string, h: number, xkv: tf.Tensor3D): KeysValues {
-  const [, wk, wv] = tf.split(params.get(`${prefix}.in_proj_weight`)!, 3, 0); // [d, d] each
-  const [, bk, bv] = tf.split(params.get(`${prefix}.in_proj_bias`)!, 3, 0); // [d] each
-  return { k: splitHeads(linear(xkv, wk, bk), h), v: splitHeads(linear(xkv, wv, bv), h) };
+  return { k: project(params, prefix, 1, h, xkv), v: project(params, prefix, 2, h, xkv) };
 }
 
 /**
@@ -66,9 +73,7 @@ export function projectKeysValues(params: Params, prefix: string, h: number, xkv
  * in_proj_weight holds W^Q, W^K, W^V stacked as PyTorch does.
  */
 export function attendTo(params: Params, prefix: string, h: number, xq: tf.Tensor3D, kv: KeysValues, mask?: tf.Tensor): { output: tf.Tensor3D; weights: tf.Tensor4D } {
-  const [wq] = tf.split(params.get(`${prefix}.in_proj_weight`)!, 3, 0); // [d, d]
-  const [bq] = tf.split(params.get(`${prefix}.in_proj_bias`)!, 3, 0); // [d]
-  const q = splitHeads(linear(xq, wq, bq), h); // [B, h, T, dk]
+  const q = project(params, prefix, 0, h, xq); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
   const out = linear(mergeHeads(output), params.get(`${prefix}.out_proj.weight`)!, params.get(`${prefix}.out_proj.bias`)!); // [B, T, d]
   return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D };

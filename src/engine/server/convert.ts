@@ -9,7 +9,6 @@ import type { MetricsRow } from '../train/runDir';
 import { plannedLrCurve } from '../train/schedule';
 import type { TrainingSettings } from '../train/settings';
 import type { Snapshot } from '../train/trainer';
-import { readdirSync, existsSync } from 'node:fs';
 import type { RunDir } from '../train/runDir';
 
 export function toMetricRow(r: MetricsRow): MetricRow | null {
@@ -48,11 +47,10 @@ function describeData(d: DataSpec): string {
 }
 
 export function runSummary(run: RunDir, config: TransformerConfig, settings: TrainingSettings, data: DataSpec, step: number, running: boolean): RunSummary {
-  const snapshots = existsSync(run.snapshotsDir) ? readdirSync(run.snapshotsDir).map((f) => /^step-(\d+)\.json$/.exec(f)).filter((m) => m).map((m) => Number(m![1])).sort((a, b) => a - b) : [];
   return {
     runDir: run.path, step, totalSteps: settings.steps, dModel: config.d_model, heads: config.heads,
     encoderLayers: config.encoder_layers, decoderLayers: config.decoder_layers, data: describeData(data),
     schedule: plannedLrCurve(settings.steps, { dModel: config.d_model, warmupSteps: settings.warmup, factor: settings.lr_factor }, 300),
-    checkpoints: listCheckpoints(run.path).map((c) => c.step), snapshots, running,
+    checkpoints: listCheckpoints(run.path).map((c) => c.step), snapshots: run.snapshotSteps(), running,
   };
 }

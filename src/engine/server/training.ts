@@ -125,10 +125,10 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
 
   handle(conn, snapshotsGet, async ({ runDir, steps }) => {
     const run = new RunDir(runDir);
-    const { model, raw } = run.readConfig();
-    const all = runSummary(run, model, raw.training as OpenRun['settings'], raw.data as DataSpec, 0, false).snapshots;
+    if (!run.exists()) throw new Error(`${runDir}: not a run folder (no config.json)`);
+    const all = run.snapshotSteps();
     const wanted = steps ? all.filter((s) => steps.includes(s)) : all;
-    return wanted.map((step) => snapshotToWire(JSON.parse(readFileSync(join(run.snapshotsDir, `step-${step}.json`), 'utf8')) as Snapshot));
+    return wanted.map((step) => snapshotToWire(JSON.parse(readFileSync(run.snapshotPath(step), 'utf8')) as Snapshot));
   });
 
   handle(conn, positional, async (p) => {

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Transformer } from '../model/transformer';
 import { labelSmoothedLoss } from './loss';
-import type { Batch } from './step';
+import { countTokens, type Batch } from './step';
 
 export async function validationLoss(model: Transformer, batches: Batch[], labelSmoothing: number): Promise<{ loss: number; nll: number; tokens: number }> {
   let loss = 0;
@@ -10,7 +10,7 @@ export async function validationLoss(model: Transformer, batches: Batch[], label
   let tokens = 0;
   const c = model.config;
   for (const b of batches) {
-    const n = b.tgtOut.reduce((s, row) => s + row.filter((id) => id !== c.pad_id).length, 0);
+    const n = countTokens(b.tgtOut, c.pad_id);
     const [l, x] = tf.tidy(() => {
       const logProbs = model.forward(tf.tensor2d(b.src, undefined, 'int32'), tf.tensor2d(b.tgtIn, undefined, 'int32')); // [B, T, V]
       const targets = tf.reshape(tf.tensor2d(b.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]

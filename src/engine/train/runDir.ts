@@ -9,7 +9,7 @@
  * Every file is written whole (temp + rename) or appended a line at a time, so a process killed at
  * any moment leaves a folder that resumes from its newest complete checkpoint.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
@@ -113,7 +113,17 @@ export class RunDir {
     return null;
   }
 
+  /** Steps that have an attention snapshot, ascending. */
+  snapshotSteps(): number[] {
+    if (!existsSync(this.snapshotsDir)) return [];
+    return readdirSync(this.snapshotsDir).map((f) => /^step-(\d+)\.json$/.exec(f)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+  }
+
+  snapshotPath(step: number): string {
+    return join(this.snapshotsDir, `step-${step}.json`);
+  }
+
   writeSnapshot(step: number, snapshot: object): void {
-    writeFileAtomic(join(this.snapshotsDir, `step-${step}.json`), [Buffer.from(JSON.stringify(snapshot))]);
+    writeFileAtomic(this.snapshotPath(step), [Buffer.from(JSON.stringify(snapshot))]);
   }
 }

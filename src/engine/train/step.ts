@@ -31,7 +31,8 @@ export interface StepResult {
   tokens: number;
 }
 
-function countTokens(rows: number[][], padId: number): number {
+/** Non-pad tokens in a padded batch of rows. */
+export function countTokens(rows: number[][], padId: number): number {
   return rows.reduce((n, row) => n + row.filter((id) => id !== padId).length, 0);
 }
 
