@@ -148,13 +148,14 @@ let browser;
 let base;
 const problems = []; // console errors, CSP violations and page errors, per page
 
-async function openPanel(panel, viewport = { width: 1400, height: 900 }, theme = 'dark') {
+async function openPanel(panel, viewport = { width: 1400, height: 900 }, theme = 'dark', init = undefined, initArg = undefined) {
   const page = await browser.newPage({ viewport });
   page.on('console', (m) => {
     if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(`${panel}: console ${m.type()}: ${m.text()} ${m.location()?.url ?? ''}`);
   });
   page.on('pageerror', (e) => problems.push(`${panel}: page error: ${e.message}`));
   await page.addInitScript(FAKE_VSCODE);
+  if (init) await page.addInitScript(init, initArg);
   await page.goto(`${base}/panel/${panel}.html?theme=${theme}`);
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 20000 });
   return page;
@@ -409,6 +410,32 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   await page.waitForFunction(() => document.getElementById('chart-loss').data[0].x.at(-1) === 6001);
   const range = await page.evaluate(() => document.getElementById('chart-loss')._fullLayout.xaxis.range);
   assert(range[0] === 1000 && range[1] === 2000, `zoom lost after an update: x range ${range}`);
+  await page.close();
+});
+
+test('an image asked for as the page loads (a webview shown again) has the data sent before it', async () => {
+  // A hidden webview is torn down and reloads when shown; VS Code then delivers the messages it
+  // queued (state, exportImage) right after the page says ready, before it has painted a frame.
+  const rows = [1, 2, 3, 4].map((step) => ({ step, loss: 10 - step, lr: lrAt(step), tokensPerSec: 1000, gradNorm: 1 }));
+  const queued = [{ type: 'state', v: 1, state: { panel: 'dashboard', rows, schedule: null } }, { type: 'exportImage', v: 1, format: 'svg' }];
+  const page = await openPanel('dashboard', undefined, 'dark', (messages) => {
+    const api = window.acquireVsCodeApi;
+    window.acquireVsCodeApi = () => {
+      const vscode = api();
+      const postMessage = vscode.postMessage;
+      vscode.postMessage = (m) => {
+        postMessage(m);
+        if (m.type === 'ready') for (const q of messages) window.postMessage(q, '*');
+      };
+      return vscode;
+    };
+  }, queued);
+  await page.waitForFunction(() => window.__posted.some((m) => (m.type === 'export' && m.dataUrl) || m.type === 'error'), null, { timeout: 20000 });
+  const [reply] = await page.evaluate(() => window.__posted.filter((m) => m.type === 'export' || m.type === 'error'));
+  assert(reply.type === 'export', `the panel answered ${JSON.stringify(reply)}`);
+  const svg = decodeURIComponent(reply.dataUrl.slice(reply.dataUrl.indexOf(',') + 1));
+  const traces = svg.match(/class="trace scatter/g) ?? [];
+  assert(traces.length === 1, `one train-loss trace in the exported SVG, found ${traces.length}`);
   await page.close();
 });
 

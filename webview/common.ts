@@ -90,6 +90,10 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
   post({ type: 'ready', panel });
+  // The extension stops sending to a hidden panel; if this page outlived the hiding, say so again.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') post({ type: 'ready', panel });
+  });
 }
 
 // ---- theme ---------------------------------------------------------------------------------
@@ -184,17 +188,27 @@ export function purgeOnUnload(...roots: HTMLElement[]): void {
   });
 }
 
+/** A redraw request coalesced into one per animation frame; `flush` draws now if one is pending. */
+export interface FrameScheduler {
+  (): void;
+  flush(): void;
+}
+
 /** Coalesces redraw requests into one per animation frame. */
-export function frameScheduler(draw: () => void): () => void {
+export function frameScheduler(draw: () => void): FrameScheduler {
   let pending = false;
-  return () => {
+  const run = (): void => {
+    if (!pending) return;
+    pending = false;
+    draw();
+  };
+  const request = (): void => {
     if (pending) return;
     pending = true;
-    requestAnimationFrame(() => {
-      pending = false;
-      draw();
-    });
+    requestAnimationFrame(run);
   };
+  // An export asked for right after new data must not race the frame that would draw it.
+  return Object.assign(request, { flush: run });
 }
 
 /** Small DOM helper: an element with attributes and children. */

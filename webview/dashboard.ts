@@ -26,6 +26,7 @@ const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for training
 /** An image of one chart (the export command asks for the loss chart). */
 async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
   const el = charts[name].el;
+  redraw.flush();
   const dataUrl = await plotly(() => Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) }));
   return dataUrl ? { dataUrl, name: `${name}.${format}` } : `plotly could not draw the ${name} chart`;
 }

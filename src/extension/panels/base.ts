@@ -86,7 +86,10 @@ export abstract class BasePanel implements vscode.Disposable {
     this.disposables.add(panel.onDidDispose(() => this.dispose()));
     this.disposables.add(
       panel.onDidChangeViewState((e) => {
-        if (e.webviewPanel.visible) this.sendState();
+        // A hidden webview's page is torn down (no retainContextWhenHidden) and loads afresh when
+        // shown: it is not listening until it says ready again, and then it gets the whole state.
+        if (!e.webviewPanel.visible) this.ready = false;
+        else if (this.ready) this.sendState();
       }),
     );
     this.disposables.add(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
@@ -184,13 +187,15 @@ export abstract class BasePanel implements vscode.Disposable {
    */
   async requestImage(format: 'png' | 'svg', target?: vscode.Uri): Promise<vscode.Uri | string> {
     this.finishImage('superseded by a newer export');
-    if (!this.panel.visible) {
-      // A hidden webview drops messages (and may reload when shown): show it, then wait for it.
+    if (!this.panel.visible || !this.ready) {
+      // A hidden webview drops messages and reloads when shown: show it, then wait until its new
+      // page has said ready (and so has been sent the state it draws before answering).
       this.panel.reveal(this.panel.viewColumn, true);
-      for (let i = 0; i < 50 && !(this.panel.visible && this.ready); i++) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 500));
+      const t0 = Date.now();
+      for (let i = 0; i < 300 && !this.disposed && !(this.panel.visible && this.ready); i++) await new Promise((r) => setTimeout(r, 100));
+      this.host.log(`${this.kind} panel: shown again for the export in ${Date.now() - t0} ms`);
     }
-    if (this.disposed || !this.panel.visible || !this.ready) return `the ${this.kind} panel is not showing`;
+    if (this.disposed || !this.panel.visible || !this.ready) return `the ${this.kind} panel did not show within 30 s (visible ${this.panel.visible}, ready ${this.ready})`;
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.finishImage('the panel did not answer within 30 s'), 30_000);
       this.pendingImage = { format, target, done: (r) => { clearTimeout(timer); resolve(r); } };

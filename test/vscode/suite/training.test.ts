@@ -169,12 +169,21 @@ test('Open Run fills the dashboard with metrics.jsonl and the schedule; Export w
   const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { rows: MetricRow[]; schedule: { dModel: number } };
   assert.deepEqual(json.rows.map((r) => r.step), metricsSteps(run1));
   assert.equal(json.schedule.dModel, 16);
+  // Hide the dashboard behind an editor: its page is torn down, and the export must show it again
+  // and wait for the reloaded page to draw the run before it answers.
+  const dashboard = (api.panels.openDashboard() as { panel: vscode.WebviewPanel }).panel;
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: 'hides the dashboard' }), { viewColumn: dashboard.viewColumn ?? vscode.ViewColumn.One, preview: false });
+  for (let i = 0; i < 50 && dashboard.visible; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(dashboard.visible, false, 'the editor hid the dashboard');
+  const svg = path.join(tmp, 'dashboard.svg');
+  assert.equal(await vscode.commands.executeCommand<string | undefined>('attentionDebugger.exportView', { panel: 'dashboard', format: 'svg', path: svg }), svg);
+  const svgText = fs.readFileSync(svg, 'utf8');
+  assert.match(svgText.slice(0, 300), /<svg/);
+  const lossSeries = opened.rows.some((r) => r.valLoss !== undefined) ? 2 : 1; // train, and validation if logged
+  assert.equal(svgText.match(/class="trace scatter/g)?.length, lossSeries, 'the loss chart with its series, drawn by the webview');
   const png = path.join(tmp, 'dashboard.png');
   assert.equal(await vscode.commands.executeCommand<string | undefined>('attentionDebugger.exportView', { panel: 'dashboard', format: 'png', path: png }), png);
   assert.deepEqual([...fs.readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG file, drawn by the webview');
-  const svg = path.join(tmp, 'dashboard.svg');
-  await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'dashboard', format: 'svg', path: svg });
-  assert.match(fs.readFileSync(svg, 'utf8').slice(0, 300), /<svg/);
   const headFile = path.join(tmp, 'head.json');
   await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'head', format: 'json', path: headFile });
   const head = JSON.parse(fs.readFileSync(headFile, 'utf8')) as { kind: string; weights: number[][] };
