@@ -1,7 +1,8 @@
 // Bundles with esbuild (options in esbuild-options.mjs):
-//   node scripts/build.mjs          → dist/engine.js, dist/cli.js, dist/extension.js, dist/webview/
+//   node scripts/build.mjs          → dist/native/blas.node, dist/engine.js, dist/cli.js, dist/extension.js, dist/webview/
 //   node scripts/build.mjs --tests  → also out/test/**/*.test.js (one bundle per test file)
 import * as esbuild from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWebview } from './build-webview.mjs';
@@ -15,6 +16,8 @@ function findTests(dir) {
   });
 }
 
+// The OpenBLAS matMul addon (optional: without it the engine multiplies on wasm alone).
+spawnSync(process.execPath, ['scripts/build-native.mjs'], { stdio: 'inherit' });
 await esbuild.build({ ...common, entryPoints: { engine: 'src/engine/index.ts', cli: 'src/engine/cli/main.ts' }, outdir: 'dist' });
 // The extension host side: vscode is provided by the host; it runs the engine as a child process.
 await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });

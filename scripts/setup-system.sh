@@ -3,6 +3,7 @@
 #  - python3-torch: the PyTorch reference that regenerates golden fixtures (tests only read them)
 #  - mesa-vulkan-drivers 25.x from bookworm-backports: lavapipe, so the webgpu backend runs without a GPU
 #    (bookworm's own Mesa 22.3 lacks what Dawn needs; ../shared/TESTING.md)
+#  - libopenblas0-pthread: the BLAS the engine's matMul calls on wasm (native/blas.c), and PyTorch's
 set -euo pipefail
 want_torch=${WANT_TORCH:-0}
 [ "$(id -u)" = 0 ] || { echo "setup-system: not root, skipping apt steps" >&2; exit 0; }
@@ -18,6 +19,7 @@ fi
 
 need=()
 dpkg -s mesa-vulkan-drivers 2>/dev/null | grep -q '^Version: 25' || need+=(mesa-vulkan-drivers)
+dpkg -s libopenblas0-pthread >/dev/null 2>&1 || need+=(libopenblas0-pthread)
 if [ "$want_torch" = 1 ]; then dpkg -s python3-torch >/dev/null 2>&1 || need+=(python3-torch); fi
 [ ${#need[@]} -eq 0 ] && exit 0
 export DEBIAN_FRONTEND=noninteractive

@@ -5,7 +5,7 @@
  * to out/bench/engine.js. One bundle, so one tfjs engine: `tf` here is the engine's own copy.
  */
 export * as tf from '@tensorflow/tfjs-core';
-export { initBackend, currentBackend } from '../../src/engine/backend';
+export { initBackend, currentBackend, matMulDetail } from '../../src/engine/backend';
 export { configFromPreset, validateConfig, type TransformerConfig } from '../../src/engine/model/config';
 export { Transformer } from '../../src/engine/model/transformer';
 export { trainStep, type Batch } from '../../src/engine/train/step';

@@ -119,7 +119,7 @@ export function createCommands(ctx: Ctx): Record<string, Command> {
     'attentionDebugger.showEngineInfo': async (): Promise<EngineInfo | undefined> => {
       try {
         const info = await engine.request(engineInfo);
-        void vscode.window.showInformationMessage(`Attention Debugger engine ${info.version}: backend ${info.backend} (available: ${info.backends.join(', ') || 'none'})`);
+        void vscode.window.showInformationMessage(`Attention Debugger engine ${info.version}: backend ${info.backend} (available: ${info.backends.join(', ') || 'none'}); matMul: ${info.matmul}`);
         return info;
       } catch (err) {
         log(`engine/info failed: ${errorText(err)}`);

@@ -34,12 +34,14 @@ export interface EngineInfo {
   backend: string;
   /** Every backend that loads on this machine. */
   backends: string[];
+  /** How matrix products run: on the backend, or (wasm) through OpenBLAS, with why not if not. */
+  matmul: string;
 }
 
 export const engineInfo: RequestDef<void, EngineInfo> = {
   method: 'engine/info',
   checkParams: isNothing,
-  checkResult: object({ version: isString, backend: isString, backends: arrayOf(isString) }),
+  checkResult: object({ version: isString, backend: isString, backends: arrayOf(isString), matmul: isString }),
 };
 
 // ---- engine/log: a line for the extension's output channel ----------------------------------

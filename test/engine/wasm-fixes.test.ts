@@ -1,8 +1,9 @@
 /**
- * The two wasm defects handled in backend/wasmFixes.ts. Each test fails without its fix:
+ * The wasm defects handled in backend/wasmFixes.ts. Each test fails without its fix:
  * without the UnsortedSegmentSum kernel, the gradient of gather throws on wasm; without the
  * BatchMatMul wrapper, transposed products (autodiff's matMul gradients among them) reach the
- * XNNPACK kernel with transpose flags, which the spy below records.
+ * XNNPACK kernel with transpose flags, which the spy below records; without the OneHot wrapper a
+ * float32 one-hot holds 1.4e-45 where it should hold 1.
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
@@ -13,6 +14,9 @@ import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { trainStep } from '../../src/engine/train/step';
 import { maxAbsDiff } from '../helpers';
+
+// These fixes are the path when the OpenBLAS matMul (native-matmul.test.ts) is off or not built.
+process.env.ATTENTION_DEBUGGER_NATIVE = '0';
 
 // Put a spy in place of the wasm kernel before the engine wraps it: the spy sees what reaches XNNPACK.
 const seen = { plain: 0, transposed: 0 };
@@ -40,6 +44,14 @@ test('the gradient of gather (embedding lookup) works on wasm and sums repeated 
   const g = tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.gather(x, ids), w)))(e);
   assert.deepEqual(await g.array(), [[17, 20], [0, 0], [8, 10]]);
   tf.dispose([e, w, ids, g]);
+});
+
+test('a float32 one-hot holds 1 and 0 (and any on/off values), not int bits', async () => {
+  const ids = tf.tensor1d([2, 0, -1], 'int32');
+  assert.deepEqual(await tf.oneHot(ids, 3, 1, 0, 'float32').array(), [[0, 0, 1], [1, 0, 0], [0, 0, 0]]);
+  assert.deepEqual(await tf.oneHot(ids, 3, 0.5, -2, 'float32').array(), [[-2, -2, 0.5], [0.5, -2, -2], [-2, -2, -2]]);
+  assert.deepEqual(await tf.oneHot(ids, 3).array(), [[0, 0, 1], [1, 0, 0], [0, 0, 0]]); // int32: wasm's own kernel
+  ids.dispose();
 });
 
 test('transposed matMuls give the right numbers and never reach the kernel with transpose flags', async () => {

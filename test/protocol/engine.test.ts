@@ -10,8 +10,9 @@ const info = (v: unknown): string | undefined => validate(engineInfo.checkResult
 const log = (v: unknown): string | undefined => validate(engineLog.checkParams, v, engineLog.method, 'params');
 
 test('engine/info result: well formed passes, extra fields are allowed', () => {
-  assert.equal(info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'] }), undefined);
-  assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [], future: 1 }), undefined);
+  assert.equal(info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'], matmul: 'wasm: OpenBLAS' }), undefined);
+  assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [], matmul: 'cpu kernels', future: 1 }), undefined);
+  assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [] }), 'engine/info result.matmul must be a string, got undefined');
 });
 
 test('engine/info result: each bad field is named', () => {

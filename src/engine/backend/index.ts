@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
 
 export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
@@ -51,6 +52,8 @@ async function loadWasm(): Promise<void> {
   const dir = require('node:path').join(require('node:path').dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist');
   wasm.setWasmPaths(`${dir}/`);
   registerWasmFixes();
+  registerNativeKernels(); // over the fixed kernels, which stay their fallbacks
+
 }
 
 async function loadCpu(): Promise<void> {
@@ -120,6 +123,14 @@ export async function availableBackends(): Promise<BackendName[]> {
   for (const name of BACKENDS) if (!(await tryBackend(name))) ok.push(name);
   if (before) await tf.setBackend(before);
   return ok;
+}
+
+/** How the active backend multiplies matrices (wasm: through OpenBLAS and native kernels, or why not). */
+export function matMulDetail(): string {
+  const name = tf.getBackend();
+  if (name !== 'wasm') return `${name} kernels`;
+  const status = nativeBlasStatus();
+  return status.startsWith('lib') ? `OpenBLAS, and native kernels for sum, gather, loss and Adam (${status})` : `XNNPACK on wasm, 1 thread (native kernels ${status})`;
 }
 
 /** The active backend's name. */

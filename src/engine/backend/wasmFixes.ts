@@ -1,5 +1,5 @@
 /**
- * Fixes for two defects of tfjs-backend-wasm 4.x, applied at the kernel level so that every
+ * Fixes for three defects of tfjs-backend-wasm 4.x, applied at the kernel level so that every
  * caller benefits, autodiff's generated gradients included:
  * 1. It has no `UnsortedSegmentSum` kernel, and the gradient of `gather` (embedding lookup) is an
  *    unsorted segment sum: without a kernel the embedding cannot be trained. We register one.
@@ -7,6 +7,8 @@
  *    ~14–60× slower than A·B, measured on this project's 2-core machine). matMul's gradients use
  *    exactly those flags. We wrap the kernel: transpose the operand explicitly (a cheap copy),
  *    then multiply with both flags off.
+ * 3. `OneHot` writes int32 bits whatever its dtype: a float32 one-hot holds 1.4e-45 (the float
+ *    whose bits are int 1) instead of 1. We make float32 one-hots ourselves.
  */
 import * as tf from '@tensorflow/tfjs-core';
 
@@ -43,6 +45,22 @@ const unsortedSegmentSum: KernelFunc = ({ inputs, backend, attrs }) => {
   return out;
 };
 
+/** OneHot: indices [...] → [..., depth]; float32 here, other dtypes by wasm's own kernel. */
+function floatOneHot(inner: KernelFunc): KernelFunc {
+  return (args) => {
+    const { indices } = args.inputs as { indices: tf.TensorInfo };
+    const { dtype, depth, onValue, offValue } = args.attrs as { dtype: tf.DataType; depth: number; onValue: number; offValue: number };
+    if (dtype !== 'float32') return inner(args);
+    const wasm = args.backend as WasmBackend;
+    const out = wasm.makeOutput([...indices.shape, depth], 'float32');
+    const dst = wasm.typedArrayFromHeap(out); // after makeOutput: allocating may grow the heap
+    const ids = wasm.typedArrayFromHeap(indices);
+    dst.fill(offValue);
+    for (let i = 0; i < ids.length; i++) if (ids[i] >= 0 && ids[i] < depth) dst[i * depth + ids[i]] = onValue;
+    return out;
+  };
+}
+
 /** Wraps a (Batch|_Fused)MatMul kernel so that it never sees a transpose flag. */
 function withoutTransposeFlags(inner: KernelFunc, transpose: KernelFunc): KernelFunc {
   const swapLast = (t: tf.TensorInfo, backend: tf.KernelBackend): tf.TensorInfo => {
@@ -68,6 +86,13 @@ function withoutTransposeFlags(inner: KernelFunc, transpose: KernelFunc): Kernel
 export function registerWasmFixes(): void {
   if (!tf.getKernel('UnsortedSegmentSum', 'wasm')) {
     tf.registerKernel({ kernelName: 'UnsortedSegmentSum', backendName: 'wasm', kernelFunc: unsortedSegmentSum });
+  }
+  const oneHot = tf.getKernel('OneHot', 'wasm');
+  if (oneHot && !(oneHot.kernelFunc as unknown as Record<symbol, boolean>)[WRAPPED]) {
+    const wrapped = floatOneHot(oneHot.kernelFunc);
+    (wrapped as unknown as Record<symbol, boolean>)[WRAPPED] = true;
+    tf.unregisterKernel('OneHot', 'wasm');
+    tf.registerKernel({ ...oneHot, kernelFunc: wrapped });
   }
   const transpose = tf.getKernel('Transpose', 'wasm');
   if (!transpose) throw new Error('tfjs-backend-wasm has no Transpose kernel: unexpected tfjs version');

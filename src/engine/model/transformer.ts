@@ -39,9 +39,14 @@ export class Transformer {
     return { memory: encode(this.config, this.params, x, srcMask, ctx), srcMask };
   }
 
+  /** Decoder output → logits y·Wᵀ + b (before the softmax). y: [B, T, d] → [B, T, V] */
+  project(y: tf.Tensor3D): tf.Tensor3D {
+    return linear(y, this.params.get('generator.weight')!, this.params.get('generator.bias')!) as tf.Tensor3D;
+  }
+
   /** Decoder output → log-probabilities: log softmax(y·Wᵀ + b). y: [B, T, d] → [B, T, V] */
   generate(y: tf.Tensor3D): tf.Tensor3D {
-    return tf.logSoftmax(linear(y, this.params.get('generator.weight')!, this.params.get('generator.bias')!)) as tf.Tensor3D;
+    return tf.logSoftmax(this.project(y)) as tf.Tensor3D;
   }
 
   /**
@@ -49,6 +54,16 @@ export class Transformer {
    * log-probabilities of the next token at each target position, [B, T, V].
    */
   forward(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext = EVAL): tf.Tensor3D {
+    return this.generate(this.decodeTeacherForced(src, tgt, ctx));
+  }
+
+  /** As forward, but the logits (training computes its loss from them). [B, T, V] */
+  logits(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext = EVAL): tf.Tensor3D {
+    return this.project(this.decodeTeacherForced(src, tgt, ctx));
+  }
+
+  /** Encoder and decoder stacks, teacher-forced: src [B, S], tgt [B, T] → decoder output [B, T, d] */
+  private decodeTeacherForced(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext): tf.Tensor3D {
     const t = tgt.shape[1];
     // 1. Encode the source.
     const { memory, srcMask } = this.encodeSource(src, ctx);
@@ -56,9 +71,7 @@ export class Transformer {
     const tgtMask = tf.add(causalMask(t), paddingMask(tgt, this.config.pad_id)); // [B, 1, T, T]
     // 3. Embed the shifted-right target and decode against the memory.
     const y = this.drop(embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), tgt), ctx); // [B, T, d]
-    const out = decode(this.config, this.params, y, crossKeysValues(this.config, this.params, memory), tgtMask, srcMask, ctx); // [B, T, d]
-    // 4. Project to the vocabulary.
-    return this.generate(out); // [B, T, V]
+    return decode(this.config, this.params, y, crossKeysValues(this.config, this.params, memory), tgtMask, srcMask, ctx); // [B, T, d]
   }
 
   /** Embeds target positions [offset, offset + T) for incremental decoding. ids: [B, T] → [B, T, d] */

@@ -9,7 +9,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
 import { handle, notify } from './rpc';
 import { registerTrainingHandlers } from './training';
-import { availableBackends, initBackend } from '../backend';
+import { availableBackends, initBackend, matMulDetail } from '../backend';
 
 export interface ServerOptions {
   /** Force a tfjs backend (as `--backend`); otherwise the first that loads. */
@@ -33,7 +33,7 @@ export async function runServer(opts: ServerOptions = {}): Promise<number> {
   let backend: Promise<string> | undefined;
   const ensureBackend = (): Promise<string> => {
     backend ??= initBackend(opts.backend).then((name) => {
-      log('info', `tfjs backend: ${name}`);
+      log('info', `tfjs backend: ${name}; matMul: ${matMulDetail()}`);
       return name;
     });
     return backend;
@@ -42,7 +42,8 @@ export async function runServer(opts: ServerOptions = {}): Promise<number> {
 
   handle(conn, engineInfo, async (): Promise<EngineInfo> => {
     const active = await ensureBackend();
-    return { version: VERSION, backend: active, backends: await availableBackends() };
+    const backends = await availableBackends();
+    return { version: VERSION, backend: active, backends, matmul: matMulDetail() };
   });
 
   const stopTraining = registerTrainingHandlers(conn, ensureBackend, log);

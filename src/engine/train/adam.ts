@@ -5,6 +5,7 @@
  * saved and restored so that a resumed run continues exactly.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { ADAM_UPDATE, hasFusedKernel } from '../backend/nativeOps';
 
 export interface AdamOptions {
   beta1: number;
@@ -33,12 +34,21 @@ export class Adam {
     const { beta1, beta2, epsilon } = this.opts;
     const c1 = 1 - beta1 ** this.step;
     const c2 = 1 - beta2 ** this.step;
+    const fused = hasFusedKernel(ADAM_UPDATE);
     tf.tidy(() => {
       for (const p of vars) {
         const g = grads[p.name];
         if (!g) continue;
         const m = this.moment(this.m, p);
         const v = this.moment(this.v, p);
+        if (fused) {
+          // One pass of the same arithmetic (backend/nativeOps.ts) instead of ~12 kernels.
+          const [p1, m1, v1] = tf.engine().runKernel(ADAM_UPDATE, { p, g, m, v }, { lr, beta1, beta2, epsilon, c1, c2 }) as tf.Tensor[];
+          m.assign(m1);
+          v.assign(v1);
+          p.assign(p1);
+          continue;
+        }
         m.assign(tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1)));
         v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2)));
         const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon));

@@ -6,6 +6,7 @@
  * gradient is that of the smoothed cross-entropy (they differ by the constant entropy of q).
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../backend/nativeOps';
 
 export interface LossResult {
   /** KL(q ‖ p) summed over non-pad positions, divided by their count: the training objective. */
@@ -34,4 +35,53 @@ export function labelSmoothedLoss(logProbs: tf.Tensor2D, targets: tf.Tensor1D, p
     nll: tf.div(tf.sum(tf.mul(tf.neg(onTarget), keep)), denom) as tf.Scalar,
     tokens,
   };
+}
+
+export interface FusedLossResult {
+  /** As LossResult.loss, differentiable with respect to the logits. */
+  loss: tf.Scalar;
+  /** As LossResult.nll; kept (tf.keep): the caller disposes it. */
+  nll: tf.Scalar;
+}
+
+/**
+ * The same loss from the logits (before the softmax) in one op whose gradient is written down:
+ * d loss / d logits = (softmax(logits) − q) · keep / tokens, q the smoothed target distribution.
+ * Autodiff through logSoftmax and labelSmoothedLoss takes ~15 passes over [N, V]; this takes 3 on
+ * wasm (a native kernel, backend/nativeOps.ts) and a handful of tfjs ops elsewhere.
+ * logits: [N, V], targets: [N] int32
+ */
+export function smoothedLossFromLogits(logits: tf.Tensor2D, targets: tf.Tensor1D, padId: number, smoothing: number, tokens: number): FusedLossResult {
+  const v = logits.shape[1];
+  if (smoothing > 0 && v < 3) throw new Error(`label smoothing needs at least 3 classes, got ${v}`);
+  const confidence = 1 - smoothing;
+  const spread = smoothing > 0 ? smoothing / (v - 2) : 0;
+  const entropy = -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0); // H(q)
+  const scale = 1 / Math.max(tokens, 1);
+  let nll: tf.Scalar | undefined;
+  const fused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [x, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    const [rowLoss, rowNll, grad] = hasFusedKernel(SMOOTHED_CROSS_ENTROPY)
+      ? (tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, { logits: x, targets }, { padId, confidence, spread, entropy, scale } as unknown as tf.NamedAttrMap) as tf.Tensor[])
+      : smoothedCrossEntropyOps(x, targets, padId, confidence, spread, entropy, scale);
+    nll = tf.keep(tf.mul(tf.sum(rowNll), scale) as tf.Scalar);
+    save([grad]);
+    return { value: tf.mul(tf.sum(rowLoss), scale) as tf.Scalar, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(dy, saved[0]) };
+  });
+  const loss = fused(logits) as tf.Scalar;
+  return { loss, nll: nll! };
+}
+
+/** The fused kernel's outputs with tfjs ops: rowLoss [N], rowNll [N], grad [N, V] (for backends without it). */
+function smoothedCrossEntropyOps(logits: tf.Tensor2D, targets: tf.Tensor1D, padId: number, confidence: number, spread: number, entropy: number, scale: number): tf.Tensor[] {
+  const v = logits.shape[1];
+  const keep = tf.cast(tf.notEqual(targets, padId), 'float32'); // [N]
+  const logProbs = tf.logSoftmax(logits); // [N, V]
+  const target = tf.oneHot(targets, v, 1, 0, 'float32'); // [N, V]
+  const notPad = tf.oneHot(tf.tensor1d([padId], 'int32'), v, 0, 1, 'float32'); // [1, V]
+  const q = tf.add(tf.mul(notPad, spread), tf.mul(target, confidence - spread)); // [N, V]: conf at target, spread elsewhere, 0 at pad
+  const rowLoss = tf.mul(tf.sub(tf.neg(tf.sum(tf.mul(q, logProbs), 1)), entropy), keep);
+  const rowNll = tf.mul(tf.neg(tf.sum(tf.mul(target, logProbs), 1)), keep);
+  const grad = tf.mul(tf.sub(tf.exp(logProbs), q), tf.mul(tf.expandDims(keep, 1), scale));
+  return [rowLoss, rowNll, grad];
 }

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { uniqueVariables } from '../model/params';
 import type { Transformer } from '../model/transformer';
 import type { Adam } from './adam';
-import { labelSmoothedLoss } from './loss';
+import { smoothedLossFromLogits } from './loss';
 
 /** A batch as token ids: target input starts with BOS, target output is it shifted left (ends with EOS). */
 export interface Batch {
@@ -48,9 +48,9 @@ export async function trainStep(model: Transformer, optimizer: Adam, batch: Batc
     const tgtOut = tf.reshape(tf.tensor2d(batch.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
     let nllValue: tf.Scalar | undefined;
     const { value, grads } = tf.variableGrads(() => {
-      const logProbs = model.forward(src, tgtIn, ctx); // [B, T, V]
-      const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, c.tgt_vocab]) as tf.Tensor2D, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
-      nllValue = tf.keep(r.nll); // survives the gradient scope; disposed below
+      const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
+      const r = smoothedLossFromLogits(tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
+      nllValue = r.nll; // kept: survives the gradient scope; disposed below
       return r.loss;
     }, vars);
     // Global L2 norm. Summed pairwise, not with addN: one addN shader over every parameter exceeds

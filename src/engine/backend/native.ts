@@ -1,0 +1,125 @@
+/**
+ * The native addon (native/blas.c + ops.c, built to dist/native/blas.node): BatchMatMul on the wasm
+ * backend through OpenBLAS, and the kernels of nativeOps.ts.
+ * wasm keeps every tensor in its heap; the kernel hands OpenBLAS views of that heap, so nothing is
+ * copied, and transposes become BLAS flags instead of copies.
+ * Used when the addon loads; ATTENTION_DEBUGGER_NATIVE=0 turns it off (the plain wasm path,
+ * with the transpose wrapper of wasmFixes.ts, is then what runs).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type OpsAddon, registerNativeOps } from './nativeOps';
+
+export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
+
+interface BlasAddon extends OpsAddon {
+  matmul(a: Float32Array, b: Float32Array, c: Float32Array, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean, strideA: number, strideB: number): void;
+  info(): { library: string; config: string; threads: number };
+  setThreads(n: number): void;
+}
+
+type KernelFunc = tf.KernelConfig['kernelFunc'];
+type WasmBackend = tf.KernelBackend & {
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
+};
+
+let addon: BlasAddon | null = null;
+let status = 'not loaded';
+
+/** dist/native/blas.node, found from the running bundle (dist/, out/test/…) upwards. */
+function addonPath(): string | undefined {
+  for (let dir = __dirname, i = 0; i < 6; dir = dirname(dir), i++) {
+    for (const p of [join(dir, 'native', 'blas.node'), join(dir, 'dist', 'native', 'blas.node')]) if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+function loadAddon(): BlasAddon | null {
+  if (addon) return addon;
+  const off = process.env[NATIVE_ENV];
+  if (off === '0' || off === 'off' || off === 'false') {
+    status = `off (${NATIVE_ENV}=${off})`;
+    return null;
+  }
+  const file = addonPath();
+  if (!file) {
+    status = 'not built (node scripts/build-native.mjs)';
+    return null;
+  }
+  try {
+    const m = { exports: {} as BlasAddon };
+    process.dlopen(m, file);
+    addon = m.exports;
+    const i = addon.info();
+    status = `${i.library}, ${i.threads} thread${i.threads === 1 ? '' : 's'} (${i.config})`;
+  } catch (err) {
+    status = `failed to load: ${(err as Error).message}`;
+  }
+  return addon;
+}
+
+/** How matMul runs on wasm: OpenBLAS and its configuration, or why not. */
+export function nativeBlasStatus(): string {
+  return status;
+}
+
+const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** BatchMatMul: a [...batchA, m, k] (or [..., k, m] when transposeA), b [...batchB, k, n] (or [..., n, k]) → [...batch, m, n] */
+function nativeBatchMatMul(blas: BlasAddon, fallback: KernelFunc): KernelFunc {
+  return (args) => {
+    const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
+    if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return fallback(args);
+    const ra = a.shape.length;
+    const rb = b.shape.length;
+    const [m, k] = transposeA ? [a.shape[ra - 1], a.shape[ra - 2]] : [a.shape[ra - 2], a.shape[ra - 1]];
+    const [kb, n] = transposeB ? [b.shape[rb - 1], b.shape[rb - 2]] : [b.shape[rb - 2], b.shape[rb - 1]];
+    if (k !== kb) return fallback(args); // tfjs's kernel throws its own message
+    const outerA = a.shape.slice(0, -2);
+    const outerB = b.shape.slice(0, -2);
+    const batchA = product(outerA);
+    const batchB = product(outerB);
+    // One of the two is a single matrix (broadcast), or both have the same batch shape; other
+    // broadcasts go to tfjs.
+    let outer: number[];
+    if (batchA === 1 && outerA.length <= outerB.length) outer = outerB;
+    else if (batchB === 1 && outerB.length <= outerA.length) outer = outerA;
+    else if (sameShape(outerA, outerB)) outer = outerA;
+    else return fallback(args);
+    const backend = args.backend as WasmBackend;
+    const out = backend.makeOutput([...outer, m, n], 'float32');
+    // Views after makeOutput: allocating may grow (and so detach) the wasm heap.
+    const c = backend.typedArrayFromHeap(out) as Float32Array;
+    const av = backend.typedArrayFromHeap(a) as Float32Array;
+    const bv = backend.typedArrayFromHeap(b) as Float32Array;
+    blas.matmul(av, bv, c, product(outer), m, n, k, transposeA, transposeB, batchA === 1 ? 0 : m * k, batchB === 1 ? 0 : k * n);
+    return out;
+  };
+}
+
+const NATIVE = Symbol.for('attention-debugger.native-matmul');
+
+/**
+ * Registers the OpenBLAS BatchMatMul and the kernels of nativeOps.ts for wasm if the addon loads;
+ * returns whether it did. Idempotent.
+ */
+export function registerNativeKernels(): boolean {
+  const blas = loadAddon();
+  if (!blas) return false;
+  registerNativeOps(blas);
+  const kernel = tf.getKernel('BatchMatMul', 'wasm');
+  if (!kernel) throw new Error('tfjs-backend-wasm has no BatchMatMul kernel: unexpected tfjs version');
+  if ((kernel.kernelFunc as unknown as Record<symbol, boolean>)[NATIVE]) return true;
+  const func = nativeBatchMatMul(blas, kernel.kernelFunc);
+  (func as unknown as Record<symbol, boolean>)[NATIVE] = true;
+  tf.unregisterKernel('BatchMatMul', 'wasm');
+  tf.registerKernel({ ...kernel, kernelFunc: func });
+  return true;
+}

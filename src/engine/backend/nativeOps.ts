@@ -1,0 +1,130 @@
+/**
+ * Kernels of native/ops.c for the wasm backend, where a profiled training step of the issue's
+ * config (d 256, 2+2 layers, V 8000, 32×32 tokens) spent ~1.5 s outside matMul: Sum over leading
+ * axes (bias gradients; wasm transposes first) ~430 ms, two Exp over [1024, 8000] ~260 ms, copies by
+ * Identity ~160 ms, the ~15 passes of the label-smoothed loss, Adam's ~12 kernels per parameter.
+ *
+ * Overrides (same results, faster): Sum over a contiguous block of axes; GatherV2 of rows; Identity
+ * shares the input's buffer (as tfjs's cpu backend does) instead of copying it.
+ * Fused kernels, registered for wasm only (train/loss.ts and train/adam.ts use them when the active
+ * backend has them, and tfjs ops otherwise): SmoothedCrossEntropy and AdamUpdate.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+
+export const SMOOTHED_CROSS_ENTROPY = 'AttentionDebuggerSmoothedCrossEntropy';
+export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
+
+export interface OpsAddon {
+  sum(x: Float32Array, out: Float32Array, outer: number, mid: number, inner: number): void;
+  gatherRows(table: Float32Array, ids: Int32Array, out: Float32Array, width: number): void;
+  smoothedXent(logits: Float32Array, targets: Int32Array, rowLoss: Float32Array, rowNll: Float32Array, grad: Float32Array, pad: number, confidence: number, spread: number, entropy: number, scale: number, n: number, v: number): void;
+  adam(p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array, pOut: Float32Array, mOut: Float32Array, vOut: Float32Array, lr: number, beta1: number, beta2: number, epsilon: number, c1: number, c2: number, size: number): void;
+}
+
+type KernelFunc = tf.KernelConfig['kernelFunc'];
+type WasmBackend = tf.KernelBackend & {
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
+  incRef(dataId: tf.DataId): void;
+};
+
+const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
+
+/** Sum: x [outer, mid, inner] summed over mid, when the reduced axes are one contiguous block. */
+function sum(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
+  return (args) => {
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    const { axis, keepDims } = args.attrs as { axis: number | number[]; keepDims: boolean };
+    if (x.dtype !== 'float32' || x.shape.length === 0) return fallback(args);
+    const axes = tf.util.parseAxisParam(axis, x.shape).sort((a, b) => a - b);
+    if (axes.length === 0 || axes.some((a, i) => i > 0 && a !== axes[i - 1] + 1)) return fallback(args);
+    const first = axes[0];
+    const last = axes[axes.length - 1];
+    const backend = args.backend as WasmBackend;
+    const shape = keepDims ? x.shape.map((d, i) => (i >= first && i <= last ? 1 : d)) : x.shape.filter((_, i) => i < first || i > last);
+    const out = backend.makeOutput(shape, 'float32');
+    const y = backend.typedArrayFromHeap(out) as Float32Array; // views after makeOutput (the heap may grow)
+    ops.sum(backend.typedArrayFromHeap(x) as Float32Array, y, product(x.shape.slice(0, first)), product(x.shape.slice(first, last + 1)), product(x.shape.slice(last + 1)));
+    return out;
+  };
+}
+
+/** GatherV2 along axis 0 without batch dims: x [R, ...row], indices [...I] → [...I, ...row] */
+function gatherRows(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
+  return (args) => {
+    const { x, indices } = args.inputs as { x: tf.TensorInfo; indices: tf.TensorInfo };
+    const { axis, batchDims } = args.attrs as { axis: number; batchDims: number };
+    if (x.dtype !== 'float32' || indices.dtype !== 'int32' || x.shape.length === 0 || (batchDims ?? 0) !== 0) return fallback(args);
+    if (tf.util.parseAxisParam(axis, x.shape)[0] !== 0) return fallback(args);
+    const backend = args.backend as WasmBackend;
+    const ids = backend.typedArrayFromHeap(indices) as Int32Array;
+    const rows = x.shape[0];
+    for (let i = 0; i < ids.length; i++) if (ids[i] < 0 || ids[i] >= rows) return fallback(args); // tfjs's own error
+    const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], 'float32');
+    const y = backend.typedArrayFromHeap(out) as Float32Array;
+    ops.gatherRows(backend.typedArrayFromHeap(x) as Float32Array, backend.typedArrayFromHeap(indices) as Int32Array, y, product(x.shape.slice(1)));
+    return out;
+  };
+}
+
+/** Identity without a copy: the output shares the input's buffer (reference-counted). */
+const identity: KernelFunc = ({ inputs, backend }) => {
+  const { x } = inputs as { x: tf.TensorInfo };
+  (backend as WasmBackend).incRef(x.dataId);
+  return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
+};
+
+/** logits [N, V], targets [N] int32 → rowLoss [N], rowNll [N], grad [N, V] (see native/ops.c) */
+function smoothedCrossEntropy(ops: OpsAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { logits, targets } = inputs as { logits: tf.TensorInfo; targets: tf.TensorInfo };
+    const a = attrs as { padId: number; confidence: number; spread: number; entropy: number; scale: number };
+    const [n, v] = logits.shape;
+    const b = backend as WasmBackend;
+    const rowLoss = b.makeOutput([n], 'float32');
+    const rowNll = b.makeOutput([n], 'float32');
+    const grad = b.makeOutput([n, v], 'float32');
+    const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+    ops.smoothedXent(f(logits), b.typedArrayFromHeap(targets) as Int32Array, f(rowLoss), f(rowNll), f(grad), a.padId, a.confidence, a.spread, a.entropy, a.scale, n, v);
+    return [rowLoss, rowNll, grad];
+  };
+}
+
+/** p, g, m, v → p', m', v' (PyTorch's Adam; see train/adam.ts) */
+function adamUpdate(ops: OpsAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
+    const a = attrs as { lr: number; beta1: number; beta2: number; epsilon: number; c1: number; c2: number };
+    const b = backend as WasmBackend;
+    const outs = [p, m, v].map((t) => b.makeOutput(t.shape, 'float32'));
+    const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+    ops.adam(f(p), f(g), f(m), f(v), f(outs[0]), f(outs[1]), f(outs[2]), a.lr, a.beta1, a.beta2, a.epsilon, a.c1, a.c2, product(p.shape));
+    return outs;
+  };
+}
+
+const NATIVE = Symbol.for('attention-debugger.native-op');
+
+function override(kernelName: string, make: (fallback: KernelFunc) => KernelFunc): void {
+  const kernel = tf.getKernel(kernelName, 'wasm');
+  if (!kernel) throw new Error(`tfjs-backend-wasm has no ${kernelName} kernel: unexpected tfjs version`);
+  if ((kernel.kernelFunc as unknown as Record<symbol, boolean>)[NATIVE]) return;
+  const func = make(kernel.kernelFunc);
+  (func as unknown as Record<symbol, boolean>)[NATIVE] = true;
+  tf.unregisterKernel(kernelName, 'wasm');
+  tf.registerKernel({ ...kernel, kernelFunc: func });
+}
+
+/** Idempotent; after tfjs-backend-wasm is loaded. */
+export function registerNativeOps(ops: OpsAddon): void {
+  override('Sum', (fallback) => sum(ops, fallback));
+  override('GatherV2', (fallback) => gatherRows(ops, fallback));
+  override('Identity', () => identity);
+  if (!tf.getKernel(SMOOTHED_CROSS_ENTROPY, 'wasm')) tf.registerKernel({ kernelName: SMOOTHED_CROSS_ENTROPY, backendName: 'wasm', kernelFunc: smoothedCrossEntropy(ops) });
+  if (!tf.getKernel(ADAM_UPDATE, 'wasm')) tf.registerKernel({ kernelName: ADAM_UPDATE, backendName: 'wasm', kernelFunc: adamUpdate(ops) });
+}
+
+/** Whether the active backend has one of the fused kernels above. */
+export function hasFusedKernel(name: typeof SMOOTHED_CROSS_ENTROPY | typeof ADAM_UPDATE): boolean {
+  return tf.getKernel(name, tf.getBackend()) !== undefined;
+}
