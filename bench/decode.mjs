@@ -14,10 +14,9 @@ import { loadEngine, root } from './lib/build.mjs';
 import { header, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
 const args = parseArgs({ n: 100, beams: '1,4', batch: 32, config: 'small', vocab: 8000, maxLength: 80, backend: '' });
-const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, matMulDetail, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } = await loadEngine();
-enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } = await loadEngine();
 const backend = await initBackend(args.backend || undefined);
-const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} wasm thread(s); matMul ${matMulDetail()}` : ''}`;
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
 
 const dir = join(root, 'out', 'bench');
 mkdirSync(dir, { recursive: true });

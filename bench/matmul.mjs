@@ -6,10 +6,9 @@ import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './li
 
 const args = parseArgs({ sizes: '1024,2048', reps: 5, warmup: 2, backend: '' });
 const sizes = args.sizes.split(',').map(Number);
-const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, matMulDetail, initBackend } = await loadEngine();
-enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
+const { tf, matMulDetail, initBackend } = await loadEngine();
 const backend = await initBackend(args.backend || undefined);
-const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} wasm thread(s); matMul ${matMulDetail()}` : ''}`;
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
 
 const engine = {};
 for (const n of sizes) {

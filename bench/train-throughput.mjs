@@ -12,10 +12,9 @@ import { loadEngine, root } from './lib/build.mjs';
 import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
 const args = parseArgs({ configs: 'tiny,small,issue', steps: 10, warmup: 3, batch: 32, len: 32, vocab: 8000, backend: '', lr: 1e-4 });
-const { tf, enableWasmThreadsFromEnv, wasmThreadsInUse, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = await loadEngine();
-enableWasmThreadsFromEnv(); // ATTENTION_DEBUGGER_WASM_THREADS=N: the threaded wasm prototype
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = await loadEngine();
 const backend = await initBackend(args.backend || undefined);
-const engineInfo = `${tf.version_core} backend ${backend}${backend === 'wasm' ? `, ${wasmThreadsInUse()} wasm thread(s); matMul ${matMulDetail()}` : ''}`;
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
 
 const SHAPES = { tiny: ['tiny', {}], small: ['small', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }] };
 

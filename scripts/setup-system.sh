@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System packages the tests need, from Debian's archive (idempotent; runs as root on CI).
-#  - python3-torch: the PyTorch reference that regenerates golden fixtures (tests only read them)
+#  - python3-torch (WANT_TORCH=1): the PyTorch reference that regenerates golden fixtures (tests only
+#    read them) and the benchmarks' peer; python3-matplotlib with it, the drawing benchmark's peer
 #  - mesa-vulkan-drivers 25.x from bookworm-backports: lavapipe, so the webgpu backend runs without a GPU
 #    (bookworm's own Mesa 22.3 lacks what Dawn needs; ../shared/TESTING.md)
 #  - libopenblas0-pthread: the BLAS the engine's matMul calls on wasm (native/blas.c), and PyTorch's
@@ -20,7 +21,10 @@ fi
 need=()
 dpkg -s mesa-vulkan-drivers 2>/dev/null | grep -q '^Version: 25' || need+=(mesa-vulkan-drivers)
 dpkg -s libopenblas0-pthread >/dev/null 2>&1 || need+=(libopenblas0-pthread)
-if [ "$want_torch" = 1 ]; then dpkg -s python3-torch >/dev/null 2>&1 || need+=(python3-torch); fi
+if [ "$want_torch" = 1 ]; then
+  dpkg -s python3-torch >/dev/null 2>&1 || need+=(python3-torch)
+  dpkg -s python3-matplotlib >/dev/null 2>&1 || need+=(python3-matplotlib)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

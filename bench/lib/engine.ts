@@ -13,4 +13,3 @@ export { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 export { translate } from '../../src/engine/decode/translate';
 export { prepareData } from '../../src/engine/train/dataset';
 export { saveCheckpoint } from '../../src/engine/checkpoint';
-export { enableWasmThreadsFromEnv, wasmThreadsInUse, WASM_THREADS_ENV } from '../../src/engine/backend/wasmThreads';

@@ -11,10 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { initBackend } from '../../src/engine/backend';
 import { nativeBlasStatus } from '../../src/engine/backend/native';
-import { Transformer } from '../../src/engine/model/transformer';
-import { Adam } from '../../src/engine/train/adam';
-import { trainStep } from '../../src/engine/train/step';
-import { maxAbsDiff } from '../helpers';
+import { maxAbsDiff, tinyTrainingStep } from '../helpers';
 
 // A spy in place of wasm's own kernel: it counts what falls back to XNNPACK.
 let xnnpack = 0;
@@ -119,20 +116,7 @@ test('row gathers (embedding lookups) and Identity match the cpu backend; a bad 
 });
 
 test('a whole training step on wasm multiplies only through OpenBLAS and matches the cpu backend', async () => {
-  const config = {
-    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 1, decoder_layers: 1, src_vocab: 20, tgt_vocab: 20, dropout: 0,
-    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
-  };
-  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
-  const run = async (): Promise<{ loss: number; after: number[][] }> => {
-    const model = new Transformer(config, undefined, 3);
-    const adam = new Adam();
-    const r = await trainStep(model, adam, batch, { lr: 1e-2, labelSmoothing: 0.1 });
-    const after = (await model.params.get('src_embed.weight')!.array()) as number[][];
-    model.dispose();
-    adam.dispose();
-    return { loss: r.loss, after };
-  };
+  const run = tinyTrainingStep;
   xnnpack = 0;
   const onWasm = await run();
   assert.equal(xnnpack, 0, 'a product of the step fell back to wasm’s kernel');

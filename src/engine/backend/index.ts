@@ -126,8 +126,7 @@ export async function availableBackends(): Promise<BackendName[]> {
 }
 
 /** How the active backend multiplies matrices (wasm: through OpenBLAS and native kernels, or why not). */
-export function matMulDetail(): string {
-  const name = tf.getBackend();
+export function matMulDetail(name: string = tf.getBackend()): string {
   if (name !== 'wasm') return `${name} kernels`;
   const status = nativeBlasStatus();
   return status.startsWith('lib') ? `OpenBLAS, and native kernels for sum, gather, loss and Adam (${status})` : `XNNPACK on wasm, 1 thread (native kernels ${status})`;

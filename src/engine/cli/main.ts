@@ -1,5 +1,5 @@
 /** The engine's command line: `attention-debugger <command> [options]`. */
-import { availableBackends } from '../backend';
+import { availableBackends, matMulDetail } from '../backend';
 import { attentionCommand } from './attention';
 import { averageCommand } from './average';
 import { bleuCommand } from './bleu';
@@ -27,7 +27,8 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   backends: {
     summary: 'list the tfjs backends that load on this machine',
     run: async () => {
-      process.stdout.write(`${(await availableBackends()).join('\n')}\n`);
+      const names = await availableBackends();
+      process.stdout.write(names.map((n) => (n === 'wasm' ? `wasm (matMul: ${matMulDetail('wasm')})` : n)).join('\n') + '\n');
       return 0;
     },
   },
