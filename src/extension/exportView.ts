@@ -6,15 +6,15 @@ import { attentionToJson } from './convert';
 import type { BasePanel } from './panels/base';
 
 export function panelOf(kind: PanelKind): BasePanel | undefined {
-  return { dashboard: DashboardPanel.current, attention: AttentionPanel.current, head: HeadInspectorPanel.current, positional: PositionalPanel.current }[kind];
+  return { dashboard: DashboardPanel.slot.current, attention: AttentionPanel.slot.current, head: HeadInspectorPanel.slot.current, positional: PositionalPanel.slot.current }[kind];
 }
 
 export function activePanelKind(): PanelKind | undefined {
   const all: [PanelKind, { panel: vscode.WebviewPanel } | undefined][] = [
-    ['dashboard', DashboardPanel.current],
-    ['attention', AttentionPanel.current],
-    ['head', HeadInspectorPanel.current],
-    ['positional', PositionalPanel.current],
+    ['dashboard', DashboardPanel.slot.current],
+    ['attention', AttentionPanel.slot.current],
+    ['head', HeadInspectorPanel.slot.current],
+    ['positional', PositionalPanel.slot.current],
   ];
   return (all.find(([, p]) => p?.panel.active) ?? all.find(([, p]) => p?.panel.visible))?.[0];
 }
@@ -35,7 +35,7 @@ export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'cs
     if (format === 'json') return JSON.stringify({ shape: p.shape, values: rows });
     return [['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)].join(','), ...rows.map((r, i) => [i, ...r].join(','))].join('\n') + '\n';
   }
-  const head = HeadInspectorPanel.current?.currentHead ?? null;
+  const head = HeadInspectorPanel.slot.current?.currentHead ?? null;
   const a: AttentionPayload | null = s.attention;
   if (!a) throw new Error(`the ${kind} view shows no attention yet`);
   if (kind === 'head' && head) {

@@ -83,10 +83,10 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     startup,
     openPanels: () => {
       const open: [PanelKind, unknown][] = [
-        ['dashboard', DashboardPanel.current],
-        ['attention', AttentionPanel.current],
-        ['head', HeadInspectorPanel.current],
-        ['positional', PositionalPanel.current],
+        ['dashboard', DashboardPanel.slot.current],
+        ['attention', AttentionPanel.slot.current],
+        ['head', HeadInspectorPanel.slot.current],
+        ['positional', PositionalPanel.slot.current],
       ];
       return open.filter(([, p]) => p !== undefined).map(([k]) => k);
     },

@@ -9,6 +9,8 @@ import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
 import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { Transformer } from '../../src/engine/model/transformer';
+import { validationLoss } from '../../src/engine/train/evaluate';
 import { labelSmoothedLoss, smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { maxAbsDiff, testBackends } from '../helpers';
 
@@ -53,6 +55,32 @@ test('random logits: the value and gradient of autodiff through logSoftmax and l
       assert.ok(Math.abs(a - b) < 1e-5 * Math.max(1, b), `loss ${a} vs ${b}`);
       assert.ok(maxAbsDiff(await fused.grad.array(), await reference.grad.array()) < 1e-6, 'gradient');
       tf.dispose([logits, targets, fused.value, fused.grad, reference.value, reference.grad]);
+    });
+  }
+});
+
+test('validation loss (from logits) equals labelSmoothedLoss over the model’s log-probabilities', async (t) => {
+  const config = {
+    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 1, decoder_layers: 1, src_vocab: 20, tgt_vocab: 20, dropout: 0.1,
+    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
+  };
+  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+  for (const backend of await testBackends()) {
+    await t.test(backend, async () => {
+      await initBackend(backend);
+      const model = new Transformer(config, undefined, 5);
+      const got = await validationLoss(model, [batch], 0.1);
+      const [lossT, nllT] = tf.tidy(() => {
+        const logProbs = model.forward(tf.tensor2d(batch.src, undefined, 'int32'), tf.tensor2d(batch.tgtIn, undefined, 'int32')); // eval mode: no dropout
+        const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, 20]) as tf.Tensor2D, tf.tensor1d(batch.tgtOut.flat(), 'int32'), 0, 0.1, 7);
+        return [r.loss, r.nll];
+      });
+      const [loss, nll] = [(await lossT.data())[0], (await nllT.data())[0]];
+      tf.dispose([lossT, nllT]);
+      model.dispose();
+      assert.equal(got.tokens, 7);
+      assert.ok(Math.abs(got.loss - loss) < 1e-5, `loss ${got.loss} vs ${loss}`);
+      assert.ok(Math.abs(got.nll - nll) < 1e-5, `nll ${got.nll} vs ${nll}`);
     });
   }
 });

@@ -125,7 +125,7 @@ test('dispose: closing by the user or by code cleans up once; a new panel can op
   const p = lastPanel();
   assert.ok(p.listeners() > 0);
   p.dispose(); // the user closed it
-  assert.equal(DashboardPanel.current, undefined);
+  assert.equal(DashboardPanel.slot.current, undefined);
   assert.equal(dash.isDisposed, true);
   assert.equal(p.listeners(), 0, 'every listener removed');
   dash.dispose();
@@ -135,7 +135,7 @@ test('dispose: closing by the user or by code cleans up once; a new panel can op
   const q = lastPanel();
   again.dispose(); // by code
   assert.equal(q.disposeCalls, 1);
-  assert.equal(DashboardPanel.current, undefined);
+  assert.equal(DashboardPanel.slot.current, undefined);
   panels.dispose();
 });
 
@@ -146,7 +146,7 @@ test('openHead in the attention view opens the head inspector on that head', () 
   const a = lastPanel();
   a.fromWebview({ type: 'ready', v, panel: 'attention' });
   a.fromWebview({ type: 'openHead', v, kind: 'encoder_self', layer: 0, head: 0 });
-  assert.ok(HeadInspectorPanel.current, 'inspector opened');
+  assert.ok(HeadInspectorPanel.slot.current, 'inspector opened');
   const h = lastPanel();
   assert.equal(h.viewType, 'attentionDebugger.headInspector');
   assert.equal(h.title, 'Head encoder_self L1 H1');
@@ -173,11 +173,11 @@ test('registerPanels registers a serializer per panel; restored state is validat
   const junk = new FakePanel('attentionDebugger.attention', 'Attention');
   await serializers.get('attentionDebugger.attention')!.deserializeWebviewPanel(junk, { v: 1, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
   assert.match(log.join('\n'), /ignoring saved state from an earlier session: state\.head\.layer must be a non-negative integer/);
-  assert.equal(AttentionPanel.current?.panel, junk as never, 'the panel is revived all the same');
+  assert.equal(AttentionPanel.slot.current?.panel, junk as never, 'the panel is revived all the same');
   for (const s of subs.reverse()) s.dispose();
   assert.equal(serializers.size, 0);
-  assert.equal(AttentionPanel.current, undefined);
-  assert.equal(HeadInspectorPanel.current, undefined);
+  assert.equal(AttentionPanel.slot.current, undefined);
+  assert.equal(HeadInspectorPanel.slot.current, undefined);
 });
 
 test('export: the webview’s bytes are written where the user chose', async () => {

@@ -1,7 +1,7 @@
 /** Validation: the label-smoothed loss and NLL over held-out pairs, teacher-forced, in eval mode. */
 import * as tf from '@tensorflow/tfjs-core';
 import type { Transformer } from '../model/transformer';
-import { labelSmoothedLoss } from './loss';
+import { smoothedLossFromLogits } from './loss';
 import { countTokens, type Batch } from './step';
 
 export async function validationLoss(model: Transformer, batches: Batch[], labelSmoothing: number): Promise<{ loss: number; nll: number; tokens: number }> {
@@ -12,9 +12,10 @@ export async function validationLoss(model: Transformer, batches: Batch[], label
   for (const b of batches) {
     const n = countTokens(b.tgtOut, c.pad_id);
     const [l, x] = tf.tidy(() => {
-      const logProbs = model.forward(tf.tensor2d(b.src, undefined, 'int32'), tf.tensor2d(b.tgtIn, undefined, 'int32')); // [B, T, V]
+      const logits = model.logits(tf.tensor2d(b.src, undefined, 'int32'), tf.tensor2d(b.tgtIn, undefined, 'int32')); // [B, T, V]
       const targets = tf.reshape(tf.tensor2d(b.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
-      const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, c.tgt_vocab]) as tf.Tensor2D, targets, c.pad_id, labelSmoothing, n);
+      // The training loss's own op (one native pass on wasm); its gradient output is simply unused.
+      const r = smoothedLossFromLogits(tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D, targets, c.pad_id, labelSmoothing, n);
       return [r.loss, r.nll];
     });
     const [lv, xv] = await Promise.all([l.data(), x.data()]);

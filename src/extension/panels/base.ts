@@ -231,7 +231,7 @@ export abstract class BasePanel implements vscode.Disposable {
   }
 
   /** Validates state restored by a serializer; undefined (with a log line) when unusable. */
-  protected static restoredState(host: PanelHost, kind: PanelKind, state: unknown): PersistedState | undefined {
+  static restoredState(host: PanelHost, kind: PanelKind, state: unknown): PersistedState | undefined {
     if (state === undefined || state === null) return undefined;
     const why = checkPersistedState(state, kind);
     if (why) {

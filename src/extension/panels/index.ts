@@ -15,7 +15,7 @@ export type { PanelHost } from './base';
 export { PanelStore } from './store';
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
-export const PANEL_VIEW_TYPES = [DashboardPanel.viewType, AttentionPanel.viewType, HeadInspectorPanel.viewType, PositionalPanel.viewType] as const;
+export const PANEL_VIEW_TYPES = [DashboardPanel.slot.viewType, AttentionPanel.slot.viewType, HeadInspectorPanel.slot.viewType, PositionalPanel.slot.viewType] as const;
 
 export class Panels implements vscode.Disposable {
   readonly store = new PanelStore();
@@ -30,45 +30,45 @@ export class Panels implements vscode.Disposable {
   }
 
   openDashboard(column?: vscode.ViewColumn): DashboardPanel {
-    return DashboardPanel.createOrShow(this.host, column);
+    return DashboardPanel.slot.createOrShow(this.host, column);
   }
   openAttention(column?: vscode.ViewColumn): AttentionPanel {
-    return AttentionPanel.createOrShow(this.host, column);
+    return AttentionPanel.slot.createOrShow(this.host, column);
   }
   openHeadInspector(head?: HeadRef): HeadInspectorPanel {
-    const p = HeadInspectorPanel.createOrShow(this.host);
+    const p = HeadInspectorPanel.slot.createOrShow(this.host);
     if (head) p.inspect(head);
     return p;
   }
   openPositional(): PositionalPanel {
-    return PositionalPanel.createOrShow(this.host);
+    return PositionalPanel.slot.createOrShow(this.host);
   }
 
   appendMetrics(rows: MetricRow[], reset = false): void {
-    if (DashboardPanel.current) DashboardPanel.current.appendMetrics(rows, reset);
+    if (DashboardPanel.slot.current) DashboardPanel.slot.current.appendMetrics(rows, reset);
     else this.store.appendMetrics(rows, reset);
   }
   setSchedule(schedule: ScheduleBody): void {
-    if (DashboardPanel.current) DashboardPanel.current.setSchedule(schedule);
+    if (DashboardPanel.slot.current) DashboardPanel.slot.current.setSchedule(schedule);
     else this.store.schedule = schedule;
   }
   showAttention(attention: AttentionPayload): void {
     this.store.attention = attention;
-    AttentionPanel.current?.showAttention(attention);
-    HeadInspectorPanel.current?.showAttention(attention);
+    AttentionPanel.slot.current?.showAttention(attention);
+    HeadInspectorPanel.slot.current?.showAttention(attention);
   }
   addSnapshots(items: AttentionPayload[]): void {
-    if (HeadInspectorPanel.current) HeadInspectorPanel.current.addSnapshots(items);
+    if (HeadInspectorPanel.slot.current) HeadInspectorPanel.slot.current.addSnapshots(items);
     else this.store.addSnapshots(items);
   }
   showPositional(positional: PositionalPayload): void {
-    if (PositionalPanel.current) PositionalPanel.current.showPositional(positional);
+    if (PositionalPanel.slot.current) PositionalPanel.slot.current.showPositional(positional);
     else this.store.positional = positional;
   }
 
   dispose(): void {
     AttentionPanel.onCreate = undefined;
-    for (const p of [DashboardPanel.current, AttentionPanel.current, HeadInspectorPanel.current, PositionalPanel.current]) p?.dispose();
+    for (const p of [DashboardPanel.slot.current, AttentionPanel.slot.current, HeadInspectorPanel.slot.current, PositionalPanel.slot.current]) p?.dispose();
   }
 }
 
@@ -86,10 +86,10 @@ export function registerPanels(context: vscode.ExtensionContext, log?: (line: st
   const panels = new Panels(context.extensionUri, write);
   context.subscriptions.push(panels);
   const revivers: [string, (panel: vscode.WebviewPanel, state: unknown) => void][] = [
-    [DashboardPanel.viewType, (p, s) => DashboardPanel.revive(p, panels.host, s)],
-    [AttentionPanel.viewType, (p, s) => AttentionPanel.revive(p, panels.host, s)],
-    [HeadInspectorPanel.viewType, (p, s) => HeadInspectorPanel.revive(p, panels.host, s)],
-    [PositionalPanel.viewType, (p, s) => PositionalPanel.revive(p, panels.host, s)],
+    [DashboardPanel.slot.viewType, (p, s) => DashboardPanel.slot.revive(p, panels.host, s)],
+    [AttentionPanel.slot.viewType, (p, s) => AttentionPanel.slot.revive(p, panels.host, s)],
+    [HeadInspectorPanel.slot.viewType, (p, s) => HeadInspectorPanel.slot.revive(p, panels.host, s)],
+    [PositionalPanel.slot.viewType, (p, s) => PositionalPanel.slot.revive(p, panels.host, s)],
   ];
   for (const [viewType, revive] of revivers) {
     context.subscriptions.push(

@@ -1,45 +1,19 @@
 /**
- * The four panels. Each is a singleton per window: createOrShow reveals the open one or makes
- * it, revive adopts a panel VS Code restored after a reload (its saved UI state validated first),
- * and a public method per kind of data pushes it (the data also goes to the shared store, so a
- * panel opened later, or shown again after being hidden, gets it in its `state`).
+ * The four panels. Each is one per window (its `slot`, slot.ts: createOrShow, revive, current),
+ * and has a public method per kind of data it shows (the data also goes to the shared store, so
+ * a panel opened later, or shown again after being hidden, gets it in its `state`).
  */
 import * as vscode from 'vscode';
 import type { AttentionPayload, HeadRef, MetricRow, PanelState, PositionalPayload } from '../../protocol/webview';
-import { BasePanel, type PanelHost, webviewOptions } from './base';
+import { BasePanel } from './base';
+import { PanelSlot } from './slot';
 import type { ScheduleBody } from './store';
 
-function create(viewType: string, title: string, host: PanelHost, column: vscode.ViewColumn): vscode.WebviewPanel {
-  return vscode.window.createWebviewPanel(viewType, title, column, webviewOptions(host.extensionUri));
-}
-
 export class DashboardPanel extends BasePanel {
-  static readonly viewType = 'attentionDebugger.dashboard';
-  static readonly title = 'Training Dashboard';
-  static current: DashboardPanel | undefined;
-
-  static createOrShow(host: PanelHost, column = vscode.ViewColumn.Active): DashboardPanel {
-    if (DashboardPanel.current) {
-      DashboardPanel.current.reveal(column);
-      return DashboardPanel.current;
-    }
-    return DashboardPanel.adopt(create(DashboardPanel.viewType, DashboardPanel.title, host, column), host);
-  }
-
-  static revive(panel: vscode.WebviewPanel, host: PanelHost, state: unknown): DashboardPanel {
-    BasePanel.restoredState(host, 'dashboard', state);
-    DashboardPanel.current?.dispose();
-    return DashboardPanel.adopt(panel, host);
-  }
-
-  private static adopt(panel: vscode.WebviewPanel, host: PanelHost): DashboardPanel {
-    const p = new DashboardPanel(panel, host, 'dashboard');
-    DashboardPanel.current = p;
-    p.onDidDispose(() => {
-      if (DashboardPanel.current === p) DashboardPanel.current = undefined;
-    });
-    return p;
-  }
+  static readonly slot = new PanelSlot({
+    kind: 'dashboard', viewType: 'attentionDebugger.dashboard', title: 'Training Dashboard', column: vscode.ViewColumn.Active,
+    make: (panel, host) => new DashboardPanel(panel, host, 'dashboard'),
+  });
 
   /** Appends logged steps (`reset` starts a new run). */
   appendMetrics(rows: MetricRow[], reset = false): void {
@@ -59,43 +33,25 @@ export class DashboardPanel extends BasePanel {
 }
 
 export class AttentionPanel extends BasePanel {
-  static readonly viewType = 'attentionDebugger.attention';
-  static readonly title = 'Attention';
-  static current: AttentionPanel | undefined;
+  static readonly slot: PanelSlot<AttentionPanel> = new PanelSlot({
+    kind: 'attention', viewType: 'attentionDebugger.attention', title: 'Attention', column: vscode.ViewColumn.Active,
+    make: (panel, host) => {
+      const p = new AttentionPanel(panel, host, 'attention');
+      p.disposables.add(p.openHeadEmitter);
+      AttentionPanel.onCreate?.(p);
+      return p;
+    },
+    restore: (p, saved) => {
+      p.selected = saved?.head ?? null;
+    },
+  });
   private readonly openHeadEmitter = new vscode.EventEmitter<HeadRef>();
   /** The user clicked a head thumbnail. */
   readonly onDidOpenHead = this.openHeadEmitter.event;
   private selected: HeadRef | null = null;
 
-  static createOrShow(host: PanelHost, column = vscode.ViewColumn.Active): AttentionPanel {
-    if (AttentionPanel.current) {
-      AttentionPanel.current.reveal(column);
-      return AttentionPanel.current;
-    }
-    return AttentionPanel.adopt(create(AttentionPanel.viewType, AttentionPanel.title, host, column), host);
-  }
-
-  static revive(panel: vscode.WebviewPanel, host: PanelHost, state: unknown): AttentionPanel {
-    const saved = BasePanel.restoredState(host, 'attention', state);
-    AttentionPanel.current?.dispose();
-    const p = AttentionPanel.adopt(panel, host);
-    p.selected = saved?.head ?? null;
-    return p;
-  }
-
   /** Set by registerPanels: called for every new attention panel (wires openHead). */
   static onCreate: ((p: AttentionPanel) => void) | undefined;
-
-  private static adopt(panel: vscode.WebviewPanel, host: PanelHost): AttentionPanel {
-    const p = new AttentionPanel(panel, host, 'attention');
-    p.disposables.add(p.openHeadEmitter);
-    AttentionPanel.current = p;
-    p.onDidDispose(() => {
-      if (AttentionPanel.current === p) AttentionPanel.current = undefined;
-    });
-    AttentionPanel.onCreate?.(p);
-    return p;
-  }
 
   /** Shows every layer × head of one sentence pair. */
   showAttention(attention: AttentionPayload): void {
@@ -114,35 +70,14 @@ export class AttentionPanel extends BasePanel {
 }
 
 export class HeadInspectorPanel extends BasePanel {
-  static readonly viewType = 'attentionDebugger.headInspector';
-  static readonly title = 'Head Inspector';
-  static current: HeadInspectorPanel | undefined;
+  static readonly slot: PanelSlot<HeadInspectorPanel> = new PanelSlot({
+    kind: 'head', viewType: 'attentionDebugger.headInspector', title: 'Head Inspector', column: vscode.ViewColumn.Beside,
+    make: (panel, host) => new HeadInspectorPanel(panel, host, 'head'),
+    restore: (p, saved) => {
+      p.head = saved?.head ?? null;
+    },
+  });
   private head: HeadRef | null = null;
-
-  static createOrShow(host: PanelHost, column = vscode.ViewColumn.Beside): HeadInspectorPanel {
-    if (HeadInspectorPanel.current) {
-      HeadInspectorPanel.current.reveal(column);
-      return HeadInspectorPanel.current;
-    }
-    return HeadInspectorPanel.adopt(create(HeadInspectorPanel.viewType, HeadInspectorPanel.title, host, column), host);
-  }
-
-  static revive(panel: vscode.WebviewPanel, host: PanelHost, state: unknown): HeadInspectorPanel {
-    const saved = BasePanel.restoredState(host, 'head', state);
-    HeadInspectorPanel.current?.dispose();
-    const p = HeadInspectorPanel.adopt(panel, host);
-    p.head = saved?.head ?? null;
-    return p;
-  }
-
-  private static adopt(panel: vscode.WebviewPanel, host: PanelHost): HeadInspectorPanel {
-    const p = new HeadInspectorPanel(panel, host, 'head');
-    HeadInspectorPanel.current = p;
-    p.onDidDispose(() => {
-      if (HeadInspectorPanel.current === p) HeadInspectorPanel.current = undefined;
-    });
-    return p;
-  }
 
   /** The head shown (for exports from the extension side). */
   get currentHead(): HeadRef | null {
@@ -173,32 +108,10 @@ export class HeadInspectorPanel extends BasePanel {
 }
 
 export class PositionalPanel extends BasePanel {
-  static readonly viewType = 'attentionDebugger.positional';
-  static readonly title = 'Positional Encoding';
-  static current: PositionalPanel | undefined;
-
-  static createOrShow(host: PanelHost, column = vscode.ViewColumn.Active): PositionalPanel {
-    if (PositionalPanel.current) {
-      PositionalPanel.current.reveal(column);
-      return PositionalPanel.current;
-    }
-    return PositionalPanel.adopt(create(PositionalPanel.viewType, PositionalPanel.title, host, column), host);
-  }
-
-  static revive(panel: vscode.WebviewPanel, host: PanelHost, state: unknown): PositionalPanel {
-    BasePanel.restoredState(host, 'positional', state);
-    PositionalPanel.current?.dispose();
-    return PositionalPanel.adopt(panel, host);
-  }
-
-  private static adopt(panel: vscode.WebviewPanel, host: PanelHost): PositionalPanel {
-    const p = new PositionalPanel(panel, host, 'positional');
-    PositionalPanel.current = p;
-    p.onDidDispose(() => {
-      if (PositionalPanel.current === p) PositionalPanel.current = undefined;
-    });
-    return p;
-  }
+  static readonly slot = new PanelSlot({
+    kind: 'positional', viewType: 'attentionDebugger.positional', title: 'Positional Encoding', column: vscode.ViewColumn.Active,
+    make: (panel, host) => new PositionalPanel(panel, host, 'positional'),
+  });
 
   showPositional(positional: PositionalPayload): void {
     this.host.store.positional = positional;
