@@ -30,6 +30,7 @@ export class EngineClient implements vscode.Disposable {
   private proc: cp.ChildProcess | undefined;
   private conn: MessageConnection | undefined;
   private startedAt = 0;
+  private everStarted = false;
   private crashes = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private disposed = false;
@@ -63,8 +64,10 @@ export class EngineClient implements vscode.Disposable {
     return this.proc?.pid;
   }
 
+  /** Starts the engine process (the first request does it too: no engine runs until one is needed). */
   start(): void {
     if (this.disposed || this.proc) return;
+    this.everStarted = true;
     // The extension host's own runtime: node under VS Code's server, Electron on the desktop
     // (ELECTRON_RUN_AS_NODE makes it a plain Node), so no separate Node install is needed.
     const args = [this.cliPath, 'serve', ...this.serveArgs()];
@@ -143,6 +146,7 @@ export class EngineClient implements vscode.Disposable {
   /** Sends a request once the engine is up (waiting through a restart); validates the result. */
   async request<P, R>(def: RequestDef<P, R>, params?: P, token?: vscode.CancellationToken): Promise<R> {
     if (this.disposed) throw new Error('the engine client is disposed');
+    if (!this.everStarted) this.start();
     const conn = await this.ready;
     // Params by name (one object) or none; a token is passed only when there is one (an undefined
     // trailing argument would be sent as a positional parameter).

@@ -72,7 +72,7 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     }),
   );
 
-  engine.start();
+  // No engine process until a command needs one (activation is onStartupFinished, in every window).
   const startup = runStartupJob(log);
   return {
     engine,

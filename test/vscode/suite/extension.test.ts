@@ -3,12 +3,14 @@ import * as vscode from 'vscode';
 import { EXTENSION_ID, activateExtension } from './api';
 import { test } from './harness';
 
-test('the extension activates and starts an engine process', async () => {
+test('the extension activates without an engine process; the first request starts one', async () => {
   const api = await activateExtension();
   assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.isActive, true);
-  assert.equal(typeof api.engine.pid, 'number', 'engine pid after activation');
+  assert.equal(api.engine.pid, undefined, 'no engine until a command needs one');
+  await vscode.commands.executeCommand('attentionDebugger.showEngineInfo');
+  assert.equal(typeof api.engine.pid, 'number', 'engine pid after the first request');
   process.kill(api.engine.pid!, 0); // throws if no such process
-});
+}, 120_000);
 
 test('attentionDebugger.showEngineInfo is registered and answers with a backend name', async () => {
   await activateExtension();
