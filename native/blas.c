@@ -10,6 +10,7 @@
  *     row-major, op = transpose when the flag is set; A[i] starts at i·strideA (0 broadcasts).
  *   info() → { library, config, threads }
  *   setThreads(n)
+ *   setSingleThreadBelow(x)   products with m·n·k < x run on one OpenBLAS thread (default 2^22)
  * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam).
  */
 #include <dlfcn.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+#define SINGLE_THREAD_BELOW (1 << 22)
 
 typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                          const float *b, int ldb, float beta, float *c, int ldc);
@@ -32,6 +34,8 @@ static config_fn get_config;
 static threads_fn get_threads;
 static set_threads_fn set_threads;
 static const char *library;
+/* m·n·k below which a product runs on one OpenBLAS thread (setSingleThreadBelow). */
+static double single_thread_below = SINGLE_THREAD_BELOW;
 
 #define CHECK(call)                                                                                                    \
   do {                                                                                                                 \
@@ -101,10 +105,16 @@ static napi_value matmul(napi_env env, napi_callback_info info) {
   }
   const int lda = trans_a ? (int)m : (int)k;
   const int ldb = trans_b ? (int)k : (int)n;
+  // Small products on one thread: waking OpenBLAS's other threads costs more than they save, and
+  // on a busy machine their spin-waiting costs far more (see single_thread_below).
+  const int threads = get_threads ? get_threads() : 1;
+  const bool single = set_threads && threads > 1 && (double)m * (double)n * (double)k < single_thread_below;
+  if (single) set_threads(1);
   for (int64_t i = 0; i < batch; i++) {
     sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, a + i * stride_a, lda,
           b + i * stride_b, ldb, 0.0f, c + i * m * n, (int)n);
   }
+  if (single) set_threads(threads);
   return NULL;
 }
 
@@ -119,6 +129,19 @@ static napi_value info(napi_env env, napi_callback_info cb) {
   CHECK(napi_create_int32(env, get_threads ? get_threads() : 1, &value));
   CHECK(napi_set_named_property(env, result, "threads", value));
   return result;
+}
+
+static napi_value single_below(napi_env env, napi_callback_info cb) {
+  size_t argc = 1;
+  napi_value argv[1];
+  double x = -1;
+  CHECK(napi_get_cb_info(env, cb, &argc, argv, NULL, NULL));
+  if (argc != 1 || napi_get_value_double(env, argv[0], &x) != napi_ok || !(x >= 0)) {
+    napi_throw_range_error(env, NULL, "blas.setSingleThreadBelow: expected a number ≥ 0");
+    return NULL;
+  }
+  single_thread_below = x;
+  return NULL;
 }
 
 static napi_value threads(napi_env env, napi_callback_info cb) {
@@ -157,6 +180,7 @@ NAPI_MODULE_INIT() {
       {"matmul", NULL, matmul, NULL, NULL, NULL, napi_enumerable, NULL},
       {"info", NULL, info, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setThreads", NULL, threads, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"setSingleThreadBelow", NULL, single_below, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sum", NULL, native_sum, NULL, NULL, NULL, napi_enumerable, NULL},
       {"gatherRows", NULL, native_gather_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"smoothedXent", NULL, native_smoothed_xent, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -28,3 +28,14 @@ test('the manifest names the CLI and the engine export', () => {
   assert.equal(help.status, 0);
   for (const command of ['train', 'decode', 'evaluate', 'attention', 'bleu', 'average', 'serve', 'backends']) assert.match(help.stdout, new RegExp(`^  ${command} `, 'm'));
 });
+
+test('backends says how wasm multiplies; ATTENTION_DEBUGGER_BLAS_THREADS sets OpenBLAS threads, a bad value is named', () => {
+  const run = (env: Record<string, string>): string => {
+    const r = spawnSync(process.execPath, [join(REPO, 'bin', 'attention-debugger'), 'backends'], { encoding: 'utf8', env: { ...process.env, ATTENTION_DEBUGGER_BACKEND: '', ...env } });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.split('\n').find((l) => l.startsWith('wasm')) ?? '';
+  };
+  assert.match(run({ ATTENTION_DEBUGGER_BLAS_THREADS: '1' }), /^wasm \(matMul: OpenBLAS.*libopenblas\.so\.0, 1 thread \(/);
+  assert.match(run({ ATTENTION_DEBUGGER_BLAS_THREADS: 'two' }), /XNNPACK on wasm.*ATTENTION_DEBUGGER_BLAS_THREADS must be a positive integer, got "two"/);
+  assert.match(run({ ATTENTION_DEBUGGER_NATIVE: '0' }), /XNNPACK on wasm, 1 thread \(native kernels off \(ATTENTION_DEBUGGER_NATIVE=0\)\)/);
+});
