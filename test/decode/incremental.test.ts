@@ -37,7 +37,11 @@ async function run(model: Transformer, incremental: boolean, beamSize: number): 
   const search = beamSize === 1 ? greedyDecode : beamSearch;
   if (incremental) {
     const m = new IncrementalModel(model);
-    return search(m, m.initial(SRC), opts);
+    try {
+      return await search(m, m.initial(SRC), opts);
+    } finally {
+      m.dispose();
+    }
   }
   const m = new FullRecomputeModel(model);
   return search(m, m.initial(SRC), opts);
@@ -106,6 +110,7 @@ test('a step never proposes BOS or PAD, and its log-probs are the model\'s own e
       for (let v = 0; v < V; v++) if (v !== model.config.bos_id && v !== model.config.pad_id) assert.ok(Math.abs(row[v]! - want[v]!) < 1e-5, `sentence ${s} token ${v}`);
     }
     m.release(out.state);
+    m.dispose();
   } finally {
     model.dispose();
   }
@@ -124,6 +129,7 @@ test('select reorders, duplicates and drops rows of every cache', async () => {
     st = m.select(st, Int32Array.from([2, 0, 0]));
     const out = await m.step(st, Int32Array.from([6, 7, 8]));
     m.release(out.state);
+    m.dispose();
     assert.equal(tf.memory().numTensors, before, 'no tensors left');
     // Reference: each row as its own sentence, through the teacher-forced forward pass.
     const rows = [{ src: SRC[2]!, tgt: [1, 5, 6] }, { src: SRC[0]!, tgt: [1, 3, 7] }, { src: SRC[0]!, tgt: [1, 3, 8] }];

@@ -58,6 +58,7 @@ test('translate on every backend', async (t) => {
         // …and beam search with k = 1 over the incremental model finds the same.
         const inc = new IncrementalModel(model);
         const k1 = await beamSearch(inc, inc.initial(SRC), { bos: 1, eos: 2, sourceLengths: SRC.map((s) => s.length), ...OPTS, beamSize: 1 });
+        inc.dispose();
         assertClose(beam1, asTranslations(k1), 'beam 1 vs beam search k = 1');
 
         // Returned log-probs are the teacher-forced ones; scores are GNMT-normalized with EOS counted.

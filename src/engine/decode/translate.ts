@@ -69,8 +69,12 @@ async function decodeBatch(model: Transformer, src: number[][], k: number, alpha
   // The search's bound is sourceLength + offset; lowering the length it sees caps it at `cap`.
   const opts: SearchOptions = { bos: c.bos_id, eos: c.eos_id, sourceLengths: src.map((s) => Math.min(s.length, cap - off)), maxLenOffset: off, beamSize: k, alpha };
   const stepModel = new IncrementalModel(model);
-  const initial = stepModel.initial(src);
-  return k === 1 ? greedyDecode(stepModel, initial, opts) : beamSearch(stepModel, initial, opts);
+  try {
+    const initial = stepModel.initial(src);
+    return await (k === 1 ? greedyDecode(stepModel, initial, opts) : beamSearch(stepModel, initial, opts));
+  } finally {
+    stepModel.dispose();
+  }
 }
 
 function toTranslation(r: SentenceResult, eos: number): Translation {

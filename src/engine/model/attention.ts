@@ -52,13 +52,50 @@ export interface KeysValues {
   v: tf.Tensor4D; // [B, h, S, dv]
 }
 
-/** One of W^Q (0), W^K (1), W^V (2) and its bias, sliced from PyTorch's stacked in_proj. x: [B, T, d] → [B, h, T, dk] */
-function project(params: Params, prefix: string, which: 0 | 1 | 2, h: number, x: tf.Tensor3D): tf.Tensor4D {
+const QKV = ['q', 'k', 'v'] as const;
+
+/** Where a Params may hold W^Q (0), W^K (1) or W^V (2) already sliced (see slicedProjections). */
+function slicedName(prefix: string, which: 0 | 1 | 2, part: 'weight' | 'bias'): string {
+  return `${prefix}.in_proj.${QKV[which]}_${part}`;
+}
+
+/** W^Q (0), W^K (1) or W^V (2) and its bias: [d, d], [d], sliced from PyTorch's stacked in_proj [3d, d], [3d]. */
+function projection(params: Params, prefix: string, which: 0 | 1 | 2): [tf.Tensor, tf.Tensor] {
+  const pre = params.get(slicedName(prefix, which, 'weight'));
+  if (pre) return [pre, params.get(slicedName(prefix, which, 'bias'))!];
   const w = params.get(`${prefix}.in_proj_weight`)!; // [3d, d]
   const d = w.shape[1]!;
-  const wi = tf.slice(w, [which * d, 0], [d, d]); // [d, d]
-  const bi = tf.slice(params.get(`${prefix}.in_proj_bias`)!, [which * d], [d]); // [d]
-  return splitHeads(linear(x, wi, bi), h);
+  return [tf.slice(w, [which * d, 0], [d, d]), tf.slice(params.get(`${prefix}.in_proj_bias`)!, [which * d], [d])];
+}
+
+/** x: [B, T, d] → (x·W + b) split into heads: [B, h, T, dk] */
+function project(params: Params, prefix: string, which: 0 | 1 | 2, h: number, x: tf.Tensor3D): tf.Tensor4D {
+  const [w, b] = projection(params, prefix, which);
+  return splitHeads(linear(x, w, b), h);
+}
+
+/**
+ * For decoding, where the weights stay fixed and every step projects one position: the parameters
+ * plus W^Q, W^K, W^V of every attention sliced once (as non-trainable variables), instead of at
+ * every step (measured: 18% of greedy decoding's time went to those slices). dispose() frees them.
+ */
+export function slicedProjections(params: Params): { params: Params; dispose(): void } {
+  const view: Params = new Map(params);
+  const added: tf.Variable[] = [];
+  for (const name of params.keys()) {
+    if (!name.endsWith('.in_proj_weight')) continue;
+    const prefix = name.slice(0, -'.in_proj_weight'.length);
+    for (const which of [0, 1, 2] as const) {
+      const [w, b] = tf.tidy(() => projection(params, prefix, which));
+      for (const [part, t] of [['weight', w], ['bias', b]] as const) {
+        const v = tf.variable(t, false);
+        t.dispose();
+        added.push(v);
+        view.set(slicedName(prefix, which, part), v);
+      }
+    }
+  }
+  return { params: view, dispose: () => tf.dispose(added) };
 }
 
 /** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
