@@ -10,15 +10,14 @@
 import * as esbuild from 'esbuild';
 import console from 'node:console';
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL, URL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { servePanels } from '../scripts/panel-server.mjs';
 import { root } from './lib/build.mjs';
 import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer } from './lib/common.mjs';
 
@@ -29,16 +28,16 @@ const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * x
 for (const f of ['dist/cli.js', 'dist/webview/attention.js']) if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
 if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-// The extension's own conversion and the panel's HTML, bundled from src/ (as bench/lib/build.mjs does).
+// The extension's own conversion, bundled from src/ (as bench/lib/build.mjs does).
 const outfile = join(root, 'out', 'bench', 'draw-ext.mjs');
 await esbuild.build({
   stdin: {
-    contents: "export { toAttentionPayload } from './src/extension/convert'; export { checkToWebview, WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview'; export { panelHtml } from './src/extension/panels/html';",
+    contents: "export { toAttentionPayload } from './src/extension/convert'; export { checkToWebview, WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
     resolveDir: root, loader: 'ts', sourcefile: 'draw-ext.ts',
   },
   outfile, bundle: true, format: 'esm', platform: 'node', logLevel: 'warning',
 });
-const { toAttentionPayload, checkToWebview, WEBVIEW_PROTOCOL_VERSION, panelHtml } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
+const { toAttentionPayload, checkToWebview, WEBVIEW_PROTOCOL_VERSION } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
 /** What AttentionPanel.showAttention + BasePanel.post do with a snapshot before webview.postMessage. */
 function toMessage(wire) {
   const message = { type: 'attention', ...toAttentionPayload(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };
@@ -47,18 +46,8 @@ function toMessage(wire) {
   return message;
 }
 
-// The attention panel's page, as scripts/test-webview.mjs serves it (VS Code's CSP, a fake acquireVsCodeApi).
-const server = createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  const origin = `http://127.0.0.1:${server.address().port}`;
-  if (url.pathname === '/attention.html') {
-    const html = panelHtml({ panel: 'attention', title: 'bench', cspSource: origin, nonce: randomBytes(16).toString('base64'), plotlyUri: `${origin}/node_modules/plotly.js-dist-min/plotly.min.js`, scriptUri: `${origin}/dist/webview/attention.js` });
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html.replace('<body ', '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" '));
-  } else if (['/dist/webview/attention.js', '/node_modules/plotly.js-dist-min/plotly.min.js'].includes(url.pathname)) {
-    res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(root, url.pathname)));
-  } else res.writeHead(404).end();
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+// The attention panel's page as VS Code gives it to a webview (scripts/panel-server.mjs, the webview tests' server).
+const { server, base } = await servePanels();
 
 const tmp = mkdtempSync(join(tmpdir(), 'draw-latency-'));
 let browser;
@@ -121,7 +110,7 @@ try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
     await page.addInitScript(PAGE_HELPERS);
-    await page.goto(`http://127.0.0.1:${server.address().port}/attention.html`);
+    await page.goto(`${base}/panel/attention.html`);
     await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 30000 });
     return page;
   };

@@ -10,18 +10,16 @@
  *     row-major, op = transpose when the flag is set; A[i] starts at i·strideA (0 broadcasts).
  *   info() → { library, config, threads }
  *   setThreads(n)
- *   setSingleThreadBelow(x)   products with m·n·k < x run on one OpenBLAS thread (default 2^22)
+ *   Products with m·n·k < 2^22 run on one OpenBLAS thread (SINGLE_THREAD_BELOW).
  * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam).
  */
 #include <dlfcn.h>
-#include <node_api.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "args.h"
+
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
-#define SINGLE_THREAD_BELOW (1 << 22)
+#define SINGLE_THREAD_BELOW (1 << 22) /* m·n·k below which a product runs on one OpenBLAS thread */
 
 typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                          const float *b, int ldb, float beta, float *c, int ldc);
@@ -34,41 +32,14 @@ static config_fn get_config;
 static threads_fn get_threads;
 static set_threads_fn set_threads;
 static const char *library;
-/* m·n·k below which a product runs on one OpenBLAS thread (setSingleThreadBelow). */
-static double single_thread_below = SINGLE_THREAD_BELOW;
 
 #define CHECK(call)                                                                                                    \
   do {                                                                                                                 \
     if ((call) != napi_ok) {                                                                                           \
-      napi_throw_error(env, NULL, "blas: Node-API call failed: " #call);                                              \
+      napi_throw_error(env, NULL, "native: Node-API call failed: " #call);                                            \
       return NULL;                                                                                                     \
     }                                                                                                                  \
   } while (0)
-
-static bool float_array(napi_env env, napi_value v, float **data, size_t *length, const char *name) {
-  bool is_typed = false;
-  napi_typedarray_type type;
-  void *ptr = NULL;
-  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, v, &type, length, &ptr, NULL, NULL) != napi_ok || type != napi_float32_array) {
-    char message[96];
-    snprintf(message, sizeof message, "blas.matmul: %s must be a Float32Array", name);
-    napi_throw_type_error(env, NULL, message);
-    return false;
-  }
-  *data = (float *)ptr;
-  return true;
-}
-
-static bool int_arg(napi_env env, napi_value v, int64_t *out, const char *name) {
-  if (napi_get_value_int64(env, v, out) != napi_ok || *out < 0 || *out > INT32_MAX) {
-    char message[96];
-    snprintf(message, sizeof message, "blas.matmul: %s must be a non-negative int32", name);
-    napi_throw_range_error(env, NULL, message);
-    return false;
-  }
-  return true;
-}
 
 /* The last element a batch of matrices touches must lie inside the array. */
 static bool fits(int64_t batch, int64_t stride, int64_t size, size_t length) {
@@ -76,43 +47,36 @@ static bool fits(int64_t batch, int64_t stride, int64_t size, size_t length) {
 }
 
 static napi_value matmul(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
+  args_t a = {env, "matmul", false};
   napi_value argv[11];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 11) {
-    napi_throw_error(env, NULL, "blas.matmul: expected 11 arguments (a, b, c, batch, m, n, k, transA, transB, strideA, strideB)");
-    return NULL;
-  }
-  float *a, *b, *c;
-  size_t la, lb, lc;
-  if (!float_array(env, argv[0], &a, &la, "a") || !float_array(env, argv[1], &b, &lb, "b") || !float_array(env, argv[2], &c, &lc, "c"))
-    return NULL;
-  int64_t batch, m, n, k, stride_a, stride_b;
-  if (!int_arg(env, argv[3], &batch, "batch") || !int_arg(env, argv[4], &m, "m") || !int_arg(env, argv[5], &n, "n") ||
-      !int_arg(env, argv[6], &k, "k") || !int_arg(env, argv[9], &stride_a, "strideA") || !int_arg(env, argv[10], &stride_b, "strideB"))
-    return NULL;
-  bool trans_a, trans_b;
-  CHECK(napi_get_value_bool(env, argv[7], &trans_a));
-  CHECK(napi_get_value_bool(env, argv[8], &trans_b));
+  if (!get_args(&a, info, argv, 11)) return NULL;
+  size_t la = 0, lb = 0, lc = 0;
+  const float *pa = typed(&a, argv[0], napi_float32_array, &la, "a");
+  const float *pb = typed(&a, argv[1], napi_float32_array, &lb, "b");
+  float *pc = typed(&a, argv[2], napi_float32_array, &lc, "c");
+  const int64_t batch = count(&a, argv[3], "batch"), m = count(&a, argv[4], "m"), n = count(&a, argv[5], "n"), k = count(&a, argv[6], "k");
+  const bool trans_a = flag(&a, argv[7], "transA"), trans_b = flag(&a, argv[8], "transB");
+  const int64_t stride_a = count(&a, argv[9], "strideA"), stride_b = count(&a, argv[10], "strideB");
+  if (a.failed) return NULL;
   if (!fits(batch, stride_a, m * k, la) || !fits(batch, stride_b, k * n, lb) || !fits(batch, m * n, m * n, lc)) {
-    napi_throw_range_error(env, NULL, "blas.matmul: a, b or c is shorter than batch, m, n, k and the strides say");
+    fail(&a, "a, b or c is shorter than batch, m, n, k and the strides say");
     return NULL;
   }
   if (m * n == 0) return NULL;
   if (k == 0) {
-    memset(c, 0, (size_t)(batch * m * n) * sizeof(float));
+    memset(pc, 0, (size_t)(batch * m * n) * sizeof(float));
     return NULL;
   }
   const int lda = trans_a ? (int)m : (int)k;
   const int ldb = trans_b ? (int)k : (int)n;
   // Small products on one thread: waking OpenBLAS's other threads costs more than they save, and
-  // on a busy machine their spin-waiting costs far more (see single_thread_below).
+  // on a busy machine their spin-waiting costs far more.
   const int threads = get_threads ? get_threads() : 1;
-  const bool single = set_threads && threads > 1 && (double)m * (double)n * (double)k < single_thread_below;
+  const bool single = set_threads && threads > 1 && (double)m * (double)n * (double)k < SINGLE_THREAD_BELOW;
   if (single) set_threads(1);
   for (int64_t i = 0; i < batch; i++) {
-    sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, a + i * stride_a, lda,
-          b + i * stride_b, ldb, 0.0f, c + i * m * n, (int)n);
+    sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, pa + i * stride_a, lda,
+          pb + i * stride_b, ldb, 0.0f, pc + i * m * n, (int)n);
   }
   if (single) set_threads(threads);
   return NULL;
@@ -131,29 +95,13 @@ static napi_value info(napi_env env, napi_callback_info cb) {
   return result;
 }
 
-static napi_value single_below(napi_env env, napi_callback_info cb) {
-  size_t argc = 1;
+static napi_value threads(napi_env env, napi_callback_info info) {
+  args_t a = {env, "setThreads", false};
   napi_value argv[1];
-  double x = -1;
-  CHECK(napi_get_cb_info(env, cb, &argc, argv, NULL, NULL));
-  if (argc != 1 || napi_get_value_double(env, argv[0], &x) != napi_ok || !(x >= 0)) {
-    napi_throw_range_error(env, NULL, "blas.setSingleThreadBelow: expected a number ≥ 0");
-    return NULL;
-  }
-  single_thread_below = x;
-  return NULL;
-}
-
-static napi_value threads(napi_env env, napi_callback_info cb) {
-  size_t argc = 1;
-  napi_value argv[1];
-  int32_t n = 0;
-  CHECK(napi_get_cb_info(env, cb, &argc, argv, NULL, NULL));
-  if (argc != 1 || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1) {
-    napi_throw_range_error(env, NULL, "blas.setThreads: expected a positive integer");
-    return NULL;
-  }
-  if (set_threads) set_threads(n);
+  if (!get_args(&a, info, argv, 1)) return NULL;
+  const int64_t n = count(&a, argv[0], "n");
+  if (!a.failed && n < 1) fail(&a, "n must be at least 1");
+  if (!a.failed && set_threads) set_threads((int)n);
   return NULL;
 }
 
@@ -180,7 +128,6 @@ NAPI_MODULE_INIT() {
       {"matmul", NULL, matmul, NULL, NULL, NULL, napi_enumerable, NULL},
       {"info", NULL, info, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setThreads", NULL, threads, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"setSingleThreadBelow", NULL, single_below, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sum", NULL, native_sum, NULL, NULL, NULL, napi_enumerable, NULL},
       {"gatherRows", NULL, native_gather_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"smoothedXent", NULL, native_smoothed_xent, NULL, NULL, NULL, napi_enumerable, NULL},

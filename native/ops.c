@@ -15,86 +15,9 @@
  * checked here against the sizes given, so a wrong call throws instead of writing out of bounds.
  */
 #include <math.h>
-#include <node_api.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-typedef struct {
-  napi_env env;
-  const char *fn;
-  bool failed;
-} args_t;
-
-static void fail(args_t *a, const char *what) {
-  if (a->failed) return;
-  char message[160];
-  snprintf(message, sizeof message, "native.%s: %s", a->fn, what);
-  napi_throw_error(a->env, NULL, message);
-  a->failed = true;
-}
-
-static void *typed(args_t *a, napi_value v, napi_typedarray_type want, size_t *length, const char *name) {
-  bool is_typed = false;
-  napi_typedarray_type type;
-  void *data = NULL;
-  if (a->failed) return NULL;
-  if (napi_is_typedarray(a->env, v, &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(a->env, v, &type, length, &data, NULL, NULL) != napi_ok || type != want) {
-    char message[96];
-    snprintf(message, sizeof message, "%s must be a%s", name, want == napi_float32_array ? " Float32Array" : "n Int32Array");
-    fail(a, message);
-    return NULL;
-  }
-  return data;
-}
-
-static float *floats(args_t *a, napi_value v, size_t need, const char *name) {
-  size_t length = 0;
-  float *p = typed(a, v, napi_float32_array, &length, name);
-  if (p && length < need) {
-    char message[96];
-    snprintf(message, sizeof message, "%s has %zu values, needs %zu", name, length, need);
-    fail(a, message);
-    return NULL;
-  }
-  return p;
-}
-
-static int64_t count(args_t *a, napi_value v, const char *name) {
-  int64_t n = -1;
-  if (a->failed) return 0;
-  if (napi_get_value_int64(a->env, v, &n) != napi_ok || n < 0 || n > INT32_MAX) {
-    char message[96];
-    snprintf(message, sizeof message, "%s must be a non-negative int32", name);
-    fail(a, message);
-    return 0;
-  }
-  return n;
-}
-
-static double number(args_t *a, napi_value v, const char *name) {
-  double x = 0;
-  if (a->failed) return 0;
-  if (napi_get_value_double(a->env, v, &x) != napi_ok) {
-    char message[96];
-    snprintf(message, sizeof message, "%s must be a number", name);
-    fail(a, message);
-  }
-  return x;
-}
-
-static bool get_args(args_t *a, napi_callback_info info, napi_value *argv, size_t want) {
-  size_t argc = want;
-  if (napi_get_cb_info(a->env, info, &argc, argv, NULL, NULL) != napi_ok || argc != want) {
-    char message[64];
-    snprintf(message, sizeof message, "expected %zu arguments", want);
-    fail(a, message);
-    return false;
-  }
-  return true;
-}
+#include "args.h"
 
 napi_value native_sum(napi_env env, napi_callback_info info) {
   args_t a = {env, "sum", false};

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sources = ['blas.c', 'ops.c'].map((f) => join(repo, 'native', f));
+const headers = ['args.h'].map((f) => join(repo, 'native', f));
 const target = join(repo, 'dist', 'native', 'blas.node');
 const strict = process.argv.includes('--strict');
 
@@ -26,7 +27,7 @@ const includeDirs = [
 const include = includeDirs.find((d) => existsSync(join(d, 'node_api.h')));
 if (!include) fail(`no node_api.h in ${includeDirs.join(', ')}`);
 
-const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+const newest = Math.max(...[...sources, ...headers].map((f) => statSync(f).mtimeMs));
 if (existsSync(target) && statSync(target).mtimeMs > newest && !process.argv.includes('--force')) process.exit(0);
 mkdirSync(dirname(target), { recursive: true });
 const cc = process.env.CC || 'cc';

@@ -1,7 +1,7 @@
-/* global window, document, Plotly, URL, setTimeout, getComputedStyle -- page functions below run in the browser (page.evaluate) */
+/* global window, document, Plotly, setTimeout, getComputedStyle -- page functions below run in the browser (page.evaluate) */
 // Webview tests in a real browser: builds the panels' bundles, serves each panel's page (the HTML
-// the panel classes give VS Code, from src/extension/panels/html.ts) on 127.0.0.1 with a dark VS
-// Code theme and a fake acquireVsCodeApi that records what the page posts, opens it in Debian's
+// the panel classes give VS Code, from src/extension/panels/html.ts; scripts/panel-server.mjs) on
+// 127.0.0.1 with a dark VS Code theme and a fake acquireVsCodeApi that records what the page posts, opens it in Debian's
 // headless Chromium through playwright-core, posts protocol messages into it and checks what is
 // DRAWN: canvas pixels, plotly's SVG paths and trace data, the DOM. Expected values come from
 // independent sources (matplotlib's viridis colours, eq. 3 of the paper worked here), never from
@@ -9,15 +9,13 @@
 //   node scripts/test-webview.mjs            (run by scripts/run-tests.mjs after the unit tests)
 //   WEBVIEW_TEST_GREP=<text>                 runs only tests whose name contains <text>
 // Prints `ok`/`FAIL` per test and a last line `N passed, N failed`; exits non-zero on failure.
-import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, normalize, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildWebview } from './build-webview.mjs';
+import { DARK_THEME, LIGHT_THEME, servePanels } from './panel-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const artifacts = join(root, 'test-artifacts', 'webview');
@@ -35,40 +33,6 @@ const D_MODEL = 512;
 const WARMUP = 4000;
 const lrAt = (s) => D_MODEL ** -0.5 * Math.min(s ** -0.5, s * WARMUP ** -1.5);
 
-// A dark VS Code theme (Dark Modern's colours), as VS Code sets them on <html style>.
-const DARK_THEME = {
-  '--vscode-editor-background': '#1f1f1f',
-  '--vscode-editor-foreground': '#cccccc',
-  '--vscode-descriptionForeground': '#9d9d9d',
-  '--vscode-editorWidget-border': '#454545',
-  '--vscode-panel-border': '#2b2b2b',
-  '--vscode-focusBorder': '#0078d4',
-  '--vscode-button-background': '#0078d4',
-  '--vscode-button-foreground': '#ffffff',
-  '--vscode-button-hoverBackground': '#026ec1',
-  '--vscode-errorForeground': '#f85149',
-  '--vscode-inputValidation-errorBackground': '#5a1d1d',
-  '--vscode-inputValidation-errorBorder': '#be1100',
-  '--vscode-charts-blue': '#3794ff',
-  '--vscode-charts-orange': '#d18616',
-  '--vscode-charts-green': '#89d185',
-  '--vscode-font-family': 'system-ui, "Ubuntu", "Droid Sans", sans-serif',
-  '--vscode-font-size': '13px',
-  '--vscode-editor-font-family': '"Droid Sans Mono", monospace',
-};
-
-// Light+ colours, to check the panels follow the theme.
-const LIGHT_THEME = {
-  ...DARK_THEME,
-  '--vscode-editor-background': '#ffffff',
-  '--vscode-editor-foreground': '#3b3b3b',
-  '--vscode-descriptionForeground': '#717171',
-  '--vscode-editorWidget-border': '#c8c8c8',
-  '--vscode-panel-border': '#e5e5e5',
-  '--vscode-charts-blue': '#1a85ff',
-  '--vscode-charts-green': '#388a34',
-};
-
 // ---- setup ---------------------------------------------------------------------------------
 
 function ensureChromium() {
@@ -78,55 +42,6 @@ function ensureChromium() {
     spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   }
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
-}
-
-async function loadHtmlBuilder() {
-  const outfile = join(root, 'out', 'webview-harness', 'html.mjs');
-  await esbuild.build({ entryPoints: [join(root, 'src/extension/panels/html.ts')], outfile, bundle: true, format: 'esm', platform: 'node', logLevel: 'warning' });
-  return import(pathToFileURL(outfile).href + `?t=${Date.now()}`);
-}
-
-const TYPES = { '.js': 'text/javascript', '.map': 'application/json', '.html': 'text/html' };
-
-function serve(panelHtml) {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname === '/favicon.ico') {
-      res.writeHead(204).end(); // Chromium asks for one; a webview never does
-      return;
-    }
-    const port = server.address().port;
-    const page = /^\/panel\/(dashboard|attention|head|positional)\.html$/.exec(url.pathname);
-    if (page) {
-      const light = url.searchParams.get('theme') === 'light';
-      const style = Object.entries(light ? LIGHT_THEME : DARK_THEME).map(([k, v]) => `${k}: ${v}`).join('; ');
-      const html = panelHtml({
-        panel: page[1],
-        title: `Test ${page[1]}`,
-        cspSource: `http://127.0.0.1:${port}`,
-        nonce: randomBytes(16).toString('base64'),
-        plotlyUri: `http://127.0.0.1:${port}/node_modules/plotly.js-dist-min/plotly.min.js`,
-        scriptUri: `http://127.0.0.1:${port}/dist/webview/${page[1]}.js`,
-      })
-        .replace('<html lang="en">', `<html lang="en" style='${style}'>`)
-        .replace('<body ', light ? '<body class="vscode-light" data-vscode-theme-kind="vscode-light" ' : '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" ');
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
-      return;
-    }
-    const allowed = ['/dist/webview/', '/node_modules/plotly.js-dist-min/'];
-    const rel = normalize(decodeURIComponent(url.pathname));
-    if (!allowed.some((a) => rel.startsWith(a)) || rel.includes(`..${sep}`)) {
-      res.writeHead(404).end();
-      return;
-    }
-    const file = join(root, rel);
-    if (!existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 // ---- page helpers --------------------------------------------------------------------------
@@ -584,9 +499,7 @@ try {
   ensureChromium();
   mkdirSync(artifacts, { recursive: true });
   await buildWebview();
-  const { panelHtml } = await loadHtmlBuilder();
-  server = await serve(panelHtml);
-  base = `http://127.0.0.1:${server.address().port}`;
+  ({ server, base } = await servePanels());
   const { chromium } = await import('playwright-core');
   const home = mkdtempSync(join(tmpdir(), 'webview-test-'));
   browser = await chromium.launch({

@@ -6,7 +6,7 @@
  * 512-token message never freezes the page.
  */
 import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, type HeadRef, type ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, h, loadState, plotly, post, purgeOnUnload, readTheme, saveState, start, themedLayout, watchTheme } from './common';
+import { PLOTLY_CONFIG, app, h, imageButton, loadState, plotly, post, purgeOnUnload, readTheme, saveState, start, themedLayout, watchTheme } from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { type HeadMap, findMaps, headMap, maxOf, poolMax, tokensOf } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
@@ -43,16 +43,19 @@ function exportHead(format: 'csv' | 'json'): void {
   post({ type: 'export', format, name, text });
 }
 
+/** The head opened large, as an image. */
+async function headImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
+  if (!selected) return 'open a head first (click a thumbnail)';
+  const dataUrl = await plotly(() => Plotly.toImage(detail, { format, width: 800, height: 800 }));
+  return dataUrl ? { dataUrl, name: `head.${format}` } : 'plotly could not draw the head';
+}
+
 function layoutPage(): void {
   const csv = h('button', { class: 'small' }, 'CSV');
   csv.addEventListener('click', () => exportHead('csv'));
   const json = h('button', { class: 'small' }, 'JSON');
   json.addEventListener('click', () => exportHead('json'));
-  const png = h('button', { class: 'small' }, 'PNG');
-  png.addEventListener('click', () => {
-    if (!selected) return;
-    void plotly(async () => post({ type: 'export', format: 'png', name: 'head.png', dataUrl: await Plotly.toImage(detail, { format: 'png', width: 800, height: 800 }) }));
-  });
+  const png = imageButton('png', headImage);
   scaleBox.addEventListener('change', () => render());
   app().append(
     h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), h('label', { title: 'Colour every map from 0 to 1 instead of 0 to its own maximum' }, scaleBox, ' absolute scale (0–1)')),
@@ -211,8 +214,4 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(() => selected && showDetail(selected));
-start('attention', handle, async (format) => {
-  if (!selected) return 'open a head first (click a thumbnail)';
-  const dataUrl = await plotly(() => Plotly.toImage(detail, { format, width: 800, height: 800 }));
-  return dataUrl ? { dataUrl, name: `head.${format}` } : 'plotly could not draw the head';
-});
+start('attention', handle, headImage);

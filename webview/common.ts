@@ -56,13 +56,27 @@ export function clearError(): void {
   if (el) el.hidden = true;
 }
 
+/** Makes an image of what a panel shows, as a data: URL and a file name, or the reason it cannot. */
+export type ImageExporter = (format: 'png' | 'svg') => Promise<{ dataUrl: string; name: string } | string>;
+
+/** Makes the image and sends it to the extension to save (`export`), or says why not (`error`). */
+function postImage(exportImage: ImageExporter, format: 'png' | 'svg'): void {
+  const fail = (why: string): void => post({ type: 'error', message: `export ${format}: ${why}` });
+  void exportImage(format).then((r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })), (err: Error) => fail(err.message));
+}
+
+/** A toolbar button that saves the panel's image (the same image Export View asks for). */
+export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): HTMLButtonElement {
+  const b = h('button', { class: 'small', title: `Save as ${format.toUpperCase()}` }, format.toUpperCase());
+  b.addEventListener('click', () => postImage(exportImage, format));
+  return b;
+}
+
 /**
  * Listens for messages from the extension: each is validated; a malformed one shows an error
  * naming the field and is dropped. A handler that throws is reported the same way. Then says
- * `ready` (the extension answers with a full `state`).
+ * `ready` (the extension answers with a full `state`). `exportImage` answers Export View.
  */
-/** Makes an image of what a panel shows, as a data: URL and a file name; null with a reason when it cannot. */
-export type ImageExporter = (format: 'png' | 'svg') => Promise<{ dataUrl: string; name: string } | string>;
 
 export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportImage?: ImageExporter): void {
   window.addEventListener('message', (event: MessageEvent) => {
@@ -73,12 +87,7 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
     }
     const m = event.data as ToWebview;
     if (m.type === 'exportImage') {
-      const fail = (why: string): void => post({ type: 'error', message: `export ${m.format}: ${why}` });
-      if (!exportImage) return fail(`the ${panel} panel has no image export`);
-      void exportImage(m.format).then(
-        (r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format: m.format, name: r.name, dataUrl: r.dataUrl })),
-        (err: Error) => fail(err.message),
-      );
+      postImage(exportImage ?? (async () => `the ${panel} panel has no image export`), m.format);
       return;
     }
     try {

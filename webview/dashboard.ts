@@ -5,7 +5,7 @@
  * arrays and a fixed uirevision, so a zoom survives updates.
  */
 import type { MetricRow, ScheduleMsg, ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, frameScheduler, h, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import { PLOTLY_CONFIG, app, frameScheduler, h, imageButton, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
 import { column, downsampleMinMax } from './lib/downsample';
 import { metricsCsv } from './lib/csv';
 import { assembleLr } from './lib/lr';
@@ -32,14 +32,8 @@ async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dat
 }
 
 function exportButtons(name: ChartName): HTMLElement {
-  const mk = (format: 'png' | 'svg') => {
-    const b = h('button', { class: 'small', title: `Save this chart as ${format.toUpperCase()}` }, format.toUpperCase());
-    b.addEventListener('click', () => {
-      void chartImage(name, format).then((r) => (typeof r === 'string' ? post({ type: 'error', message: r }) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })));
-    });
-    return b;
-  };
-  return h('span', { class: 'actions' }, mk('png'), mk('svg'));
+  const image = (format: 'png' | 'svg') => chartImage(name, format);
+  return h('span', { class: 'actions' }, imageButton('png', image), imageButton('svg', image));
 }
 
 function layoutPage(): void {

@@ -1,6 +1,6 @@
 /** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
 import type { PositionalPayload, ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, h, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import { PLOTLY_CONFIG, app, h, imageButton, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
 import { csvLine } from './lib/csv';
 
 /** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
@@ -33,9 +33,15 @@ function draw(): void {
   );
 }
 
+/** The matrix as an image. */
+async function peImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
+  if (!pe) return 'no positional encoding is shown yet';
+  const dataUrl = await plotly(() => Plotly.toImage(chart, { format, width: 1000, height: 700 }));
+  return dataUrl ? { dataUrl, name: `positional.${format}` } : 'plotly could not draw the matrix';
+}
+
 function layoutPage(): void {
-  const png = h('button', { class: 'small' }, 'PNG');
-  png.addEventListener('click', () => void plotly(async () => post({ type: 'export', format: 'png', name: 'positional.png', dataUrl: await Plotly.toImage(chart, { format: 'png', width: 1000, height: 700 }) })));
+  const png = imageButton('png', peImage);
   const csv = h('button', { class: 'small' }, 'CSV');
   csv.addEventListener('click', () => {
     if (!pe) return;
@@ -65,8 +71,4 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(draw);
-start('positional', handle, async (format) => {
-  if (!pe) return 'no positional encoding is shown yet';
-  const dataUrl = await plotly(() => Plotly.toImage(chart, { format, width: 1000, height: 700 }));
-  return dataUrl ? { dataUrl, name: `positional.${format}` } : 'plotly could not draw the matrix';
-});
+start('positional', handle, peImage);

@@ -17,6 +17,7 @@ import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, EXPORT_FORM
 import { toAttentionPayload, toPositionalPayload } from './convert';
 import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
+import { askSaveTarget } from './panels/base';
 import { scheduleOf, type TrainingSession } from './training';
 import { runsRoot } from './views';
 import { activePanelKind, exportText, panelOf } from './exportView';
@@ -31,7 +32,6 @@ export interface Ctx {
   readonly log: (line: string) => void;
   readonly refreshRuns: () => void;
 }
-
 
 export interface TrainArgs {
   data?: DataChoice;
@@ -61,7 +61,6 @@ export interface ExportArgs {
 }
 
 type Command = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -290,11 +289,7 @@ export function createCommands(ctx: Ctx): Record<string, Command> {
         return saved.fsPath;
       }
       const text = exportText(panels, kind, format);
-      let target = args.path ? vscode.Uri.file(args.path) : undefined;
-      if (!target) {
-        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-        target = await vscode.window.showSaveDialog({ filters: { [format.toUpperCase()]: [format] }, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, `${kind}.${format}`) } : {}) });
-      }
+      const target = args.path ? vscode.Uri.file(args.path) : await askSaveTarget(format, `${kind}.${format}`);
       if (!target) return undefined;
       await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));
       log(`exported the ${kind} view as ${format} to ${target.fsPath}`);

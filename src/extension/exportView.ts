@@ -1,22 +1,17 @@
 /** What Export View writes from the extension's copy of a panel's data (JSON and CSV). */
-import * as vscode from 'vscode';
 import type { AttentionPayload, PanelKind } from '../protocol/webview';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, type Panels, PositionalPanel } from './panels';
+import { HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from './panels';
 import { attentionToJson } from './convert';
 import type { BasePanel } from './panels/base';
 
 export function panelOf(kind: PanelKind): BasePanel | undefined {
-  return { dashboard: DashboardPanel.slot.current, attention: AttentionPanel.slot.current, head: HeadInspectorPanel.slot.current, positional: PositionalPanel.slot.current }[kind];
+  return PANEL_SLOTS[kind].current;
 }
 
+/** The panel in front (or, failing that, one that shows), for Export View without arguments. */
 export function activePanelKind(): PanelKind | undefined {
-  const all: [PanelKind, { panel: vscode.WebviewPanel } | undefined][] = [
-    ['dashboard', DashboardPanel.slot.current],
-    ['attention', AttentionPanel.slot.current],
-    ['head', HeadInspectorPanel.slot.current],
-    ['positional', PositionalPanel.slot.current],
-  ];
-  return (all.find(([, p]) => p?.panel.active) ?? all.find(([, p]) => p?.panel.visible))?.[0];
+  const open = openPanelKinds();
+  return open.find((k) => panelOf(k)?.panel.active) ?? open.find((k) => panelOf(k)?.panel.visible);
 }
 
 /** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */

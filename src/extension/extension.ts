@@ -7,8 +7,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelKind } from '../protocol/webview';
 import { createCommands } from './commands';
+import { stamp } from './pickers';
+import { settings } from './settings';
 import { EngineClient } from './engineClient';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, type Panels, PositionalPanel, registerPanels } from './panels';
+import { openPanelKinds, type Panels, registerPanels } from './panels';
 import { TrainingSession } from './training';
 import { CurrentRunProvider, RunsProvider, runsRoot } from './views';
 
@@ -31,7 +33,7 @@ export interface AttentionDebuggerApi {
 let client: EngineClient | undefined;
 
 function backendArgs(): string[] {
-  const backend = vscode.workspace.getConfiguration('attentionDebugger').get<string>('backend') ?? 'auto';
+  const backend = settings().get<string>('backend') ?? 'auto';
   return backend && backend !== 'auto' && (BACKENDS as readonly string[]).includes(backend) ? ['--backend', backend] : [];
 }
 
@@ -81,21 +83,13 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     runs,
     currentRun,
     startup,
-    openPanels: () => {
-      const open: [PanelKind, unknown][] = [
-        ['dashboard', DashboardPanel.slot.current],
-        ['attention', AttentionPanel.slot.current],
-        ['head', HeadInspectorPanel.slot.current],
-        ['positional', PositionalPanel.slot.current],
-      ];
-      return open.filter(([, p]) => p !== undefined).map(([k]) => k);
-    },
+    openPanels: openPanelKinds,
   };
 }
 
 /** attentionDebugger.startupJob: the demo workspace trains a tiny model on the reverse task at once. */
 async function runStartupJob(log: (line: string) => void): Promise<string | undefined> {
-  const job = vscode.workspace.getConfiguration('attentionDebugger').get<string>('startupJob') ?? 'none';
+  const job = settings().get<string>('startupJob') ?? 'none';
   if (job === 'none') return undefined;
   if (job !== 'train-reverse-tiny') {
     log(`attentionDebugger.startupJob: unknown job ${JSON.stringify(job)} (expected one of ${STARTUP_JOBS.join(', ')})`);
@@ -106,9 +100,7 @@ async function runStartupJob(log: (line: string) => void): Promise<string | unde
     log('attentionDebugger.startupJob: no workspace folder to keep the run in');
     return undefined;
   }
-  const d = new Date();
-  const p = (n: number): string => String(n).padStart(2, '0');
-  const runDir = path.join(root, `reverse-tiny-${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`);
+  const runDir = path.join(root, `reverse-tiny-${stamp()}`);
   log(`startup job ${job}: training ${runDir}`);
   const summary = await vscode.commands.executeCommand<{ runDir: string } | undefined>('attentionDebugger.train', {
     data: { kind: 'task', task: 'reverse' },

@@ -7,11 +7,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { settings } from './settings';
 import type { TrainingSession } from './training';
 
 /** The folder that holds run folders: the setting, resolved against the first workspace folder. */
 export function runsRoot(): string | undefined {
-  const setting = vscode.workspace.getConfiguration('attentionDebugger').get<string>('runFolder') || 'runs';
+  const setting = settings().get<string>('runFolder') || 'runs';
   if (path.isAbsolute(setting)) return setting;
   const ws = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   return ws ? path.join(ws, setting) : undefined;

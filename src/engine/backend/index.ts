@@ -53,7 +53,6 @@ async function loadWasm(): Promise<void> {
   wasm.setWasmPaths(`${dir}/`);
   registerWasmFixes();
   registerNativeKernels(); // over the fixed kernels, which stay their fallbacks
-
 }
 
 async function loadCpu(): Promise<void> {

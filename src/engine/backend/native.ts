@@ -6,9 +6,10 @@
  * Used when the addon loads; ATTENTION_DEBUGGER_NATIVE=0 turns it off (the plain wasm path,
  * with the transpose wrapper of wasmFixes.ts, is then what runs).
  */
-import * as tf from '@tensorflow/tfjs-core';
+import type * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
 import { type OpsAddon, registerNativeOps } from './nativeOps';
 
 export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
@@ -24,12 +25,6 @@ interface BlasAddon extends OpsAddon {
   info(): { library: string; config: string; threads: number };
   setThreads(n: number): void;
 }
-
-type KernelFunc = tf.KernelConfig['kernelFunc'];
-type WasmBackend = tf.KernelBackend & {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
-};
 
 let addon: BlasAddon | null = null;
 let status = 'not loaded';
@@ -77,8 +72,6 @@ export function nativeBlasStatus(): string {
   return status;
 }
 
-const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
-
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -116,8 +109,6 @@ function nativeBatchMatMul(blas: BlasAddon, fallback: KernelFunc): KernelFunc {
   };
 }
 
-const NATIVE = Symbol.for('attention-debugger.native-matmul');
-
 /**
  * Registers the OpenBLAS BatchMatMul and the kernels of nativeOps.ts for wasm if the addon loads;
  * returns whether it did. Idempotent.
@@ -126,12 +117,6 @@ export function registerNativeKernels(): boolean {
   const blas = loadAddon();
   if (!blas) return false;
   registerNativeOps(blas);
-  const kernel = tf.getKernel('BatchMatMul', 'wasm');
-  if (!kernel) throw new Error('tfjs-backend-wasm has no BatchMatMul kernel: unexpected tfjs version');
-  if ((kernel.kernelFunc as unknown as Record<symbol, boolean>)[NATIVE]) return true;
-  const func = nativeBatchMatMul(blas, kernel.kernelFunc);
-  (func as unknown as Record<symbol, boolean>)[NATIVE] = true;
-  tf.unregisterKernel('BatchMatMul', 'wasm');
-  tf.registerKernel({ ...kernel, kernelFunc: func });
+  overrideKernel('BatchMatMul', 'wasm', 'native', (fallback) => nativeBatchMatMul(blas, fallback));
   return true;
 }

@@ -10,6 +10,7 @@
  * backend has them, and tfjs ops otherwise): SmoothedCrossEntropy and AdamUpdate.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
 
 export const SMOOTHED_CROSS_ENTROPY = 'AttentionDebuggerSmoothedCrossEntropy';
 export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
@@ -20,15 +21,6 @@ export interface OpsAddon {
   smoothedXent(logits: Float32Array, targets: Int32Array, rowLoss: Float32Array, rowNll: Float32Array, grad: Float32Array, pad: number, confidence: number, spread: number, entropy: number, scale: number, n: number, v: number): void;
   adam(p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array, pOut: Float32Array, mOut: Float32Array, vOut: Float32Array, lr: number, beta1: number, beta2: number, epsilon: number, c1: number, c2: number, size: number): void;
 }
-
-type KernelFunc = tf.KernelConfig['kernelFunc'];
-type WasmBackend = tf.KernelBackend & {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
-  incRef(dataId: tf.DataId): void;
-};
-
-const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
 /** Sum: x [outer, mid, inner] summed over mid, when the reduced axes are one contiguous block. */
 function sum(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
@@ -103,25 +95,13 @@ function adamUpdate(ops: OpsAddon): KernelFunc {
   };
 }
 
-const NATIVE = Symbol.for('attention-debugger.native-op');
-
-function override(kernelName: string, make: (fallback: KernelFunc) => KernelFunc): void {
-  const kernel = tf.getKernel(kernelName, 'wasm');
-  if (!kernel) throw new Error(`tfjs-backend-wasm has no ${kernelName} kernel: unexpected tfjs version`);
-  if ((kernel.kernelFunc as unknown as Record<symbol, boolean>)[NATIVE]) return;
-  const func = make(kernel.kernelFunc);
-  (func as unknown as Record<symbol, boolean>)[NATIVE] = true;
-  tf.unregisterKernel(kernelName, 'wasm');
-  tf.registerKernel({ ...kernel, kernelFunc: func });
-}
-
 /** Idempotent; after tfjs-backend-wasm is loaded. */
 export function registerNativeOps(ops: OpsAddon): void {
-  override('Sum', (fallback) => sum(ops, fallback));
-  override('GatherV2', (fallback) => gatherRows(ops, fallback));
-  override('Identity', () => identity);
-  if (!tf.getKernel(SMOOTHED_CROSS_ENTROPY, 'wasm')) tf.registerKernel({ kernelName: SMOOTHED_CROSS_ENTROPY, backendName: 'wasm', kernelFunc: smoothedCrossEntropy(ops) });
-  if (!tf.getKernel(ADAM_UPDATE, 'wasm')) tf.registerKernel({ kernelName: ADAM_UPDATE, backendName: 'wasm', kernelFunc: adamUpdate(ops) });
+  overrideKernel('Sum', 'wasm', 'native', (fallback) => sum(ops, fallback));
+  overrideKernel('GatherV2', 'wasm', 'native', (fallback) => gatherRows(ops, fallback));
+  overrideKernel('Identity', 'wasm', 'native', () => identity);
+  addKernel(SMOOTHED_CROSS_ENTROPY, 'wasm', smoothedCrossEntropy(ops));
+  addKernel(ADAM_UPDATE, 'wasm', adamUpdate(ops));
 }
 
 /** Whether the active backend has one of the fused kernels above. */

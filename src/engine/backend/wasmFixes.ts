@@ -11,24 +11,16 @@
  *    whose bits are int 1) instead of 1. We make float32 one-hots ourselves.
  */
 import * as tf from '@tensorflow/tfjs-core';
-
-type KernelFunc = tf.KernelConfig['kernelFunc'];
-type WasmBackend = tf.KernelBackend & {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
-  disposeData(dataId: tf.DataId): boolean;
-};
-
-const WRAPPED = Symbol.for('attention-debugger.wasm-fixed');
+import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
 
 /** out[segmentIds[i], …] += x[i, …]; x: [N, …inner], segmentIds: [N] → [numSegments, …inner] */
 const unsortedSegmentSum: KernelFunc = ({ inputs, backend, attrs }) => {
   const wasm = backend as WasmBackend;
   const { x, segmentIds } = inputs as { x: tf.TensorInfo; segmentIds: tf.TensorInfo };
   const numSegments = (attrs as { numSegments: number }).numSegments;
-  const rows = segmentIds.shape.reduce((a, b) => a * b, 1);
+  const rows = product(segmentIds.shape);
   const inner = x.shape.slice(segmentIds.shape.length);
-  const width = inner.reduce((a, b) => a * b, 1);
+  const width = product(inner);
   const out = wasm.makeOutput([numSegments, ...inner], x.dtype);
   // Views are taken after makeOutput: allocating may grow (and so detach) the wasm heap.
   const dst = wasm.typedArrayFromHeap(out);
@@ -84,24 +76,9 @@ function withoutTransposeFlags(inner: KernelFunc, transpose: KernelFunc): Kernel
 
 /** Idempotent; call after tfjs-backend-wasm is loaded. */
 export function registerWasmFixes(): void {
-  if (!tf.getKernel('UnsortedSegmentSum', 'wasm')) {
-    tf.registerKernel({ kernelName: 'UnsortedSegmentSum', backendName: 'wasm', kernelFunc: unsortedSegmentSum });
-  }
-  const oneHot = tf.getKernel('OneHot', 'wasm');
-  if (oneHot && !(oneHot.kernelFunc as unknown as Record<symbol, boolean>)[WRAPPED]) {
-    const wrapped = floatOneHot(oneHot.kernelFunc);
-    (wrapped as unknown as Record<symbol, boolean>)[WRAPPED] = true;
-    tf.unregisterKernel('OneHot', 'wasm');
-    tf.registerKernel({ ...oneHot, kernelFunc: wrapped });
-  }
+  addKernel('UnsortedSegmentSum', 'wasm', unsortedSegmentSum);
+  overrideKernel('OneHot', 'wasm', 'float-one-hot', floatOneHot);
   const transpose = tf.getKernel('Transpose', 'wasm');
   if (!transpose) throw new Error('tfjs-backend-wasm has no Transpose kernel: unexpected tfjs version');
-  for (const kernelName of ['BatchMatMul', '_FusedMatMul']) {
-    const kernel = tf.getKernel(kernelName, 'wasm');
-    if (!kernel || (kernel.kernelFunc as unknown as Record<symbol, boolean>)[WRAPPED]) continue;
-    const wrapped = withoutTransposeFlags(kernel.kernelFunc, transpose.kernelFunc);
-    (wrapped as unknown as Record<symbol, boolean>)[WRAPPED] = true;
-    tf.unregisterKernel(kernelName, 'wasm');
-    tf.registerKernel({ ...kernel, kernelFunc: wrapped });
-  }
+  for (const kernelName of ['BatchMatMul', '_FusedMatMul']) overrideKernel(kernelName, 'wasm', 'no-transpose-flags', (inner) => withoutTransposeFlags(inner, transpose.kernelFunc));
 }

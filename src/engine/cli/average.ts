@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { listCheckpoints } from '../checkpoint';
 import { averageCheckpoints } from '../checkpoint/average';
 import { writeSafetensors } from '../checkpoint/safetensors';
-import { type OptionSpec, parseCommand, UsageError } from './args';
+import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
@@ -15,8 +15,7 @@ export async function averageCommand(argv: string[]): Promise<number> {
   const options = parseCommand(argv, 'average', 'Averages the newest checkpoints of a run into one.', specs);
   if (!options) return 0;
   if (!options.run) throw new UsageError('average: --run RUN is required');
-  const n = options.last === undefined ? 5 : Number(options.last);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--last: expected a whole number ≥ 1, got "${options.last}"`);
+  const n = numberOption(options.last, 'last', 5, (x) => Number.isInteger(x) && x >= 1, 'a whole number ≥ 1');
   const all = listCheckpoints(options.run as string);
   if (all.length === 0) throw new UsageError(`average: ${options.run} has no checkpoints`);
   const chosen = all.slice(-n);

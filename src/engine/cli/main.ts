@@ -7,7 +7,7 @@ import { decodeCommand } from './decode';
 import { evaluateCommand } from './evaluate';
 import { trainCommand } from './train';
 import { runServer } from '../server';
-import { parseArgs, type OptionSpec, UsageError } from './args';
+import { type OptionSpec, parseCommand, UsageError } from './args';
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<number> }> = {
   train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },
@@ -18,9 +18,10 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   attention: { summary: 'attention weights and log-probs of a checkpoint for one sentence pair', run: attentionCommand },
   serve: {
     summary: 'serve the engine over JSON-RPC on stdin/stdout (the VS Code extension starts this)',
-    run: (argv) => {
+    run: async (argv) => {
       const specs: Record<string, OptionSpec> = { backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' } };
-      const { options } = parseArgs(argv, specs, 'serve');
+      const options = parseCommand(argv, 'serve', 'Serves the engine over JSON-RPC on stdin/stdout.', specs);
+      if (!options) return 0;
       return runServer(options.backend ? { backend: options.backend as string } : {});
     },
   },

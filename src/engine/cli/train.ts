@@ -4,9 +4,9 @@ import { taskSpec, type DataSpec } from '../train/dataset';
 import type { TrainingSettings } from '../train/settings';
 import { createRun, openRun } from '../train/setup';
 import { Trainer } from '../train/trainer';
-import { type OptionSpec, parseCommand, UsageError } from './args';
+import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
-import { bleuEvaluator } from './evaluators';
+import { bleuEvaluator } from '../train/evaluate';
 
 const NUMERIC: Record<string, keyof TrainingSettings> = {
   steps: 'steps', warmup: 'warmup', 'lr-factor': 'lr_factor', 'batch-tokens': 'batch_tokens', 'label-smoothing': 'label_smoothing',
@@ -51,8 +51,7 @@ export async function trainCommand(argv: string[]): Promise<number> {
   const options = parseCommand(argv, 'train', 'Trains a Transformer; progress on stderr, a JSON summary on stdout.', specs);
   if (!options) return 0;
   if (!options.out) throw new UsageError('train: --out RUN is required');
-  const minutes = options['max-minutes'] === undefined ? Infinity : Number(options['max-minutes']);
-  if (!(minutes > 0)) throw new UsageError(`--max-minutes: expected a positive number, got "${options['max-minutes']}"`);
+  const minutes = numberOption(options['max-minutes'], 'max-minutes', Infinity, (n) => n > 0, 'a positive number');
 
   const backend = await initBackend(options.backend as string | undefined);
   const opened = options.resume ? openRun(options.out as string, overrides(options)) : createRun({ out: options.out as string, data: dataSpec(options), config: (options.config as string) ?? 'tiny', overrides: overrides(options) });

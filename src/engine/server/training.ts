@@ -17,7 +17,7 @@ import { RunDir } from '../train/runDir';
 import { createRun, openRun, type OpenRun } from '../train/setup';
 import { Trainer, type Snapshot } from '../train/trainer';
 import { loadVocabulary } from '../train/vocabulary';
-import { bleuEvaluator } from '../cli/evaluators';
+import { bleuEvaluator } from '../train/evaluate';
 import { runSummary, snapshotToWire, toMetricRow, toWireAttention } from './convert';
 import { handle, notify } from './rpc';
 

@@ -1,8 +1,16 @@
-/** Validation: the label-smoothed loss and NLL over held-out pairs, teacher-forced, in eval mode. */
+/**
+ * Validation: the label-smoothed loss and NLL over held-out pairs, teacher-forced, in eval mode;
+ * and BLEU of greedy decoding of the first validation sentences (text data only).
+ */
 import * as tf from '@tensorflow/tfjs-core';
+import { translate } from '../decode/translate';
+import { corpusBleu } from '../metrics/bleu';
 import type { Transformer } from '../model/transformer';
+import type { PreparedData } from './dataset';
 import { smoothedLossFromLogits } from './loss';
+import type { TrainingSettings } from './settings';
 import { countTokens, type Batch } from './step';
+import type { BleuEvaluator } from './trainer';
 
 export async function validationLoss(model: Transformer, batches: Batch[], labelSmoothing: number): Promise<{ loss: number; nll: number; tokens: number }> {
   let loss = 0;
@@ -25,4 +33,14 @@ export async function validationLoss(model: Transformer, batches: Batch[], label
     tokens += n;
   }
   return { loss: loss / Math.max(tokens, 1), nll: nll / Math.max(tokens, 1), tokens };
+}
+
+export function bleuEvaluator(data: PreparedData, settings: TrainingSettings): BleuEvaluator | undefined {
+  if (data.vocab.kind !== 'bpe' || settings.bleu_sentences === 0 || data.validText.length === 0) return undefined;
+  const n = Math.min(settings.bleu_sentences, data.valid.length, data.validText.length);
+  return async (model) => {
+    const out = await translate(model, data.valid.slice(0, n).map((p) => p.src), { beamSize: 1 });
+    const hyps = out.map((t) => data.vocab.decode(t.tokens));
+    return corpusBleu(hyps, [data.validText.slice(0, n).map((p) => p.tgt)]).score;
+  };
 }

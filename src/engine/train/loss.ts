@@ -17,18 +17,24 @@ export interface LossResult {
   tokens: number;
 }
 
+/** q of §5.4 over V classes: `confidence` on the target, `spread` on each other non-pad class; H(q). */
+function smoothedTargets(v: number, smoothing: number): { confidence: number; spread: number; entropy: number } {
+  if (smoothing > 0 && v < 3) throw new Error(`label smoothing needs at least 3 classes, got ${v}`);
+  const confidence = 1 - smoothing;
+  const spread = smoothing > 0 ? smoothing / (v - 2) : 0;
+  const entropy = -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0);
+  return { confidence, spread, entropy };
+}
+
 /** logProbs: [N, V] (log-softmax output), targets: [N] int32 */
 export function labelSmoothedLoss(logProbs: tf.Tensor2D, targets: tf.Tensor1D, padId: number, smoothing: number, tokens: number): LossResult {
   const v = logProbs.shape[1];
-  if (smoothing > 0 && v < 3) throw new Error(`label smoothing needs at least 3 classes, got ${v}`);
+  const { confidence, spread, entropy } = smoothedTargets(v, smoothing);
   const keep = tf.cast(tf.notEqual(targets, padId), 'float32'); // [N]: 1 for real tokens
   const onTarget = tf.sum(tf.mul(logProbs, tf.oneHot(targets, v)), 1); // [N]: log p(target)
-  const confidence = 1 - smoothing;
-  const spread = smoothing > 0 ? smoothing / (v - 2) : 0;
   // Σ_c q_c · log p_c over the V − 2 other non-pad classes = Σ_all − log p_pad − log p_target
   const onOthers = tf.sub(tf.sub(tf.sum(logProbs, 1), tf.squeeze(tf.slice(logProbs, [0, padId], [-1, 1]), [1])), onTarget); // [N]
   const crossEntropy = tf.neg(tf.add(tf.mul(onTarget, confidence), tf.mul(onOthers, spread))); // [N]: −Σ q log p
-  const entropy = -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0); // H(q)
   const denom = Math.max(tokens, 1);
   return {
     loss: tf.div(tf.sum(tf.mul(tf.sub(crossEntropy, entropy), keep)), denom) as tf.Scalar,
@@ -52,11 +58,7 @@ export interface FusedLossResult {
  * logits: [N, V], targets: [N] int32
  */
 export function smoothedLossFromLogits(logits: tf.Tensor2D, targets: tf.Tensor1D, padId: number, smoothing: number, tokens: number): FusedLossResult {
-  const v = logits.shape[1];
-  if (smoothing > 0 && v < 3) throw new Error(`label smoothing needs at least 3 classes, got ${v}`);
-  const confidence = 1 - smoothing;
-  const spread = smoothing > 0 ? smoothing / (v - 2) : 0;
-  const entropy = -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0); // H(q)
+  const { confidence, spread, entropy } = smoothedTargets(logits.shape[1], smoothing);
   const scale = 1 / Math.max(tokens, 1);
   let nll: tf.Scalar | undefined;
   const fused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {

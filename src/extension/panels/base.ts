@@ -66,6 +66,12 @@ export class DisposableList implements vscode.Disposable {
   }
 }
 
+/** The save dialog for an export: `name` in the first workspace folder, filtered to `format`. */
+export function askSaveTarget(format: string, name: string): Thenable<vscode.Uri | undefined> {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return vscode.window.showSaveDialog({ filters: { [format.toUpperCase()]: [format] }, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}) });
+}
+
 export abstract class BasePanel implements vscode.Disposable {
   protected readonly disposables = new DisposableList();
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
@@ -211,9 +217,7 @@ export abstract class BasePanel implements vscode.Disposable {
 
   private async saveExport(m: ExportMsg): Promise<void> {
     const pending = this.pendingImage && this.pendingImage.format === m.format && m.dataUrl !== undefined ? this.pendingImage : undefined;
-    const filters = { [m.format.toUpperCase()]: [m.format] };
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const target = pending?.target ?? (await vscode.window.showSaveDialog({ filters, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, m.name) } : {}) }));
+    const target = pending?.target ?? (await askSaveTarget(m.format, m.name));
     if (!target) {
       if (pending) this.finishImage('no file chosen');
       return;

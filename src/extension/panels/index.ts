@@ -5,8 +5,9 @@
  * a store, so panels opened later start from it, and forwards it to the panels that are open.
  */
 import * as vscode from 'vscode';
-import type { AttentionPayload, HeadRef, MetricRow, PositionalPayload } from '../../protocol/webview';
-import type { PanelHost } from './base';
+import type { AttentionPayload, HeadRef, MetricRow, PanelKind, PositionalPayload } from '../../protocol/webview';
+import type { BasePanel, PanelHost } from './base';
+import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
 import { PanelStore, type ScheduleBody } from './store';
 
@@ -14,8 +15,21 @@ export { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } f
 export type { PanelHost } from './base';
 export { PanelStore } from './store';
 
+/** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
+export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
+  dashboard: DashboardPanel.slot,
+  attention: AttentionPanel.slot,
+  head: HeadInspectorPanel.slot,
+  positional: PositionalPanel.slot,
+};
+
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
-export const PANEL_VIEW_TYPES = [DashboardPanel.slot.viewType, AttentionPanel.slot.viewType, HeadInspectorPanel.slot.viewType, PositionalPanel.slot.viewType] as const;
+export const PANEL_VIEW_TYPES = Object.values(PANEL_SLOTS).map((slot) => slot.viewType);
+
+/** The kinds of panel open now. */
+export function openPanelKinds(): PanelKind[] {
+  return (Object.keys(PANEL_SLOTS) as PanelKind[]).filter((kind) => PANEL_SLOTS[kind].current !== undefined);
+}
 
 export class Panels implements vscode.Disposable {
   readonly store = new PanelStore();
@@ -68,7 +82,7 @@ export class Panels implements vscode.Disposable {
 
   dispose(): void {
     AttentionPanel.onCreate = undefined;
-    for (const p of [DashboardPanel.slot.current, AttentionPanel.slot.current, HeadInspectorPanel.slot.current, PositionalPanel.slot.current]) p?.dispose();
+    for (const slot of Object.values(PANEL_SLOTS)) slot.current?.dispose();
   }
 }
 
@@ -85,18 +99,13 @@ export function registerPanels(context: vscode.ExtensionContext, log?: (line: st
   }
   const panels = new Panels(context.extensionUri, write);
   context.subscriptions.push(panels);
-  const revivers: [string, (panel: vscode.WebviewPanel, state: unknown) => void][] = [
-    [DashboardPanel.slot.viewType, (p, s) => DashboardPanel.slot.revive(p, panels.host, s)],
-    [AttentionPanel.slot.viewType, (p, s) => AttentionPanel.slot.revive(p, panels.host, s)],
-    [HeadInspectorPanel.slot.viewType, (p, s) => HeadInspectorPanel.slot.revive(p, panels.host, s)],
-    [PositionalPanel.slot.viewType, (p, s) => PositionalPanel.slot.revive(p, panels.host, s)],
-  ];
-  for (const [viewType, revive] of revivers) {
+  for (const slot of Object.values(PANEL_SLOTS)) {
+    const viewType = slot.viewType;
     context.subscriptions.push(
       vscode.window.registerWebviewPanelSerializer(viewType, {
         async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
           try {
-            revive(panel, state);
+            slot.revive(panel, panels.host, state);
           } catch (err) {
             write!(`could not restore ${viewType}: ${(err as Error).message}`);
             panel.dispose();
