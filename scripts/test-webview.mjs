@@ -351,6 +351,9 @@ test('an image asked for as the page loads (a webview shown again) has the data 
   const svg = decodeURIComponent(reply.dataUrl.slice(reply.dataUrl.indexOf(',') + 1));
   const traces = svg.match(/class="trace scatter/g) ?? [];
   assert(traces.length === 1, `one train-loss trace in the exported SVG, found ${traces.length}`);
+  // A page that survived being hidden is pinged by the extension and must say ready again.
+  await send(page, { type: 'ping', v: 1 });
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'ready').length === 2, null, { timeout: 10000 });
   await page.close();
 });
 

@@ -90,6 +90,10 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
       postImage(exportImage ?? (async () => `the ${panel} panel has no image export`), m.format);
       return;
     }
+    if (m.type === 'ping') {
+      post({ type: 'ready', panel });
+      return;
+    }
     try {
       clearError();
       handle(m);
@@ -99,10 +103,6 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
   post({ type: 'ready', panel });
-  // The extension stops sending to a hidden panel; if this page outlived the hiding, say so again.
-  document.addEventListener('visibilitychange', () => {
-    if (document.visibilityState === 'visible') post({ type: 'ready', panel });
-  });
 }
 
 // ---- theme ---------------------------------------------------------------------------------

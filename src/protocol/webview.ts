@@ -151,7 +151,12 @@ export interface ExportImageMsg extends Versioned {
   format: 'png' | 'svg';
 }
 
-export type ToWebview = MetricsMsg | ScheduleMsg | AttentionMsg | SnapshotsMsg | PositionalMsg | StateMsg | ExportImageMsg;
+/** Asks the page to say `ready` again: after being hidden, a page may have been torn down and reloaded, or may have survived. */
+export interface PingMsg extends Versioned {
+  type: 'ping';
+}
+
+export type ToWebview = MetricsMsg | ScheduleMsg | AttentionMsg | SnapshotsMsg | PositionalMsg | StateMsg | ExportImageMsg | PingMsg;
 
 // ---- webview → extension -------------------------------------------------------------------
 
@@ -292,6 +297,7 @@ const toWebviewChecks: Record<ToWebview['type'], Check> = {
   positional: checkPositionalPayload,
   state: object({ state: checkPanelState }),
   exportImage: object({ format: oneOf(['png', 'svg']) }),
+  ping: object({}),
 };
 
 const fromWebviewChecks: Record<FromWebview['type'], Check> = {

@@ -85,7 +85,7 @@ test('malformed messages from the webview are logged with the field, never throw
   panels.dispose();
 });
 
-test('a hidden panel gets nothing; when it shows again it gets a full state', () => {
+test('a hidden panel gets nothing; shown again, it is pinged, and once it says ready it gets a full state', () => {
   const { panels } = fresh();
   const dash = panels.openDashboard();
   const p = lastPanel();
@@ -96,6 +96,9 @@ test('a hidden panel gets nothing; when it shows again it gets a full state', ()
   panels.appendMetrics([row(3)]);
   assert.equal(p.webview.posted.length, before);
   p.setVisible(true);
+  // The page may have been reloaded or may have survived: nothing but a ping until it says ready.
+  assert.deepEqual(posted(p).slice(before).map((m) => m.type), ['ping']);
+  p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
   const last = posted(p)[posted(p).length - 1];
   assert.equal(last.type, 'state');
   assert.deepEqual((last.state!.rows as { step: number }[]).map((r) => r.step), [1, 2, 3]);

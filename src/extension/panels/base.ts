@@ -92,10 +92,12 @@ export abstract class BasePanel implements vscode.Disposable {
     this.disposables.add(panel.onDidDispose(() => this.dispose()));
     this.disposables.add(
       panel.onDidChangeViewState((e) => {
-        // A hidden webview's page is torn down (no retainContextWhenHidden) and loads afresh when
-        // shown: it is not listening until it says ready again, and then it gets the whole state.
+        // Hidden, the page may be torn down (no retainContextWhenHidden) and reload when shown, or
+        // may survive (seen under VS Code's server): either way it is sent nothing until it says
+        // ready, which a reloaded page does by itself and a surviving one when pinged. Then it
+        // gets the whole state.
         if (!e.webviewPanel.visible) this.ready = false;
-        else if (this.ready) this.sendState();
+        else this.ping();
       }),
     );
     this.disposables.add(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
@@ -145,7 +147,13 @@ export abstract class BasePanel implements vscode.Disposable {
     );
   }
 
-  /** Sends the full state (after ready, on request, when the panel becomes visible). */
+  /** Asks the page to say ready (it answers with `ready`, and then gets the state). Bypasses the ready gate of post(). */
+  private ping(): void {
+    if (this.disposed) return;
+    this.panel.webview.postMessage({ type: 'ping', v: WEBVIEW_PROTOCOL_VERSION }).then(undefined, () => undefined);
+  }
+
+  /** Sends the full state (after ready, on request). */
   sendState(): void {
     this.post({ type: 'state', state: this.snapshot() });
   }
@@ -198,7 +206,10 @@ export abstract class BasePanel implements vscode.Disposable {
       // page has said ready (and so has been sent the state it draws before answering).
       this.panel.reveal(this.panel.viewColumn, true);
       const t0 = Date.now();
-      for (let i = 0; i < 300 && !this.disposed && !(this.panel.visible && this.ready); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 300 && !this.disposed && !(this.panel.visible && this.ready); i++) {
+        if (i % 5 === 0 && this.panel.visible) this.ping(); // a ping sent while the page reloaded is lost
+        await new Promise((r) => setTimeout(r, 100));
+      }
       this.host.log(`${this.kind} panel: shown again for the export in ${Date.now() - t0} ms`);
     }
     if (this.disposed || !this.panel.visible || !this.ready) return `the ${this.kind} panel did not show within 30 s (visible ${this.panel.visible}, ready ${this.ready})`;
