@@ -16,8 +16,8 @@ import { type DataChoice, type DecodeResult, type RunSummary, decode, positional
 import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, EXPORT_FORMATS, type ExportFormat, type HeadRef, type PanelKind } from '../protocol/webview';
 import { toAttentionPayload, toPositionalPayload } from './convert';
 import type { EngineClient } from './engineClient';
-import type { Panels } from './panels';
-import { askSaveTarget } from './panels/base';
+import { PANEL_SLOTS, type Panels } from './panels';
+import { askSaveTarget, NOT_SHOWN } from './panels/base';
 import { scheduleOf, type TrainingSession } from './training';
 import { runsRoot } from './views';
 import { activePanelKind, exportText, panelOf } from './exportView';
@@ -283,7 +283,15 @@ export function createCommands(ctx: Ctx): Record<string, Command> {
         // sends it back as a data: URL, saved where args.path or the save dialog says.
         const panel = panelOf(kind);
         if (!panel) throw new Error(`the ${kind} panel is not open`);
-        const saved = await panel.requestImage(format, args.path ? vscode.Uri.file(args.path) : undefined);
+        const target = args.path ? vscode.Uri.file(args.path) : undefined;
+        let saved = await panel.requestImage(format, target);
+        if (saved === NOT_SHOWN) {
+          // Seen under VS Code's server: a webview shown again whose page never loads. A new panel
+          // starts from the store with everything the old one showed.
+          log(`the ${kind} panel did not come back; opening it anew for the export`);
+          panel.dispose();
+          saved = await PANEL_SLOTS[kind].createOrShow(panels.host).requestImage(format, target);
+        }
         if (typeof saved === 'string') throw new Error(`the ${kind} panel could not export ${format.toUpperCase()}: ${saved}`);
         log(`exported the ${kind} view as ${format} to ${saved.fsPath}`);
         return saved.fsPath;

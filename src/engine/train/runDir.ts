@@ -9,7 +9,7 @@
  * Every file is written whole (temp + rename) or appended a line at a time, so a process killed at
  * any moment leaves a folder that resumes from its newest complete checkpoint.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
@@ -98,6 +98,14 @@ export class RunDir {
   }
 
   /** Newest checkpoint with both files readable, or null. */
+  /** Removes what a writer killed mid-write left (writeFileAtomic's `<file>.tmp-<pid>-<time>`); never a whole file. */
+  removeTornWrites(): void {
+    for (const dir of [this.checkpointsDir, this.snapshotsDir]) {
+      if (!existsSync(dir)) continue;
+      for (const f of readdirSync(dir)) if (/\.tmp-\d+-\d+$/.test(f)) unlinkSync(join(dir, f));
+    }
+  }
+
   latestResumable(): { step: number; weights: Map<string, NamedTensor>; optim: Map<string, NamedTensor>; position: DataPosition } | null {
     for (const { step } of listCheckpoints(this.path).reverse()) {
       if (!existsSync(this.optimPath(step))) continue;

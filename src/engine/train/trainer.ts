@@ -62,6 +62,7 @@ export class Trainer {
 
   /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
   resume(): number {
+    this.run.removeTornWrites(); // a run killed while writing resumes from its last whole files
     const ckpt = this.run.latestResumable();
     if (!ckpt) {
       this.run.truncateMetrics(0); // killed before its first checkpoint: start over

@@ -66,6 +66,9 @@ export class DisposableList implements vscode.Disposable {
   }
 }
 
+/** What requestImage answers when the panel's page did not come back within 15 s. */
+export const NOT_SHOWN = 'the panel did not show within 15 s';
+
 /** The save dialog for an export: `name` in the first workspace folder, filtered to `format`. */
 export function askSaveTarget(format: string, name: string): Thenable<vscode.Uri | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -206,13 +209,13 @@ export abstract class BasePanel implements vscode.Disposable {
       // page has said ready (and so has been sent the state it draws before answering).
       this.panel.reveal(this.panel.viewColumn, true);
       const t0 = Date.now();
-      for (let i = 0; i < 300 && !this.disposed && !(this.panel.visible && this.ready); i++) {
+      for (let i = 0; i < 150 && !this.disposed && !(this.panel.visible && this.ready); i++) {
         if (i % 5 === 0 && this.panel.visible) this.ping(); // a ping sent while the page reloaded is lost
         await new Promise((r) => setTimeout(r, 100));
       }
       this.host.log(`${this.kind} panel: shown again for the export in ${Date.now() - t0} ms`);
     }
-    if (this.disposed || !this.panel.visible || !this.ready) return `the ${this.kind} panel did not show within 30 s (visible ${this.panel.visible}, ready ${this.ready})`;
+    if (this.disposed || !this.panel.visible || !this.ready) return NOT_SHOWN;
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.finishImage('the panel did not answer within 30 s'), 30_000);
       this.pendingImage = { format, target, done: (r) => { clearTimeout(timer); resolve(r); } };
