@@ -3,7 +3,13 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const forbid = (paths, patterns, message) => ({
-  'no-restricted-imports': ['error', { paths: paths.map((name) => ({ name, message })), patterns: patterns.map((group) => ({ group: [group], message })) }],
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: paths.map((name) => ({ name, message })),
+      patterns: patterns.map((group) => ({ group: [group], message })),
+    },
+  ],
 });
 
 export default tseslint.config(
@@ -17,8 +23,26 @@ export default tseslint.config(
     },
   },
   { files: ['src/engine/**/*.ts'], rules: forbid(['vscode'], [], 'the engine never imports vscode (DESIGN.md)') },
-  { files: ['src/extension/**/*.ts'], rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it') },
-  { files: ['src/protocol/**/*.ts'], rules: forbid(['vscode'], ['@tensorflow/*', 'node:*'], 'the protocol imports nothing heavy') },
-  { files: ['webview/**/*.ts'], rules: forbid(['vscode', 'fs', 'path', 'child_process'], ['node:*', '@tensorflow/*'], 'webview code runs in a browser') },
-  { files: ['scripts/**/*.mjs', 'bin/*'], languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', __dirname: 'readonly' } } },
+  {
+    files: ['src/extension/**/*.ts'],
+    rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),
+  },
+  {
+    files: ['src/protocol/**/*.ts'],
+    rules: forbid(['vscode'], ['@tensorflow/*', 'node:*'], 'the protocol imports nothing heavy'),
+  },
+  {
+    files: ['webview/**/*.ts'],
+    rules: forbid(
+      ['vscode', 'fs', 'path', 'child_process'],
+      ['node:*', '@tensorflow/*'],
+      'webview code runs in a browser',
+    ),
+  },
+  {
+    files: ['scripts/**/*.mjs', 'bin/*'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', require: 'readonly', __dirname: 'readonly' },
+    },
+  },
 );

@@ -14,21 +14,30 @@ import { loadEngine, root } from './lib/build.mjs';
 import { header, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
 const args = parseArgs({ n: 100, beams: '1,4', batch: 32, config: 'small', vocab: 8000, maxLength: 80, backend: '' });
-const { tf, matMulDetail, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } = await loadEngine();
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } =
+  await loadEngine();
 const backend = await initBackend(args.backend || undefined);
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
 
 const dir = join(root, 'out', 'bench');
 mkdirSync(dir, { recursive: true });
 const vocabPath = join(dir, `gettext-de-bpe${args.vocab}.json`);
-if (!existsSync(vocabPath)) console.log(`  [engine] learning a ${args.vocab} BPE vocabulary on the gettext corpus (once; cached at ${vocabPath})`);
-const data = prepareData({ kind: 'gettext', lang: 'de' }, vocabPath, { vocabSize: args.vocab, maxLength: args.maxLength });
+if (!existsSync(vocabPath))
+  console.log(
+    `  [engine] learning a ${args.vocab} BPE vocabulary on the gettext corpus (once; cached at ${vocabPath})`,
+  );
+const data = prepareData({ kind: 'gettext', lang: 'de' }, vocabPath, {
+  vocabSize: args.vocab,
+  maxLength: args.maxLength,
+});
 const src = data.test.slice(0, args.n).map((p) => p.src);
 const config = configFromPreset(args.config, { src_vocab: data.vocab.size, tgt_vocab: data.vocab.size });
 const model = new Transformer(config, undefined, 1);
 const weights = join(dir, `decode-${args.config}.safetensors`);
 await saveCheckpoint(model, weights, join(dir, `decode-${args.config}.json`));
-console.log(`  [engine] ${data.summary}; ${src.length} test sentences, ${src.reduce((n, s) => n + s.length, 0)} source tokens`);
+console.log(
+  `  [engine] ${data.summary}; ${src.length} test sentences, ${src.reduce((n, s) => n + s.length, 0)} source tokens`,
+);
 
 const beams = args.beams.split(',').map(Number);
 const engine = {};
@@ -37,14 +46,42 @@ for (const k of beams) {
   const t0 = now();
   const out = await translate(model, src, { beamSize: k, batchSize: args.batch });
   const dt = now() - t0;
-  engine[k] = { sps: src.length / dt, tokens: out.reduce((n, t) => n + t.tokens.length, 0), out: out.map((t) => t.tokens) };
+  engine[k] = {
+    sps: src.length / dt,
+    tokens: out.reduce((n, t) => n + t.tokens.length, 0),
+    out: out.map((t) => t.tokens),
+  };
   console.log(`  [engine] beam ${k}: ${dt.toFixed(1)} s, ${engine[k].tokens} output tokens`);
 }
 const casePath = join(dir, 'decode-case.json');
-writeFileSync(casePath, JSON.stringify({ config, weights, src, beams, batch: args.batch, alpha: 0.6, maxLenOffset: 50, engine: Object.fromEntries(beams.map((k) => [k, engine[k].out])) }));
+writeFileSync(
+  casePath,
+  JSON.stringify({
+    config,
+    weights,
+    src,
+    beams,
+    batch: args.batch,
+    alpha: 0.6,
+    maxLenOffset: 50,
+    engine: Object.fromEntries(beams.map((k) => [k, engine[k].out])),
+  }),
+);
 
 const peer = runPeer('decode.py', [casePath]);
-header(`decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`, engineInfo, peer.info);
-table(beams.map((k) => ({ name: k === 1 ? 'greedy' : `beam ${k}`, engine: engine[k].sps, peer: peer.sps[k], unit: `sentences/s (output tokens: engine ${engine[k].tokens}, PyTorch ${peer.tokens[k]}; identical outputs ${peer.same[k]}/${src.length})` })), { engine: peakRssMiB(), peer: peer.rss });
+header(
+  `decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`,
+  engineInfo,
+  peer.info,
+);
+table(
+  beams.map((k) => ({
+    name: k === 1 ? 'greedy' : `beam ${k}`,
+    engine: engine[k].sps,
+    peer: peer.sps[k],
+    unit: `sentences/s (output tokens: engine ${engine[k].tokens}, PyTorch ${peer.tokens[k]}; identical outputs ${peer.same[k]}/${src.length})`,
+  })),
+  { engine: peakRssMiB(), peer: peer.rss },
+);
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

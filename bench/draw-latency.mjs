@@ -23,24 +23,41 @@ import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer } from './lib/c
 
 const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const L = 6, H = 8, KINDS = ['encoder_self', 'decoder_self', 'cross'];
+const L = 6,
+  H = 8,
+  KINDS = ['encoder_self', 'decoder_self', 'cross'];
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)];
-for (const f of ['dist/cli.js', 'dist/webview/attention.js']) if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
-if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+for (const f of ['dist/cli.js', 'dist/webview/attention.js'])
+  if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
+if (!existsSync(CHROMIUM))
+  throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
 // The extension's own conversion, bundled from src/ (as bench/lib/build.mjs does).
 const outfile = join(root, 'out', 'bench', 'draw-ext.mjs');
 await esbuild.build({
   stdin: {
-    contents: "export { toAttentionPayload } from './src/extension/convert'; export { checkToWebview, WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
-    resolveDir: root, loader: 'ts', sourcefile: 'draw-ext.ts',
+    contents:
+      "export { toAttentionPayload } from './src/extension/convert'; export { checkToWebview, WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
+    resolveDir: root,
+    loader: 'ts',
+    sourcefile: 'draw-ext.ts',
   },
-  outfile, bundle: true, format: 'esm', platform: 'node', logLevel: 'warning',
+  outfile,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  logLevel: 'warning',
 });
-const { toAttentionPayload, checkToWebview, WEBVIEW_PROTOCOL_VERSION } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
+const { toAttentionPayload, checkToWebview, WEBVIEW_PROTOCOL_VERSION } = await import(
+  `${pathToFileURL(outfile).href}?t=${Date.now()}`
+);
 /** What AttentionPanel.showAttention + BasePanel.post do with a snapshot before webview.postMessage. */
 function toMessage(wire) {
-  const message = { type: 'attention', ...toAttentionPayload(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };
+  const message = {
+    type: 'attention',
+    ...toAttentionPayload(wire, 'train/snapshot attention'),
+    v: WEBVIEW_PROTOCOL_VERSION,
+  };
   const why = checkToWebview(message);
   if (why) throw new Error(why);
   return message;
@@ -75,7 +92,11 @@ const PAGE_HELPERS = () => {
     });
   };
   window.__posted = [];
-  window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__posted.push(m), getState: () => undefined, setState: () => undefined });
+  window.acquireVsCodeApi = () => ({
+    postMessage: (m) => window.__posted.push(m),
+    getState: () => undefined,
+    setState: () => undefined,
+  });
 };
 // In the page: a synthetic all-layers × heads message (built there: a 512-token one is 150 MB), posted and timed.
 const SYNTHETIC = async ({ n, L, H, kinds }) => {
@@ -95,7 +116,14 @@ const SYNTHETIC = async ({ n, L, H, kinds }) => {
     return { kind, shape: [L, H, n, n], weights: w };
   });
   const tok = (p) => Array.from({ length: n }, (_, i) => `${p}${i}`);
-  const ms = await window.__postAndWait({ type: 'attention', v: 1, step: n, srcTokens: tok('s'), tgtTokens: tok('t'), maps });
+  const ms = await window.__postAndWait({
+    type: 'attention',
+    v: 1,
+    step: n,
+    srcTokens: tok('s'),
+    tgtTokens: tok('t'),
+    maps,
+  });
   return { ms, drawn: document.querySelectorAll('canvas.thumb[data-drawn="1"]').length };
 };
 
@@ -103,7 +131,16 @@ try {
   const { chromium } = await import('playwright-core');
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
     env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache') },
   });
   const openPage = async () => {
@@ -116,8 +153,14 @@ try {
   };
 
   // ---- (1) training step → drawn ---------------------------------------------------------
-  const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = createRequire(import.meta.url)('vscode-jsonrpc/node');
-  engine = spawn(process.execPath, [join(root, 'dist', 'cli.js'), 'serve', ...(args.backend ? ['--backend', args.backend] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = createRequire(import.meta.url)(
+    'vscode-jsonrpc/node',
+  );
+  engine = spawn(
+    process.execPath,
+    [join(root, 'dist', 'cli.js'), 'serve', ...(args.backend ? ['--backend', args.backend] : [])],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   engine.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const exited = new Promise((resolve) => engine.on('exit', resolve));
@@ -139,24 +182,50 @@ try {
       return;
     }
     const convertMs = performance.now() - t0;
-    queue = queue.then(async () => {
-      const pageMs = await page.evaluate((m) => window.__postAndWait(m), msg);
-      samples.push({ step: msg.step, arrived, drawn: Date.now(), convertMs, pageMs, shape: msg.maps.map((m) => m.shape) });
-    }).catch((err) => (failure ??= err));
+    queue = queue
+      .then(async () => {
+        const pageMs = await page.evaluate((m) => window.__postAndWait(m), msg);
+        samples.push({
+          step: msg.step,
+          arrived,
+          drawn: Date.now(),
+          convertMs,
+          pageMs,
+          shape: msg.maps.map((m) => m.shape),
+        });
+      })
+      .catch((err) => (failure ??= err));
   });
   conn.onClose(() => (failure ??= new Error(`the engine closed the connection; its stderr:\n${stderr}`)));
   conn.listen();
   const info = await conn.sendRequest('engine/info');
   const runDir = join(tmp, 'run');
   const steps = args.snapshots * args.every;
-  await conn.sendRequest('train/start', { runDir, data: { kind: 'task', task: 'reverse' }, config: args.config, steps, snapshotEvery: args.every });
-  await Promise.race([endedP, exited.then((code) => Promise.reject(new Error(`the engine exited (${code}) while training; its stderr:\n${stderr}`)))]);
+  await conn.sendRequest('train/start', {
+    runDir,
+    data: { kind: 'task', task: 'reverse' },
+    config: args.config,
+    steps,
+    snapshotEvery: args.every,
+  });
+  await Promise.race([
+    endedP,
+    exited.then((code) =>
+      Promise.reject(new Error(`the engine exited (${code}) while training; its stderr:\n${stderr}`)),
+    ),
+  ]);
   await queue;
   if (failure) throw failure;
   if (ended.reason !== 'completed') throw new Error(`training ${ended.reason}: ${ended.message ?? ''}`);
   const engineRss = Number(/VmHWM:\s*(\d+)/.exec(readFileSync(`/proc/${engine.pid}/status`, 'utf8'))[1]) / 1024;
   // The notification carries no time; the engine stamps each step's end (Date.now()) in metrics.jsonl.
-  const stepEnd = new Map(readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((r) => [r.step, r.time]));
+  const stepEnd = new Map(
+    readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .map((r) => [r.step, r.time]),
+  );
   conn.dispose();
   engine.stdin.end();
   await Promise.race([exited, sleep(10000)]);
@@ -173,7 +242,8 @@ try {
     const times = [];
     for (let i = 0; i < args.warmup + args.reps; i++) {
       const r = await synth.evaluate(SYNTHETIC, { n, L, H, kinds: KINDS });
-      if (r.drawn !== KINDS.length * L * H) throw new Error(`${n} tokens: ${r.drawn} of ${KINDS.length * L * H} thumbnails drawn`);
+      if (r.drawn !== KINDS.length * L * H)
+        throw new Error(`${n} tokens: ${r.drawn} of ${KINDS.length * L * H} thumbnails drawn`);
       if (i >= args.warmup) times.push(r.ms);
     }
     ours[n] = median(times);
@@ -183,37 +253,87 @@ try {
   browser = undefined;
 
   const hasMpl = spawnSync(PYTHON, ['-c', 'import matplotlib'], { stdio: 'ignore' }).status === 0;
-  const peer = hasMpl ? runPeer('draw_peer.py', ['--tokens', args.tokens, '--layers', String(L), '--heads', String(H), '--kinds', String(KINDS.length), '--reps', String(args.reps), '--warmup', String(args.warmup)]) : null;
+  const peer = hasMpl
+    ? runPeer('draw_peer.py', [
+        '--tokens',
+        args.tokens,
+        '--layers',
+        String(L),
+        '--heads',
+        String(H),
+        '--kinds',
+        String(KINDS.length),
+        '--reps',
+        String(args.reps),
+        '--warmup',
+        String(args.warmup),
+      ])
+    : null;
 
   // ---- report ------------------------------------------------------------------------------
   const m = machine();
   const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
   console.log('# attention drawing latency: engine → extension conversion → attention panel in Chromium');
   console.log(`date ${m.date}; ${m.nproc} CPUs (${m.cpu}); load average ${m.load} (1/5/15 min); node ${m.node}`);
-  console.log(`engine: node dist/cli.js serve${args.backend ? ` --backend ${args.backend}` : ''}, ${info.version}, backend ${info.backend}; matMul ${info.matmul}`);
-  console.log(`webview: dist/webview/attention.js in headless Chromium ${chromeVersion} (${CHROMIUM}, --disable-gpu, 1400×900), drawn = body[data-render-done]`);
-  console.log(`peer:   ${peer ? `matplotlib ${peer.matplotlib} (${peer.backend}), numpy ${peer.numpy}, Python ${peer.python}` : `${PYTHON}: matplotlib not importable`}`);
+  console.log(
+    `engine: node dist/cli.js serve${args.backend ? ` --backend ${args.backend}` : ''}, ${info.version}, backend ${info.backend}; matMul ${info.matmul}`,
+  );
+  console.log(
+    `webview: dist/webview/attention.js in headless Chromium ${chromeVersion} (${CHROMIUM}, --disable-gpu, 1400×900), drawn = body[data-render-done]`,
+  );
+  console.log(
+    `peer:   ${peer ? `matplotlib ${peer.matplotlib} (${peer.backend}), numpy ${peer.numpy}, Python ${peer.python}` : `${PYTHON}: matplotlib not importable`}`,
+  );
   console.log('');
-  console.log(`## (1) training → drawn: preset ${args.config}, reverse task, ${steps} steps, snapshot every ${args.every}: ${samples.length} snapshots of the probe sentence (maps ${samples[0].shape[0][0]} layers × ${samples[0].shape[0][1]} heads; ${kindsShape})`);
+  console.log(
+    `## (1) training → drawn: preset ${args.config}, reverse task, ${steps} steps, snapshot every ${args.every}: ${samples.length} snapshots of the probe sentence (maps ${samples[0].shape[0][0]} layers × ${samples[0].shape[0][1]} heads; ${kindsShape})`,
+  );
   console.log(`${'interval'.padEnd(46)}  ${'median'.padStart(8)}  ${'p95'.padStart(8)}  unit`);
-  const row = (name, xs) => console.log(`${name.padEnd(46)}  ${fmt(median(xs)).padStart(8)}  ${fmt(p95(xs)).padStart(8)}  ms`);
-  row('step end → train/snapshot arrival', col((s) => s.arrived - stepEnd.get(s.step)));
-  row('train/snapshot arrival → drawn', col((s) => s.drawn - s.arrived));
-  row('  convert (toAttentionPayload + checkToWebview)', col((s) => s.convertMs));
-  row('  in the page: postMessage → data-render-done', col((s) => s.pageMs));
-  row('step end → drawn', col((s) => s.drawn - stepEnd.get(s.step)));
-  console.log('step end: the engine\'s Date.now() after the step, from the run\'s metrics.jsonl (train/snapshot carries no time); the snapshot is computed after it');
+  const row = (name, xs) =>
+    console.log(`${name.padEnd(46)}  ${fmt(median(xs)).padStart(8)}  ${fmt(p95(xs)).padStart(8)}  ms`);
+  row(
+    'step end → train/snapshot arrival',
+    col((s) => s.arrived - stepEnd.get(s.step)),
+  );
+  row(
+    'train/snapshot arrival → drawn',
+    col((s) => s.drawn - s.arrived),
+  );
+  row(
+    '  convert (toAttentionPayload + checkToWebview)',
+    col((s) => s.convertMs),
+  );
+  row(
+    '  in the page: postMessage → data-render-done',
+    col((s) => s.pageMs),
+  );
+  row(
+    'step end → drawn',
+    col((s) => s.drawn - stepEnd.get(s.step)),
+  );
+  console.log(
+    "step end: the engine's Date.now() after the step, from the run's metrics.jsonl (train/snapshot carries no time); the snapshot is computed after it",
+  );
   console.log('');
-  console.log(`## (2) post → drawn, ${KINDS.length} kinds × ${L} layers × ${H} heads (${KINDS.length * L * H} maps), median of ${args.reps} after ${args.warmup} warm-up`);
+  console.log(
+    `## (2) post → drawn, ${KINDS.length} kinds × ${L} layers × ${H} heads (${KINDS.length * L * H} maps), median of ${args.reps} after ${args.warmup} warm-up`,
+  );
   const w = 12;
-  console.log(`${'case'.padEnd(w)}  ${'webview'.padStart(10)}  ${'matplotlib'.padStart(10)}  ${'ratio'.padStart(7)}  unit`);
+  console.log(
+    `${'case'.padEnd(w)}  ${'webview'.padStart(10)}  ${'matplotlib'.padStart(10)}  ${'ratio'.padStart(7)}  unit`,
+  );
   for (const n of tokens) {
     const pm = peer?.results.find((r) => r.tokens === n)?.median_s;
-    const peerCol = pm === undefined ? `n/a (apt-get install python3-matplotlib)  ${'n/a'.padStart(7)}` : `${fmt(pm * 1000).padStart(10)}  ${((pm * 1000) / ours[n]).toFixed(3).padStart(7)}`;
+    const peerCol =
+      pm === undefined
+        ? `n/a (apt-get install python3-matplotlib)  ${'n/a'.padStart(7)}`
+        : `${fmt(pm * 1000).padStart(10)}  ${((pm * 1000) / ours[n]).toFixed(3).padStart(7)}`;
     console.log(`${`${n} tokens`.padEnd(w)}  ${fmt(ours[n]).padStart(10)}  ${peerCol}  ms per grid`);
   }
   console.log('ratio = matplotlib time / webview time (>1: the webview draws faster)');
-  console.log(`peak RSS: engine ${engineRss.toFixed(0)} MiB (VmHWM), bench ${peakRssMiB().toFixed(0)} MiB, matplotlib ${peer ? `${peer.rss_mib.toFixed(0)} MiB` : 'n/a'}`);
+  console.log(
+    `peak RSS: engine ${engineRss.toFixed(0)} MiB (VmHWM), bench ${peakRssMiB().toFixed(0)} MiB, matplotlib ${peer ? `${peer.rss_mib.toFixed(0)} MiB` : 'n/a'}`,
+  );
 } finally {
   await browser?.close().catch(() => {});
   server.close();

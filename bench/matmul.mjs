@@ -26,8 +26,18 @@ for (const n of sizes) {
   tf.dispose([a, b]);
 }
 
-const peer = runPeer('matmul.py', ['--sizes', args.sizes, '--reps', String(args.reps), '--warmup', String(args.warmup)]);
+const peer = runPeer('matmul.py', [
+  '--sizes',
+  args.sizes,
+  '--reps',
+  String(args.reps),
+  '--warmup',
+  String(args.warmup),
+]);
 header(`matmul (median of ${args.reps} after ${args.warmup} warm-up)`, engineInfo, peer.info);
-table(sizes.map((n) => ({ name: `${n}x${n} · ${n}x${n}`, engine: engine[n], peer: peer.gflops[n], unit: 'GFLOP/s' })), { engine: peakRssMiB(), peer: peer.rss });
+table(
+  sizes.map((n) => ({ name: `${n}x${n} · ${n}x${n}`, engine: engine[n], peer: peer.gflops[n], unit: 'GFLOP/s' })),
+  { engine: peakRssMiB(), peer: peer.rss },
+);
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

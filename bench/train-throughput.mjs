@@ -11,8 +11,18 @@ import { join } from 'node:path';
 import { loadEngine, root } from './lib/build.mjs';
 import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
-const args = parseArgs({ configs: 'tiny,small,issue', steps: 10, warmup: 3, batch: 32, len: 32, vocab: 8000, backend: '', lr: 1e-4 });
-const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = await loadEngine();
+const args = parseArgs({
+  configs: 'tiny,small,issue',
+  steps: 10,
+  warmup: 3,
+  batch: 32,
+  len: 32,
+  vocab: 8000,
+  backend: '',
+  lr: 1e-4,
+});
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } =
+  await loadEngine();
 const backend = await initBackend(args.backend || undefined);
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
 
@@ -61,12 +71,34 @@ for (const name of args.configs.split(',')) {
   engine[name] = { tps: tokens / median(times), ms: median(times) * 1e3, config };
   adam.dispose();
   model.dispose();
-  console.log(`  [engine] ${name}: ${(median(times) * 1e3).toFixed(0)} ms/step, last loss ${last.loss.toFixed(6)}, grad norm ${last.gradNorm.toFixed(6)} (${tf.memory().numTensors} tensors left)`);
+  console.log(
+    `  [engine] ${name}: ${(median(times) * 1e3).toFixed(0)} ms/step, last loss ${last.loss.toFixed(6)}, grad norm ${last.gradNorm.toFixed(6)} (${tf.memory().numTensors} tensors left)`,
+  );
 }
 
-const peer = runPeer('train-throughput.py', ['--steps', String(args.steps), '--warmup', String(args.warmup), '--lr', String(args.lr), ...cases]);
-header(`training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`, engineInfo, peer.info);
+const peer = runPeer('train-throughput.py', [
+  '--steps',
+  String(args.steps),
+  '--warmup',
+  String(args.warmup),
+  '--lr',
+  String(args.lr),
+  ...cases,
+]);
+header(
+  `training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`,
+  engineInfo,
+  peer.info,
+);
 const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
-table(Object.entries(engine).map(([name, e]) => ({ name: `${name} (${shape(e.config)})`, engine: e.tps, peer: peer.tps[name], unit: `target tokens/s (engine ${e.ms.toFixed(0)} ms/step, PyTorch ${peer.ms[name].toFixed(0)} ms/step)` })), { engine: peakRssMiB(), peer: peer.rss });
+table(
+  Object.entries(engine).map(([name, e]) => ({
+    name: `${name} (${shape(e.config)})`,
+    engine: e.tps,
+    peer: peer.tps[name],
+    unit: `target tokens/s (engine ${e.ms.toFixed(0)} ms/step, PyTorch ${peer.ms[name].toFixed(0)} ms/step)`,
+  })),
+  { engine: peakRssMiB(), peer: peer.rss },
+);
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

@@ -33,7 +33,23 @@ mkdirSync(dirname(target), { recursive: true });
 const cc = process.env.CC || 'cc';
 const tmp = `${target}.tmp-${process.pid}`;
 // -fno-math-errno lets expf and sqrtf inline; no -ffast-math: NaN and ∞ must behave as in tfjs.
-const args = ['-O3', '-fno-math-errno', '-fPIC', '-shared', '-std=c11', '-Wall', '-Wextra', '-Werror', '-Wno-psabi', `-I${include}`, ...sources, '-o', tmp, '-ldl', '-lm'];
+const args = [
+  '-O3',
+  '-fno-math-errno',
+  '-fPIC',
+  '-shared',
+  '-std=c11',
+  '-Wall',
+  '-Wextra',
+  '-Werror',
+  '-Wno-psabi',
+  `-I${include}`,
+  ...sources,
+  '-o',
+  tmp,
+  '-ldl',
+  '-lm',
+];
 const r = spawnSync(cc, args, { stdio: ['ignore', 'inherit', 'inherit'] });
 if (r.error) fail(`${cc}: ${r.error.message}`);
 if (r.status !== 0) fail(`${cc} ${args.join(' ')} exited with ${r.status}`);

@@ -18,7 +18,11 @@ function findTests(dir) {
 
 // The OpenBLAS matMul addon (optional: without it the engine multiplies on wasm alone).
 spawnSync(process.execPath, ['scripts/build-native.mjs'], { stdio: 'inherit' });
-await esbuild.build({ ...common, entryPoints: { engine: 'src/engine/index.ts', cli: 'src/engine/cli/main.ts' }, outdir: 'dist' });
+await esbuild.build({
+  ...common,
+  entryPoints: { engine: 'src/engine/index.ts', cli: 'src/engine/cli/main.ts' },
+  outdir: 'dist',
+});
 // The extension host side: vscode is provided by the host; it runs the engine as a child process.
 await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });
 await buildWebview();

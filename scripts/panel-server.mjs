@@ -48,7 +48,14 @@ export const LIGHT_THEME = {
 
 async function loadHtmlBuilder() {
   const outfile = join(root, 'out', 'webview-harness', 'html.mjs');
-  await esbuild.build({ entryPoints: [join(root, 'src/extension/panels/html.ts')], outfile, bundle: true, format: 'esm', platform: 'node', logLevel: 'warning' });
+  await esbuild.build({
+    entryPoints: [join(root, 'src/extension/panels/html.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    logLevel: 'warning',
+  });
   return import(pathToFileURL(outfile).href + `?t=${Date.now()}`);
 }
 
@@ -65,7 +72,9 @@ function serve(panelHtml) {
     const page = /^\/panel\/(dashboard|attention|head|positional)\.html$/.exec(url.pathname);
     if (page) {
       const light = url.searchParams.get('theme') === 'light';
-      const style = Object.entries(light ? LIGHT_THEME : DARK_THEME).map(([k, v]) => `${k}: ${v}`).join('; ');
+      const style = Object.entries(light ? LIGHT_THEME : DARK_THEME)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ');
       const html = panelHtml({
         panel: page[1],
         title: `Test ${page[1]}`,
@@ -75,7 +84,12 @@ function serve(panelHtml) {
         scriptUri: `http://127.0.0.1:${port}/dist/webview/${page[1]}.js`,
       })
         .replace('<html lang="en">', `<html lang="en" style='${style}'>`)
-        .replace('<body ', light ? '<body class="vscode-light" data-vscode-theme-kind="vscode-light" ' : '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" ');
+        .replace(
+          '<body ',
+          light
+            ? '<body class="vscode-light" data-vscode-theme-kind="vscode-light" '
+            : '<body class="vscode-dark" data-vscode-theme-kind="vscode-dark" ',
+        );
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
       return;
     }

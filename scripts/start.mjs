@@ -26,7 +26,16 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(repo);
-const { prepareProfile, portIsFree, freePort, startServer, stopGroup, workbenchUrl, launchChromium, chromiumPath } = require('../test/vscode/vscodeServer.js');
+const {
+  prepareProfile,
+  portIsFree,
+  freePort,
+  startServer,
+  stopGroup,
+  workbenchUrl,
+  launchChromium,
+  chromiumPath,
+} = require('../test/vscode/vscodeServer.js');
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -46,13 +55,18 @@ const waitS = Number(opt('wait', '60'));
 
 // 1. Set up and build.
 if (!argv.includes('--no-setup')) {
-  for (const [cmd, args] of [['bash', ['scripts/setup-system.sh']], ['bash', ['scripts/setup-vscode.sh']], [process.execPath, ['scripts/build.mjs']]]) {
+  for (const [cmd, args] of [
+    ['bash', ['scripts/setup-system.sh']],
+    ['bash', ['scripts/setup-vscode.sh']],
+    [process.execPath, ['scripts/build.mjs']],
+  ]) {
     say(`${cmd === process.execPath ? 'node' : cmd} ${args.join(' ')}`);
     const r = spawnSync(cmd, args, { stdio: 'inherit' });
     if (r.status !== 0) fail(`${args[0]} failed (exit ${r.status ?? r.signal})`);
   }
 }
-for (const f of ['dist/extension.js', 'dist/cli.js', 'dist/webview']) if (!existsSync(f)) fail(`${f} is missing: run node scripts/build.mjs`);
+for (const f of ['dist/extension.js', 'dist/cli.js', 'dist/webview'])
+  if (!existsSync(f)) fail(`${f} is missing: run node scripts/build.mjs`);
 
 // 2. Profile and server.
 const profileDir = join(repo, '.vscode-test', 'demo-profile');
@@ -110,6 +124,12 @@ if (screenshot) {
   await page.goto(url);
   say('opened in Chromium; Ctrl-C here stops the server');
 } else {
-  say('no display here: open the URL above in a browser on this machine (or forward the port: ssh -L ' + port + ':127.0.0.1:' + port + ' …)');
+  say(
+    'no display here: open the URL above in a browser on this machine (or forward the port: ssh -L ' +
+      port +
+      ':127.0.0.1:' +
+      port +
+      ' …)',
+  );
   say('Ctrl-C stops the server');
 }

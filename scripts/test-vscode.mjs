@@ -58,7 +58,9 @@ try {
     extensionTestsPath: testsIndex,
     launchArgs: [join(repo, 'test', 'vscode', 'workspace'), '--disable-extensions'],
   });
-  console.log(`test-vscode: passed in ${((Date.now() - t0) / 1000).toFixed(1)} s (${useServer ? 'VS Code server + Chromium' : 'desktop VS Code'})`);
+  console.log(
+    `test-vscode: passed in ${((Date.now() - t0) / 1000).toFixed(1)} s (${useServer ? 'VS Code server + Chromium' : 'desktop VS Code'})`,
+  );
 } catch (err) {
   console.error(`test-vscode: failed after ${((Date.now() - t0) / 1000).toFixed(1)} s: ${err.message ?? err}`);
   process.exit(1);

@@ -22,7 +22,9 @@ export function readJson<T>(path: string): T {
 export function maxAbsDiff(a: unknown, b: unknown, path = ''): number {
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) {
-      throw new Error(`shape mismatch at ${path || 'root'}: ${Array.isArray(a) ? a.length : typeof a} vs ${Array.isArray(b) ? b.length : typeof b}`);
+      throw new Error(
+        `shape mismatch at ${path || 'root'}: ${Array.isArray(a) ? a.length : typeof a} vs ${Array.isArray(b) ? b.length : typeof b}`,
+      );
     }
     return a.reduce((m: number, x, i) => Math.max(m, maxAbsDiff(x, b[i], `${path}[${i}]`)), 0);
   }
@@ -52,10 +54,37 @@ export async function testBackends(): Promise<BackendName[]> {
  */
 export async function tinyTrainingStep(): Promise<{ loss: number; after: number[][] }> {
   const config = {
-    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 1, decoder_layers: 1, src_vocab: 20, tgt_vocab: 20, dropout: 0,
-    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
+    d_model: 16,
+    heads: 4,
+    d_ff: 32,
+    encoder_layers: 1,
+    decoder_layers: 1,
+    src_vocab: 20,
+    tgt_vocab: 20,
+    dropout: 0,
+    norm_first: false,
+    final_norm: false,
+    positional: 'sinusoidal' as const,
+    max_len: 16,
+    share_embeddings: true,
+    pad_id: 0,
+    bos_id: 1,
+    eos_id: 2,
   };
-  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+  const batch = {
+    src: [
+      [5, 6, 7, 2],
+      [8, 9, 2, 0],
+    ],
+    tgtIn: [
+      [1, 7, 6, 5],
+      [1, 9, 8, 0],
+    ],
+    tgtOut: [
+      [7, 6, 5, 2],
+      [9, 8, 2, 0],
+    ],
+  };
   const model = new Transformer(config, undefined, 3);
   const adam = new Adam();
   const r = await trainStep(model, adam, batch, { lr: 1e-2, labelSmoothing: 0.1 });

@@ -5,8 +5,28 @@
  * it in the head inspector (`openHead`). Thumbnails are drawn in slices of a few milliseconds so a
  * 512-token message never freezes the page.
  */
-import { ATTENTION_KINDS, type AttentionKind, type AttentionPayload, type HeadRef, type ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, h, imageButton, loadState, plotly, post, purgeOnUnload, readTheme, saveState, start, themedLayout, watchTheme } from './common';
+import {
+  ATTENTION_KINDS,
+  type AttentionKind,
+  type AttentionPayload,
+  type HeadRef,
+  type ToWebview,
+} from '../src/protocol/webview';
+import {
+  PLOTLY_CONFIG,
+  app,
+  h,
+  imageButton,
+  loadState,
+  plotly,
+  post,
+  purgeOnUnload,
+  readTheme,
+  saveState,
+  start,
+  themedLayout,
+  watchTheme,
+} from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { type HeadMap, findMaps, headMap, maxOf, poolMax, tokensOf } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
@@ -58,9 +78,30 @@ function layoutPage(): void {
   const png = imageButton('png', headImage);
   scaleBox.addEventListener('change', () => render());
   app().append(
-    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), h('label', { title: 'Colour every map from 0 to 1 instead of 0 to its own maximum' }, scaleBox, ' absolute scale (0–1)')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      status,
+      h('span', { class: 'spacer' }),
+      h(
+        'label',
+        { title: 'Colour every map from 0 to 1 instead of 0 to its own maximum' },
+        scaleBox,
+        ' absolute scale (0–1)',
+      ),
+    ),
     h('div', { class: 'toolbar' }, readout),
-    h('div', { class: 'attention-layout' }, grids, h('section', { class: 'card detail-card' }, h('header', {}, detailTitle, h('span', { class: 'actions' }, png, csv, json)), detail)),
+    h(
+      'div',
+      { class: 'attention-layout' },
+      grids,
+      h(
+        'section',
+        { class: 'card detail-card' },
+        h('header', {}, detailTitle, h('span', { class: 'actions' }, png, csv, json)),
+        detail,
+      ),
+    ),
   );
   purgeOnUnload(detail);
 }
@@ -87,7 +128,10 @@ function render(): void {
     // Up to THUMB pixels a side, smaller when all heads of a layer would not fit across.
     const side = Math.max(MIN_THUMB, Math.min(THUMB, Math.floor((grids.clientWidth - 72) / heads) - 4));
     const size = fitSize(queries, keys, side);
-    const table = h('div', { class: 'thumb-grid', style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)` });
+    const table = h('div', {
+      class: 'thumb-grid',
+      style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)`,
+    });
     table.append(h('span', {}));
     for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd + 1}`));
     for (let l = 0; l < layers; l++) {
@@ -116,12 +160,18 @@ function render(): void {
         jobs.push({ canvas, map, ref });
       }
     }
-    const tokensLine = (label: string, toks: string[]) => `${label} (${toks.length}): ${toks.slice(0, 40).join(' ')}${toks.length > 40 ? ' …' : ''}`;
+    const tokensLine = (label: string, toks: string[]) =>
+      `${label} (${toks.length}): ${toks.slice(0, 40).join(' ')}${toks.length > 40 ? ' …' : ''}`;
     grids.append(
       h(
         'section',
         { class: 'card kind', 'data-kind': kind },
-        h('header', {}, h('h2', {}, KIND_TITLES[kind]), h('span', { class: 'muted' }, `${layers} layers × ${heads} heads · ${queries} × ${keys}`)),
+        h(
+          'header',
+          {},
+          h('h2', {}, KIND_TITLES[kind]),
+          h('span', { class: 'muted' }, `${layers} layers × ${heads} heads · ${queries} × ${keys}`),
+        ),
         h('div', { class: 'tokens muted' }, tokensLine('queries', queryTokens)),
         h('div', { class: 'tokens muted' }, tokensLine('keys', keyTokens)),
         table,
@@ -161,7 +211,13 @@ function showDetail(ref: HeadRef): void {
   const z: number[][] = [];
   for (let r = 0; r < rows; r++) z.push(Array.from(pooled.subarray(r * cols, (r + 1) * cols)));
   const axisLabels = (tokens: string[], n: number, total: number) =>
-    Array.from({ length: n }, (_, i) => label(tokens, Math.floor((i * total) / n), Math.max(Math.floor((i * total) / n) + 1, Math.floor(((i + 1) * total) / n))));
+    Array.from({ length: n }, (_, i) =>
+      label(
+        tokens,
+        Math.floor((i * total) / n),
+        Math.max(Math.floor((i * total) / n) + 1, Math.floor(((i + 1) * total) / n)),
+      ),
+    );
   const t = readTheme();
   const pooledNote = rows < m.queries || cols < m.keys ? ' (max-pooled)' : '';
   detailTitle.textContent = `${KIND_TITLES[ref.kind]} · layer ${ref.layer + 1} · head ${ref.head + 1}${pooledNote}`;
@@ -190,7 +246,10 @@ function openHead(ref: HeadRef): void {
   selected = ref;
   saveState({ panel: 'attention', head: ref });
   for (const c of grids.querySelectorAll<HTMLCanvasElement>('canvas.thumb')) {
-    c.classList.toggle('selected', c.dataset.kind === ref.kind && Number(c.dataset.layer) === ref.layer && Number(c.dataset.head) === ref.head);
+    c.classList.toggle(
+      'selected',
+      c.dataset.kind === ref.kind && Number(c.dataset.layer) === ref.layer && Number(c.dataset.head) === ref.head,
+    );
   }
   showDetail(ref);
   post({ type: 'openHead', ...ref });

@@ -62,7 +62,10 @@ export type ImageExporter = (format: 'png' | 'svg') => Promise<{ dataUrl: string
 /** Makes the image and sends it to the extension to save (`export`), or says why not (`error`). */
 function postImage(exportImage: ImageExporter, format: 'png' | 'svg'): void {
   const fail = (why: string): void => post({ type: 'error', message: `export ${format}: ${why}` });
-  void exportImage(format).then((r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })), (err: Error) => fail(err.message));
+  void exportImage(format).then(
+    (r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })),
+    (err: Error) => fail(err.message),
+  );
 }
 
 /** A toolbar button that saves the panel's image (the same image Export View asks for). */
@@ -128,7 +131,9 @@ function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): str
 /** Colours from VS Code's theme variables (set on <html> by VS Code; defaults for a bare page). */
 export function readTheme(): Theme {
   const s = getComputedStyle(document.documentElement);
-  const dark = !document.body.classList.contains('vscode-light') && !document.body.classList.contains('vscode-high-contrast-light');
+  const dark =
+    !document.body.classList.contains('vscode-light') &&
+    !document.body.classList.contains('vscode-high-contrast-light');
   return {
     fg: cssVar(s, '--vscode-editor-foreground', dark ? '#cccccc' : '#333333'),
     bg: cssVar(s, '--vscode-editor-background', dark ? '#1e1e1e' : '#ffffff'),

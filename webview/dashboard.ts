@@ -5,7 +5,20 @@
  * arrays and a fixed uirevision, so a zoom survives updates.
  */
 import type { MetricRow, ScheduleMsg, ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, frameScheduler, h, imageButton, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import {
+  PLOTLY_CONFIG,
+  app,
+  frameScheduler,
+  h,
+  imageButton,
+  plotly,
+  post,
+  purgeOnUnload,
+  readTheme,
+  start,
+  themedLayout,
+  watchTheme,
+} from './common';
 import { column, downsampleMinMax } from './lib/downsample';
 import { metricsCsv } from './lib/csv';
 import { assembleLr } from './lib/lr';
@@ -27,7 +40,9 @@ const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for training
 async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
   const el = charts[name].el;
   redraw.flush();
-  const dataUrl = await plotly(() => Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) }));
+  const dataUrl = await plotly(() =>
+    Plotly.toImage(el, { format, width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) }),
+  );
   return dataUrl ? { dataUrl, name: `${name}.${format}` } : `plotly could not draw the ${name} chart`;
 }
 
@@ -38,12 +53,23 @@ function exportButtons(name: ChartName): HTMLElement {
 
 function layoutPage(): void {
   const csv = h('button', { title: 'Save every logged step as CSV' }, 'Export CSV');
-  csv.addEventListener('click', () => post({ type: 'export', format: 'csv', name: 'metrics.csv', text: metricsCsv(rows) }));
+  csv.addEventListener('click', () =>
+    post({ type: 'export', format: 'csv', name: 'metrics.csv', text: metricsCsv(rows) }),
+  );
   const json = h('button', { title: 'Save every logged step as JSON' }, 'Export JSON');
-  json.addEventListener('click', () => post({ type: 'export', format: 'json', name: 'metrics.json', text: JSON.stringify({ schedule, rows }, null, 1) }));
+  json.addEventListener('click', () =>
+    post({ type: 'export', format: 'json', name: 'metrics.json', text: JSON.stringify({ schedule, rows }, null, 1) }),
+  );
   const grid = h('div', { class: 'chart-grid' });
   for (const name of Object.keys(charts) as ChartName[]) {
-    grid.append(h('section', { class: 'card' }, h('header', {}, h('h2', {}, charts[name].title), exportButtons(name)), charts[name].el));
+    grid.append(
+      h(
+        'section',
+        { class: 'card' },
+        h('header', {}, h('h2', {}, charts[name].title), exportButtons(name)),
+        charts[name].el,
+      ),
+    );
   }
   app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), grid);
   purgeOnUnload(...Object.values(charts).map((c) => c.el));
@@ -52,7 +78,12 @@ function layoutPage(): void {
 function draw(): void {
   const t = readTheme();
   const step = (r: MetricRow) => r.step;
-  const line = (s: { x: number[]; y: number[] }, name: string, color: string, extra: Plotly.Data = {}): Plotly.Data => ({
+  const line = (
+    s: { x: number[]; y: number[] },
+    name: string,
+    color: string,
+    extra: Plotly.Data = {},
+  ): Plotly.Data => ({
     type: 'scatter',
     mode: 'lines',
     x: s.x,
@@ -65,19 +96,46 @@ function draw(): void {
   const train = column(rows, step, (r) => r.loss);
   const val = column(rows, step, (r) => r.valLoss);
   const lossData = [line(downsampleMinMax(train.x, train.y), 'train', t.accent)];
-  if (val.x.length) lossData.push(line(downsampleMinMax(val.x, val.y), 'validation', t.accent2, { mode: 'lines+markers', marker: { size: 5 } }));
+  if (val.x.length)
+    lossData.push(
+      line(downsampleMinMax(val.x, val.y), 'validation', t.accent2, { mode: 'lines+markers', marker: { size: 5 } }),
+    );
 
   const lr = assembleLr(schedule?.points ?? [], rows);
   const lrData: Plotly.Data[] = [];
   if (lr.planned.x.length) {
-    lrData.push(line(lr.planned, 'planned', t.muted, { line: { color: t.muted, width: 1.5, dash: 'dot' }, uid: 'planned' }));
+    lrData.push(
+      line(lr.planned, 'planned', t.muted, { line: { color: t.muted, width: 1.5, dash: 'dot' }, uid: 'planned' }),
+    );
   }
   lrData.push(line(lr.actual, 'actual', t.accent3, { mode: 'lines+markers', marker: { size: 3 }, uid: 'actual' }));
   const lrShapes = lr.peak
-    ? [{ type: 'line', x0: lr.peak.step, x1: lr.peak.step, yref: 'paper', y0: 0, y1: 1, line: { color: t.grid, width: 1, dash: 'dash' } }]
+    ? [
+        {
+          type: 'line',
+          x0: lr.peak.step,
+          x1: lr.peak.step,
+          yref: 'paper',
+          y0: 0,
+          y1: 1,
+          line: { color: t.grid, width: 1, dash: 'dash' },
+        },
+      ]
     : [];
   const lrNotes = lr.peak
-    ? [{ x: lr.peak.step, y: 0.5, yref: 'paper', text: `warmup ends<br>step ${lr.peak.step}`, showarrow: false, xanchor: 'left', xshift: 4, align: 'left', font: { color: t.muted } }]
+    ? [
+        {
+          x: lr.peak.step,
+          y: 0.5,
+          yref: 'paper',
+          text: `warmup ends<br>step ${lr.peak.step}`,
+          showarrow: false,
+          xanchor: 'left',
+          xshift: 4,
+          align: 'left',
+          font: { color: t.muted },
+        },
+      ]
     : [];
 
   const tps = column(rows, step, (r) => r.tokensPerSec);
@@ -85,14 +143,33 @@ function draw(): void {
   const xTitle = { title: { text: 'step' } };
   const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
     ['loss', lossData, themedLayout(t, 'loss', { xaxis: xTitle })],
-    ['lr', lrData, themedLayout(t, 'lr', { xaxis: { ...xTitle, range: lr.xRange }, yaxis: { exponentformat: 'e' }, shapes: lrShapes, annotations: lrNotes })],
-    ['tps', [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)], themedLayout(t, 'tps', { xaxis: xTitle, showlegend: false })],
-    ['grad', [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)], themedLayout(t, 'grad', { xaxis: xTitle, showlegend: false })],
+    [
+      'lr',
+      lrData,
+      themedLayout(t, 'lr', {
+        xaxis: { ...xTitle, range: lr.xRange },
+        yaxis: { exponentformat: 'e' },
+        shapes: lrShapes,
+        annotations: lrNotes,
+      }),
+    ],
+    [
+      'tps',
+      [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)],
+      themedLayout(t, 'tps', { xaxis: xTitle, showlegend: false }),
+    ],
+    [
+      'grad',
+      [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)],
+      themedLayout(t, 'grad', { xaxis: xTitle, showlegend: false }),
+    ],
   ];
-  for (const [name, data, layout] of draws) void plotly(() => Plotly.react(charts[name].el, data, layout, PLOTLY_CONFIG));
+  for (const [name, data, layout] of draws)
+    void plotly(() => Plotly.react(charts[name].el, data, layout, PLOTLY_CONFIG));
   const last = rows[rows.length - 1];
   let lastVal: MetricRow | undefined;
-  for (let i = rows.length - 1; i >= 0 && !lastVal; i--) if (rows[i].valLoss !== undefined || rows[i].valBleu !== undefined) lastVal = rows[i];
+  for (let i = rows.length - 1; i >= 0 && !lastVal; i--)
+    if (rows[i].valLoss !== undefined || rows[i].valBleu !== undefined) lastVal = rows[i];
   const valText = lastVal
     ? ` · at step ${lastVal.step}: validation${lastVal.valLoss !== undefined ? ` loss ${lastVal.valLoss.toFixed(4)}` : ''}${lastVal.valBleu !== undefined ? ` BLEU ${lastVal.valBleu.toFixed(2)}` : ''}`
     : '';

@@ -4,7 +4,20 @@
  * the probe sentence's snapshots at earlier steps that redraws all three.
  */
 import type { AttentionPayload, HeadRef, ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, h, loadState, plotly, post, purgeOnUnload, readTheme, saveState, start, themedLayout, watchTheme } from './common';
+import {
+  PLOTLY_CONFIG,
+  app,
+  h,
+  loadState,
+  plotly,
+  post,
+  purgeOnUnload,
+  readTheme,
+  saveState,
+  start,
+  themedLayout,
+  watchTheme,
+} from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { type HeadMap, headMap, rowEntropy, topK } from './lib/attention';
 import { headCsv, headJson } from './lib/csv';
@@ -48,7 +61,13 @@ function exportHead(format: 'csv' | 'json' | 'png'): void {
   if (!c || !head) return;
   const name = `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.${format}`;
   if (format === 'png') post({ type: 'export', format, name, dataUrl: canvas.toDataURL('image/png') });
-  else post({ type: 'export', format, name, text: format === 'csv' ? headCsv(c.map) : headJson(c.map, { ...head, step: c.frame.step }) });
+  else
+    post({
+      type: 'export',
+      format,
+      name,
+      text: format === 'csv' ? headCsv(c.map) : headJson(c.map, { ...head, step: c.frame.step }),
+    });
 }
 
 function layoutPage(): void {
@@ -66,7 +85,8 @@ function layoutPage(): void {
     const c = current();
     if (!c) return;
     const cell = cellAt(canvas, e, c.map.queries, c.map.keys);
-    if (cell) readout.textContent = `query ${cell.row} “${c.map.queryTokens[cell.row]}” → key ${cell.col} “${c.map.keyTokens[cell.col]}” = ${c.map.weights[cell.row * c.map.keys + cell.col].toFixed(4)}`;
+    if (cell)
+      readout.textContent = `query ${cell.row} “${c.map.queryTokens[cell.row]}” → key ${cell.col} “${c.map.keyTokens[cell.col]}” = ${c.map.weights[cell.row * c.map.keys + cell.col].toFixed(4)}`;
   });
   app().append(
     h('div', { class: 'toolbar' }, title, h('span', { class: 'spacer' }), ...buttons),
@@ -94,7 +114,11 @@ function draw(): void {
   slider.disabled = fs.length < 2;
   const c = current();
   if (!head || !c) {
-    stepLabel.textContent = !fs.length ? 'no data yet' : head ? `this run has no ${head.kind} layer ${head.layer + 1} head ${head.head + 1}` : '';
+    stepLabel.textContent = !fs.length
+      ? 'no data yet'
+      : head
+        ? `this run has no ${head.kind} layer ${head.layer + 1} head ${head.head + 1}`
+        : '';
     return;
   }
   const { map, frame } = c;
@@ -108,8 +132,16 @@ function draw(): void {
   const cssW = Math.min(size.width, MAP_SIDE);
   const cssH = Math.round((cssW * size.height) / size.width);
   const few = map.queries <= LABEL_MAX && map.keys <= LABEL_MAX;
-  keyLabels.replaceChildren(...(few ? map.keyTokens.map((tok) => h('span', { style: `width:${cssW / map.keys}px` }, tok)) : []));
-  queryLabels.replaceChildren(...(few ? map.queryTokens.map((tok) => h('span', { style: `height:${cssH / map.queries}px;line-height:${cssH / map.queries}px` }, tok)) : []));
+  keyLabels.replaceChildren(
+    ...(few ? map.keyTokens.map((tok) => h('span', { style: `width:${cssW / map.keys}px` }, tok)) : []),
+  );
+  queryLabels.replaceChildren(
+    ...(few
+      ? map.queryTokens.map((tok) =>
+          h('span', { style: `height:${cssH / map.queries}px;line-height:${cssH / map.queries}px` }, tok),
+        )
+      : []),
+  );
 
   const ent = rowEntropy(map.weights, map.queries, map.keys);
   const labels = map.queryTokens.map((tok, i) => `${tok} ‹${i}›`);
@@ -118,21 +150,62 @@ function draw(): void {
     Plotly.react(
       entropyChart,
       [
-        { type: 'bar', orientation: 'h', x: Array.from(ent), y: labels, marker: { color: t.accent }, hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>', name: 'entropy' },
-        { type: 'scatter', mode: 'lines', x: [Math.log(map.keys), Math.log(map.keys)], y: [labels[0], labels[labels.length - 1]], line: { color: t.muted, dash: 'dot' }, name: `uniform (ln ${map.keys})`, hoverinfo: 'skip' },
+        {
+          type: 'bar',
+          orientation: 'h',
+          x: Array.from(ent),
+          y: labels,
+          marker: { color: t.accent },
+          hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>',
+          name: 'entropy',
+        },
+        {
+          type: 'scatter',
+          mode: 'lines',
+          x: [Math.log(map.keys), Math.log(map.keys)],
+          y: [labels[0], labels[labels.length - 1]],
+          line: { color: t.muted, dash: 'dot' },
+          name: `uniform (ln ${map.keys})`,
+          hoverinfo: 'skip',
+        },
       ],
-      themedLayout(t, 'entropy', { yaxis: { type: 'category', autorange: 'reversed' }, xaxis: { rangemode: 'tozero', title: { text: 'nats' } }, showlegend: true, height: Math.min(1200, Math.max(240, 16 * labels.length + 80)) }),
+      themedLayout(t, 'entropy', {
+        yaxis: { type: 'category', autorange: 'reversed' },
+        xaxis: { rangemode: 'tozero', title: { text: 'nats' } },
+        showlegend: true,
+        height: Math.min(1200, Math.max(240, 16 * labels.length + 80)),
+      }),
       PLOTLY_CONFIG,
     ),
   );
 
   const rowsShown = Math.min(map.queries, 128);
-  const body: HTMLElement[] = [h('tr', {}, h('th', {}, 'query'), ...Array.from({ length: K }, (_, i) => h('th', {}, `#${i + 1}`)))];
+  const body: HTMLElement[] = [
+    h('tr', {}, h('th', {}, 'query'), ...Array.from({ length: K }, (_, i) => h('th', {}, `#${i + 1}`))),
+  ];
   for (let q = 0; q < rowsShown; q++) {
     const best = topK(map.weights, q, map.keys, K);
-    body.push(h('tr', {}, h('td', {}, `${map.queryTokens[q]} ‹${q}›`), ...best.map((b) => h('td', {}, `${map.keyTokens[b.key]} ‹${b.key}› ${b.weight.toFixed(3)}`))));
+    body.push(
+      h(
+        'tr',
+        {},
+        h('td', {}, `${map.queryTokens[q]} ‹${q}›`),
+        ...best.map((b) => h('td', {}, `${map.keyTokens[b.key]} ‹${b.key}› ${b.weight.toFixed(3)}`)),
+      ),
+    );
   }
-  if (rowsShown < map.queries) body.push(h('tr', {}, h('td', { colspan: String(K + 1), class: 'muted' }, `… ${map.queries - rowsShown} more queries (export CSV for all)`)));
+  if (rowsShown < map.queries)
+    body.push(
+      h(
+        'tr',
+        {},
+        h(
+          'td',
+          { colspan: String(K + 1), class: 'muted' },
+          `… ${map.queries - rowsShown} more queries (export CSV for all)`,
+        ),
+      ),
+    );
   topTable.replaceChildren(...body);
   document.body.dataset.drawnStep = String(frame.step);
 }
@@ -173,5 +246,8 @@ start('head', handle, async (format) => {
   const c = current();
   if (!c || !head) return 'no head is shown yet';
   if (format === 'svg') return 'the head inspector draws on a canvas: PNG only';
-  return { dataUrl: canvas.toDataURL('image/png'), name: `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.png` };
+  return {
+    dataUrl: canvas.toDataURL('image/png'),
+    name: `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.png`,
+  };
 });

@@ -9,7 +9,15 @@ const LUT = colormapLut();
  * pixel per output cell; CSS scales it with image-rendering: pixelated). Maps larger than the
  * canvas are max-pooled. The colour scale runs from 0 to `vmax` (default: the map's own max).
  */
-export function drawHeatmap(canvas: HTMLCanvasElement, src: ArrayLike<number>, rows: number, cols: number, width: number, height: number, vmax?: number): void {
+export function drawHeatmap(
+  canvas: HTMLCanvasElement,
+  src: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  width: number,
+  height: number,
+  vmax?: number,
+): void {
   if (canvas.width !== width) canvas.width = width;
   if (canvas.height !== height) canvas.height = height;
   const ctx = canvas.getContext('2d');
@@ -27,7 +35,12 @@ export function fitSize(queries: number, keys: number, side: number): { width: n
 }
 
 /** The map cell under a mouse event on a canvas drawn by drawHeatmap. */
-export function cellAt(canvas: HTMLCanvasElement, e: MouseEvent, rows: number, cols: number): { row: number; col: number } | undefined {
+export function cellAt(
+  canvas: HTMLCanvasElement,
+  e: MouseEvent,
+  rows: number,
+  cols: number,
+): { row: number; col: number } | undefined {
   const r = canvas.getBoundingClientRect();
   const fx = (e.clientX - r.left) / r.width;
   const fy = (e.clientY - r.top) / r.height;

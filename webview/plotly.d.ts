@@ -13,7 +13,10 @@ declare namespace Plotly {
   }
   function react(root: HTMLElement, data: Data[], layout?: Layout, config?: Config): Promise<PlotlyHTMLElement>;
   function purge(root: HTMLElement): void;
-  function toImage(root: HTMLElement, opts: { format: 'png' | 'svg'; width?: number; height?: number }): Promise<string>;
+  function toImage(
+    root: HTMLElement,
+    opts: { format: 'png' | 'svg'; width?: number; height?: number },
+  ): Promise<string>;
   namespace Plots {
     function resize(root: HTMLElement): Promise<void>;
   }

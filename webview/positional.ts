@@ -1,6 +1,18 @@
 /** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
 import type { PositionalPayload, ToWebview } from '../src/protocol/webview';
-import { PLOTLY_CONFIG, app, h, imageButton, plotly, post, purgeOnUnload, readTheme, start, themedLayout, watchTheme } from './common';
+import {
+  PLOTLY_CONFIG,
+  app,
+  h,
+  imageButton,
+  plotly,
+  post,
+  purgeOnUnload,
+  readTheme,
+  start,
+  themedLayout,
+  watchTheme,
+} from './common';
 import { csvLine } from './lib/csv';
 
 /** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
@@ -26,8 +38,23 @@ function draw(): void {
   void plotly(() =>
     Plotly.react(
       chart,
-      [{ type: 'heatmap', z, x: cols, y: rows, colorscale: 'RdBu', zmid: 0, reversescale: true, hovertemplate: 'pos %{y}<br>dim %{x}<br>%{z:.4f}<extra></extra>', colorbar: { tickfont: { color: t.fg } } }],
-      themedLayout(t, 'pe', { xaxis: { title: { text: 'dimension i' } }, yaxis: { title: { text: 'position' }, autorange: 'reversed' } }),
+      [
+        {
+          type: 'heatmap',
+          z,
+          x: cols,
+          y: rows,
+          colorscale: 'RdBu',
+          zmid: 0,
+          reversescale: true,
+          hovertemplate: 'pos %{y}<br>dim %{x}<br>%{z:.4f}<extra></extra>',
+          colorbar: { tickfont: { color: t.fg } },
+        },
+      ],
+      themedLayout(t, 'pe', {
+        xaxis: { title: { text: 'dimension i' } },
+        yaxis: { title: { text: 'position' }, autorange: 'reversed' },
+      }),
       PLOTLY_CONFIG,
     ),
   );
@@ -50,7 +77,10 @@ function layoutPage(): void {
     for (let r = 0; r < n; r++) lines.push(csvLine([r, ...Array.from(pe.values.subarray(r * d, (r + 1) * d))]));
     post({ type: 'export', format: 'csv', name: 'positional.csv', text: lines.join('\n') + '\n' });
   });
-  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv), h('section', { class: 'card' }, chart));
+  app().append(
+    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv),
+    h('section', { class: 'card' }, chart),
+  );
   purgeOnUnload(chart);
 }
 
@@ -60,7 +90,8 @@ function handle(m: ToWebview): void {
       pe = { shape: m.shape, values: m.values };
       break;
     case 'state':
-      if (m.state.panel !== 'positional') throw new Error(`state for panel ${m.state.panel} sent to the positional view`);
+      if (m.state.panel !== 'positional')
+        throw new Error(`state for panel ${m.state.panel} sent to the positional view`);
       pe = m.state.positional;
       break;
     default:

@@ -19,7 +19,8 @@ export function parseArgs(defaults) {
     const key = m[1].replace(/-(\w)/g, (_, c) => c.toUpperCase());
     if (!(key in defaults)) throw new Error(`unknown option --${m[1]} (known: ${Object.keys(defaults).join(', ')})`);
     const raw = m[2] ?? (typeof defaults[key] === 'boolean' ? 'true' : argv[++i]);
-    out[key] = typeof defaults[key] === 'number' ? Number(raw) : typeof defaults[key] === 'boolean' ? raw !== 'false' : raw;
+    out[key] =
+      typeof defaults[key] === 'number' ? Number(raw) : typeof defaults[key] === 'boolean' ? raw !== 'false' : raw;
   }
   return out;
 }
@@ -38,13 +39,26 @@ export const peakRssMiB = () => process.resourceUsage().maxRSS / 1024;
 export function machine() {
   const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? '?';
   const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout.trim();
-  return { date: new Date().toISOString(), nproc, cpu: model, load: loadavg().map((x) => x.toFixed(2)).join(' '), node: process.version };
+  return {
+    date: new Date().toISOString(),
+    nproc,
+    cpu: model,
+    load: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+    node: process.version,
+  };
 }
 
 /** Runs bench/<script> with the peer's Python, passing args; its last stdout line is JSON. */
 export function runPeer(script, args) {
-  const r = spawnSync(PYTHON, [join(root, 'bench', script), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`${PYTHON} bench/${script} exited with ${r.status}${r.signal ? ` (${r.signal})` : ''}`);
+  const r = spawnSync(PYTHON, [join(root, 'bench', script), ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
+  if (r.status !== 0)
+    throw new Error(`${PYTHON} bench/${script} exited with ${r.status}${r.signal ? ` (${r.signal})` : ''}`);
   const lines = r.stdout.trim().split('\n');
   for (const line of lines.slice(0, -1)) console.log(`  [peer] ${line}`);
   return JSON.parse(lines[lines.length - 1]);
@@ -55,7 +69,8 @@ export function header(title, engineInfo, peer) {
   console.log(`# ${title}`);
   console.log(`date ${m.date}; ${m.nproc} CPUs (${m.cpu}); load average ${m.load} (1/5/15 min); node ${m.node}`);
   console.log(`engine: tfjs ${engineInfo}`);
-  if (peer) console.log(`peer:   PyTorch ${peer.torch} (${peer.python}); BLAS ${peer.blas}; torch threads ${peer.threads}`);
+  if (peer)
+    console.log(`peer:   PyTorch ${peer.torch} (${peer.python}); BLAS ${peer.blas}; torch threads ${peer.threads}`);
 }
 
 /** Prints rows of { name, engine, peer, unit } with the ratio engine/peer (higher is better for both). */
@@ -63,6 +78,9 @@ export function table(rows, rss) {
   const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
   const w = Math.max(...rows.map((r) => r.name.length), 4);
   console.log(`${'case'.padEnd(w)}  ${'engine'.padStart(10)}  ${'PyTorch'.padStart(10)}  ${'ratio'.padStart(7)}  unit`);
-  for (const r of rows) console.log(`${r.name.padEnd(w)}  ${fmt(r.engine).padStart(10)}  ${fmt(r.peer).padStart(10)}  ${(r.engine / r.peer).toFixed(3).padStart(7)}  ${r.unit}`);
+  for (const r of rows)
+    console.log(
+      `${r.name.padEnd(w)}  ${fmt(r.engine).padStart(10)}  ${fmt(r.peer).padStart(10)}  ${(r.engine / r.peer).toFixed(3).padStart(7)}  ${r.unit}`,
+    );
   console.log(`peak RSS: engine ${rss.engine.toFixed(0)} MiB, PyTorch ${rss.peer.toFixed(0)} MiB`);
 }

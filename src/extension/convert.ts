@@ -5,14 +5,23 @@
  * names the field here, not a broken panel later.
  */
 import { type WireAttention, base64ToFloat32 } from '../protocol/training';
-import { type AttentionPayload, type PositionalPayload, checkAttentionPayload, checkPositionalPayload } from '../protocol/webview';
+import {
+  type AttentionPayload,
+  type PositionalPayload,
+  checkAttentionPayload,
+  checkPositionalPayload,
+} from '../protocol/webview';
 
 export function toAttentionPayload(wire: WireAttention, what = 'attention'): AttentionPayload {
   const payload: AttentionPayload = {
     step: wire.step,
     srcTokens: wire.srcTokens,
     tgtTokens: wire.tgtTokens,
-    maps: wire.maps.map((m) => ({ kind: m.kind, shape: [m.shape[0], m.shape[1], m.shape[2], m.shape[3]], weights: base64ToFloat32(m.data) })),
+    maps: wire.maps.map((m) => ({
+      kind: m.kind,
+      shape: [m.shape[0], m.shape[1], m.shape[2], m.shape[3]],
+      weights: base64ToFloat32(m.data),
+    })),
   };
   const why = checkAttentionPayload(payload, what);
   if (why) throw new Error(why);
@@ -36,7 +45,11 @@ export function attentionToJson(a: AttentionPayload): unknown {
       const [layers, heads, q, k] = m.shape;
       const w = m.weights;
       const nested = Array.from({ length: layers }, (_, l) =>
-        Array.from({ length: heads }, (_, h) => Array.from({ length: q }, (_, i) => Array.from(w.subarray(((l * heads + h) * q + i) * k, ((l * heads + h) * q + i + 1) * k)))),
+        Array.from({ length: heads }, (_, h) =>
+          Array.from({ length: q }, (_, i) =>
+            Array.from(w.subarray(((l * heads + h) * q + i) * k, ((l * heads + h) * q + i + 1) * k)),
+          ),
+        ),
       );
       return { kind: m.kind, shape: m.shape, weights: nested };
     }),

@@ -6,7 +6,12 @@
  */
 import * as cp from 'node:child_process';
 import * as vscode from 'vscode';
-import { createMessageConnection, type MessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-jsonrpc/node';
 import { type EngineLog, engineLog, type NotificationDef, type RequestDef, validate } from '../protocol/engine';
 
 /** Restart delays after consecutive unexpected exits; the last one repeats. */
@@ -213,7 +218,9 @@ export class EngineClient implements vscode.Disposable {
     this.didExit.fire({ pid: proc.pid, code, signal, restartInMs: delay });
     if (this.crashes === 1) {
       // Once per series of crashes: a crash loop shows one message, the output channel has the rest.
-      void vscode.window.showWarningMessage(`Attention Debugger: the engine exited (${how}) and is being restarted. See the "Attention Debugger" output.`);
+      void vscode.window.showWarningMessage(
+        `Attention Debugger: the engine exited (${how}) and is being restarted. See the "Attention Debugger" output.`,
+      );
     }
     this.restartTimer = setTimeout(() => this.start(), delay);
   }

@@ -28,7 +28,12 @@ export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'cs
     const [n, d] = p.shape;
     const rows = Array.from({ length: n }, (_, i) => Array.from(p.values.subarray(i * d, (i + 1) * d)));
     if (format === 'json') return JSON.stringify({ shape: p.shape, values: rows });
-    return [['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)].join(','), ...rows.map((r, i) => [i, ...r].join(','))].join('\n') + '\n';
+    return (
+      [
+        ['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)].join(','),
+        ...rows.map((r, i) => [i, ...r].join(',')),
+      ].join('\n') + '\n'
+    );
   }
   const head = HeadInspectorPanel.slot.current?.currentHead ?? null;
   const a: AttentionPayload | null = s.attention;
@@ -42,13 +47,22 @@ export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'cs
     const queries = head.kind === 'encoder_self' ? a.srcTokens : a.tgtTokens;
     const keys = head.kind === 'decoder_self' ? a.tgtTokens : a.srcTokens;
     if (format === 'json') return JSON.stringify({ ...head, step: a.step, queries, keys, weights: rows }, null, 1);
-    return [['query', ...keys].map(csvCell).join(','), ...rows.map((r, i) => [csvCell(queries[i] ?? ''), ...r].join(','))].join('\n') + '\n';
+    return (
+      [
+        ['query', ...keys].map(csvCell).join(','),
+        ...rows.map((r, i) => [csvCell(queries[i] ?? ''), ...r].join(',')),
+      ].join('\n') + '\n'
+    );
   }
   if (format === 'json') return JSON.stringify(attentionToJson(a));
   const lines = ['kind,layer,head,query,key,weight'];
   for (const m of a.maps) {
     const [layers, heads, q, k] = m.shape;
-    for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) for (let i = 0; i < q; i++) for (let j = 0; j < k; j++) lines.push(`${m.kind},${l},${h},${i},${j},${m.weights[((l * heads + h) * q + i) * k + j]}`);
+    for (let l = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++)
+        for (let i = 0; i < q; i++)
+          for (let j = 0; j < k; j++)
+            lines.push(`${m.kind},${l},${h},${i},${j},${m.weights[((l * heads + h) * q + i) * k + j]}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -34,7 +34,9 @@ let client: EngineClient | undefined;
 
 function backendArgs(): string[] {
   const backend = settings().get<string>('backend') ?? 'auto';
-  return backend && backend !== 'auto' && (BACKENDS as readonly string[]).includes(backend) ? ['--backend', backend] : [];
+  return backend && backend !== 'auto' && (BACKENDS as readonly string[]).includes(backend)
+    ? ['--backend', backend]
+    : [];
 }
 
 export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi {
@@ -68,7 +70,8 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
       );
       if (choice !== 'Restart Engine') return;
       const live = training.training ? training.runDir : undefined;
-      if (live) await training.stop().catch((err: Error) => log(`train/stop before the restart failed: ${err.message}`));
+      if (live)
+        await training.stop().catch((err: Error) => log(`train/stop before the restart failed: ${err.message}`));
       await engine.restart();
       if (live) await vscode.commands.executeCommand('attentionDebugger.resume', { runDir: live });
     }),
@@ -92,7 +95,9 @@ async function runStartupJob(log: (line: string) => void): Promise<string | unde
   const job = settings().get<string>('startupJob') ?? 'none';
   if (job === 'none') return undefined;
   if (job !== 'train-reverse-tiny') {
-    log(`attentionDebugger.startupJob: unknown job ${JSON.stringify(job)} (expected one of ${STARTUP_JOBS.join(', ')})`);
+    log(
+      `attentionDebugger.startupJob: unknown job ${JSON.stringify(job)} (expected one of ${STARTUP_JOBS.join(', ')})`,
+    );
     return undefined;
   }
   const root = runsRoot();

@@ -8,7 +8,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type RunSummary, type TrainParams, trainEnded, trainMetrics, trainResume, trainSnapshot, trainStart, trainStop } from '../protocol/training';
+import {
+  type RunSummary,
+  type TrainParams,
+  trainEnded,
+  trainMetrics,
+  trainResume,
+  trainSnapshot,
+  trainStart,
+  trainStop,
+} from '../protocol/training';
 import type { AttentionPayload, MetricRow } from '../protocol/webview';
 import { toAttentionPayload } from './convert';
 import type { EngineClient } from './engineClient';
@@ -32,10 +41,17 @@ export interface TrainResumed {
 }
 
 /** The schedule body the dashboard wants, from a run summary (warmup read from config.json). */
-export function scheduleOf(summary: RunSummary): { totalSteps: number; warmupSteps: number; dModel: number; points: { step: number; lr: number }[] } {
+export function scheduleOf(summary: RunSummary): {
+  totalSteps: number;
+  warmupSteps: number;
+  dModel: number;
+  points: { step: number; lr: number }[];
+} {
   let warmup = 0;
   try {
-    const raw = JSON.parse(fs.readFileSync(path.join(summary.runDir, 'config.json'), 'utf8')) as { training?: { warmup?: unknown } };
+    const raw = JSON.parse(fs.readFileSync(path.join(summary.runDir, 'config.json'), 'utf8')) as {
+      training?: { warmup?: unknown };
+    };
     if (typeof raw.training?.warmup === 'number') warmup = raw.training.warmup;
   } catch {
     // a PyTorch checkpoint folder has no training section: estimate below
@@ -46,7 +62,12 @@ export function scheduleOf(summary: RunSummary): { totalSteps: number; warmupSte
     for (const p of summary.schedule) if (best === undefined || p.lr > best.lr) best = p;
     warmup = Math.max(1, Math.round(best?.step ?? 1));
   }
-  return { totalSteps: Math.max(1, summary.totalSteps), warmupSteps: warmup, dModel: Math.max(1, summary.dModel), points: summary.schedule };
+  return {
+    totalSteps: Math.max(1, summary.totalSteps),
+    warmupSteps: warmup,
+    dModel: Math.max(1, summary.dModel),
+    points: summary.schedule,
+  };
 }
 
 export class TrainingSession implements vscode.Disposable {
@@ -100,8 +121,12 @@ export class TrainingSession implements vscode.Disposable {
       engine.onDidExit((e) => {
         if (!this.active || e.restartInMs === undefined) return;
         this.interrupted = true;
-        this.log(`the engine died while ${this.active.runDir} was training; it resumes from its last checkpoint once the engine is back`);
-        void vscode.window.showWarningMessage(`Attention Debugger: the engine stopped while training ${path.basename(this.active.runDir)}. Restarting it and resuming from the last checkpoint…`);
+        this.log(
+          `the engine died while ${this.active.runDir} was training; it resumes from its last checkpoint once the engine is back`,
+        );
+        void vscode.window.showWarningMessage(
+          `Attention Debugger: the engine stopped while training ${path.basename(this.active.runDir)}. Restarting it and resuming from the last checkpoint…`,
+        );
         this.updateStatus();
       }),
       engine.onDidStart(() => {
@@ -128,7 +153,8 @@ export class TrainingSession implements vscode.Disposable {
 
   /** Goes on training a run from its newest checkpoint. */
   async resume(runDir: string, steps?: number): Promise<RunSummary> {
-    if (this.active && this.active.runDir !== runDir) throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
+    if (this.active && this.active.runDir !== runDir)
+      throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
     const summary = await this.engine.request(trainResume, steps === undefined ? { runDir } : { runDir, steps });
     this.begin(summary, false);
     this.resumeEmitter.fire({ runDir: summary.runDir, step: summary.step, cause: 'command' });
@@ -138,8 +164,10 @@ export class TrainingSession implements vscode.Disposable {
   /** Asks the engine to stop after the step in progress (with a checkpoint). */
   async stop(): Promise<{ step: number; runDir: string } | null> {
     const result = await this.engine.request(trainStop);
-    if (result && this.active?.runDir === result.runDir) this.finish({ runDir: result.runDir, step: result.step, reason: 'stopped' });
-    else if (!result && this.active && !this.interrupted) this.finish({ runDir: this.active.runDir, step: this.lastRow?.step ?? 0, reason: 'stopped' });
+    if (result && this.active?.runDir === result.runDir)
+      this.finish({ runDir: result.runDir, step: result.step, reason: 'stopped' });
+    else if (!result && this.active && !this.interrupted)
+      this.finish({ runDir: this.active.runDir, step: this.lastRow?.step ?? 0, reason: 'stopped' });
     return result;
   }
 
@@ -148,7 +176,11 @@ export class TrainingSession implements vscode.Disposable {
     const run = this.active;
     if (!run || this.progressDone) return;
     void vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Training ${path.basename(run.runDir)}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Training ${path.basename(run.runDir)}`,
+        cancellable: true,
+      },
       (progress, token) =>
         new Promise<void>((resolve) => {
           let shown = this.lastRow?.step ?? 0;
@@ -161,7 +193,10 @@ export class TrainingSession implements vscode.Disposable {
             const total = this.active?.totalSteps ?? run.totalSteps;
             const increment = total > 0 ? (Math.max(0, step - shown) / total) * 100 : 0;
             shown = Math.max(shown, step);
-            progress.report({ increment, message: `step ${step}/${total}${row ? ` · loss ${row.loss.toFixed(3)}` : ''}` });
+            progress.report({
+              increment,
+              message: `step ${step}/${total}${row ? ` · loss ${row.loss.toFixed(3)}` : ''}`,
+            });
           };
           this.progressReport(shown, this.lastRow);
           token.onCancellationRequested(() => {
@@ -194,12 +229,16 @@ export class TrainingSession implements vscode.Disposable {
       const summary = await this.engine.request(trainResume, { runDir });
       this.begin(summary, false);
       this.log(`resumed ${runDir} after the engine restart, from step ${summary.step}`);
-      void vscode.window.showInformationMessage(`Attention Debugger: the engine is back; ${path.basename(runDir)} resumed from step ${summary.step}.`);
+      void vscode.window.showInformationMessage(
+        `Attention Debugger: the engine is back; ${path.basename(runDir)} resumed from step ${summary.step}.`,
+      );
       this.resumeEmitter.fire({ runDir, step: summary.step, cause: 'crash' });
     } catch (err) {
       if (!this.interrupted) return; // the engine died again: the next start retries
       this.log(`could not resume ${runDir} after the engine restart: ${(err as Error).message}`);
-      void vscode.window.showErrorMessage(`Attention Debugger: could not resume ${path.basename(runDir)}: ${(err as Error).message}`);
+      void vscode.window.showErrorMessage(
+        `Attention Debugger: could not resume ${path.basename(runDir)}: ${(err as Error).message}`,
+      );
       this.finish({ runDir, step: this.lastRow?.step ?? 0, reason: 'failed', message: (err as Error).message });
     }
   }
@@ -257,8 +296,12 @@ export class TrainingSession implements vscode.Disposable {
     void this.setContext();
     const name = path.basename(e.runDir);
     this.log(`training of ${e.runDir} ${e.reason} at step ${e.step}${e.message ? `: ${e.message}` : ''}`);
-    if (e.reason === 'failed') void vscode.window.showErrorMessage(`Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`);
-    else void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
+    if (e.reason === 'failed')
+      void vscode.window.showErrorMessage(
+        `Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`,
+      );
+    else
+      void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
     this.endEmitter.fire(e);
     this.changeEmitter.fire();
   }

@@ -55,7 +55,10 @@ export function listCheckpoints(runDir: string): { step: number; file: string }[
     .sort((a, b) => b.step - a.step);
 }
 
-export type RunNode = { kind: 'run'; dir: string } | { kind: 'checkpoint'; runDir: string; step: number; file: string } | { kind: 'empty'; message: string };
+export type RunNode =
+  | { kind: 'run'; dir: string }
+  | { kind: 'checkpoint'; runDir: string; step: number; file: string }
+  | { kind: 'empty'; message: string };
 
 export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<RunNode | undefined>();
@@ -99,7 +102,13 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
       if (live && !runs.some((r) => r.dir === live)) runs.unshift({ dir: live, mtime: Date.now() });
       return runs.map((r) => ({ kind: 'run', dir: r.dir }));
     }
-    if (node.kind === 'run') return listCheckpoints(node.dir).map((c) => ({ kind: 'checkpoint', runDir: node.dir, step: c.step, file: c.file }));
+    if (node.kind === 'run')
+      return listCheckpoints(node.dir).map((c) => ({
+        kind: 'checkpoint',
+        runDir: node.dir,
+        step: c.step,
+        file: c.file,
+      }));
     return [];
   }
 
@@ -121,7 +130,11 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     item.tooltip = node.file;
     item.iconPath = new vscode.ThemeIcon('save');
     item.contextValue = 'checkpoint';
-    item.command = { command: 'attentionDebugger.showCheckpoint', title: 'Show Attention', arguments: [{ runDir: node.runDir, checkpoint: node.file, step: node.step }] };
+    item.command = {
+      command: 'attentionDebugger.showCheckpoint',
+      title: 'Show Attention',
+      arguments: [{ runDir: node.runDir, checkpoint: node.file, step: node.step }],
+    };
     return item;
   }
 
@@ -170,11 +183,18 @@ export class CurrentRunProvider implements vscode.TreeDataProvider<Field>, vscod
       { label: 'Step', value: `${r?.step ?? s.step} / ${s.totalSteps}` },
     ];
     if (r) {
-      out.push({ label: 'Loss', value: r.loss.toFixed(4) }, { label: 'LR', value: r.lr.toExponential(3) }, { label: 'Tokens/s', value: Math.round(r.tokensPerSec).toLocaleString('en-US') });
+      out.push(
+        { label: 'Loss', value: r.loss.toFixed(4) },
+        { label: 'LR', value: r.lr.toExponential(3) },
+        { label: 'Tokens/s', value: Math.round(r.tokensPerSec).toLocaleString('en-US') },
+      );
       if (r.valLoss !== undefined) out.push({ label: 'Val loss', value: r.valLoss.toFixed(4) });
       if (r.valBleu !== undefined) out.push({ label: 'Val BLEU', value: r.valBleu.toFixed(2) });
     }
-    out.push({ label: 'Model', value: `d_model ${s.dModel}, ${s.heads} heads, ${s.encoderLayers}+${s.decoderLayers} layers` });
+    out.push({
+      label: 'Model',
+      value: `d_model ${s.dModel}, ${s.heads} heads, ${s.encoderLayers}+${s.decoderLayers} layers`,
+    });
     return out;
   }
 

@@ -13,13 +13,17 @@ export function describe(value: unknown): string {
   return typeof value;
 }
 
-export const isString: Check = (v, path) => (typeof v === 'string' ? undefined : `${path} must be a string, got ${describe(v)}`);
+export const isString: Check = (v, path) =>
+  typeof v === 'string' ? undefined : `${path} must be a string, got ${describe(v)}`;
 
 export const isFiniteNumber: Check = (v, path) =>
   typeof v === 'number' && Number.isFinite(v) ? undefined : `${path} must be a finite number, got ${describe(v)}`;
 
 export function oneOf(values: readonly string[]): Check {
-  return (v, path) => (typeof v === 'string' && values.includes(v) ? undefined : `${path} must be one of ${values.join(', ')}, got ${JSON.stringify(v)}`);
+  return (v, path) =>
+    typeof v === 'string' && values.includes(v)
+      ? undefined
+      : `${path} must be one of ${values.join(', ')}, got ${JSON.stringify(v)}`;
 }
 
 export function arrayOf(item: Check): Check {
@@ -48,6 +52,9 @@ export function object(fields: Record<string, Check>): Check {
 
 /** No parameters: JSON-RPC sends none, or an empty/null value. */
 export const isNothing: Check = (v, path) =>
-  v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v).length === 0)
+  v === undefined ||
+  v === null ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === 'object' && Object.keys(v).length === 0)
     ? undefined
     : `${path} must be empty, got ${describe(v)}`;

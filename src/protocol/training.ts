@@ -6,22 +6,40 @@
  */
 import { type Check, arrayOf, isFiniteNumber, isNothing, isString, object, oneOf } from './check';
 import type { NotificationDef, RequestDef } from './engine';
-import { ATTENTION_KINDS, type AttentionKind, checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './webview';
+import {
+  ATTENTION_KINDS,
+  type AttentionKind,
+  checkMetricRow,
+  checkSchedulePoint,
+  type MetricRow,
+  type SchedulePoint,
+} from './webview';
 
-const optional = (check: Check): Check => (v, path) => (v === undefined ? undefined : check(v, path));
-const isBoolean: Check = (v, path) => (typeof v === 'boolean' ? undefined : `${path} must be true or false, got ${typeof v}`);
-const isCount: Check = (v, path) => (Number.isInteger(v) && (v as number) >= 0 ? undefined : `${path} must be a whole number ≥ 0, got ${JSON.stringify(v)}`);
+const optional =
+  (check: Check): Check =>
+  (v, path) =>
+    v === undefined ? undefined : check(v, path);
+const isBoolean: Check = (v, path) =>
+  typeof v === 'boolean' ? undefined : `${path} must be true or false, got ${typeof v}`;
+const isCount: Check = (v, path) =>
+  Number.isInteger(v) && (v as number) >= 0
+    ? undefined
+    : `${path} must be a whole number ≥ 0, got ${JSON.stringify(v)}`;
 
 // ---- payloads ------------------------------------------------------------------------------
 
 export const TASK_NAMES = ['copy', 'reverse', 'sort'] as const;
-export type DataChoice = { kind: 'task'; task: (typeof TASK_NAMES)[number] } | { kind: 'gettext'; lang: string } | { kind: 'files'; dir: string; srcLang?: string; tgtLang?: string };
+export type DataChoice =
+  | { kind: 'task'; task: (typeof TASK_NAMES)[number] }
+  | { kind: 'gettext'; lang: string }
+  | { kind: 'files'; dir: string; srcLang?: string; tgtLang?: string };
 
 const checkData: Check = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'task') return object({ task: oneOf(TASK_NAMES) })(v, path);
   if (kind === 'gettext') return object({ lang: isString })(v, path);
-  if (kind === 'files') return object({ dir: isString, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
+  if (kind === 'files')
+    return object({ dir: isString, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
   return `${path}.kind must be one of task, gettext, files, got ${JSON.stringify(kind)}`;
 };
 
@@ -60,8 +78,18 @@ export interface RunSummary {
   running: boolean;
 }
 const checkRunSummary: Check = object({
-  runDir: isString, step: isCount, totalSteps: isCount, dModel: isCount, heads: isCount, encoderLayers: isCount, decoderLayers: isCount,
-  data: isString, schedule: arrayOf(checkSchedulePoint), checkpoints: arrayOf(isCount), snapshots: arrayOf(isCount), running: isBoolean,
+  runDir: isString,
+  step: isCount,
+  totalSteps: isCount,
+  dModel: isCount,
+  heads: isCount,
+  encoderLayers: isCount,
+  decoderLayers: isCount,
+  data: isString,
+  schedule: arrayOf(checkSchedulePoint),
+  checkpoints: arrayOf(isCount),
+  snapshots: arrayOf(isCount),
+  running: isBoolean,
 });
 
 // ---- requests ------------------------------------------------------------------------------
@@ -78,7 +106,13 @@ export interface TrainParams {
 /** Starts a new run; training goes on in the engine, reported by train/metrics, train/snapshot, train/ended. */
 export const trainStart: RequestDef<TrainParams, RunSummary> = {
   method: 'train/start',
-  checkParams: object({ runDir: isString, data: checkData, config: isString, steps: optional(isCount), snapshotEvery: optional(isCount) }),
+  checkParams: object({
+    runDir: isString,
+    data: checkData,
+    config: isString,
+    steps: optional(isCount),
+    snapshotEvery: optional(isCount),
+  }),
   checkResult: checkRunSummary,
 };
 
@@ -118,8 +152,19 @@ export interface DecodeResult {
 }
 export const decode: RequestDef<DecodeParams, DecodeResult> = {
   method: 'decode',
-  checkParams: object({ runDir: isString, checkpoint: optional(isString), text: isString, beam: optional(isCount), alpha: optional(isFiniteNumber) }),
-  checkResult: object({ text: isString, score: isFiniteNumber, logProb: isFiniteNumber, attention: checkWireAttention }),
+  checkParams: object({
+    runDir: isString,
+    checkpoint: optional(isString),
+    text: isString,
+    beam: optional(isCount),
+    alpha: optional(isFiniteNumber),
+  }),
+  checkResult: object({
+    text: isString,
+    score: isFiniteNumber,
+    logProb: isFiniteNumber,
+    attention: checkWireAttention,
+  }),
 };
 
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */
@@ -130,7 +175,10 @@ export const snapshotsGet: RequestDef<{ runDir: string; steps?: number[] }, Wire
 };
 
 /** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions. */
-export const positional: RequestDef<{ runDir?: string; dModel?: number; positions?: number }, { shape: [number, number]; data: string; learned: boolean }> = {
+export const positional: RequestDef<
+  { runDir?: string; dModel?: number; positions?: number },
+  { shape: [number, number]; data: string; learned: boolean }
+> = {
   method: 'positional',
   checkParams: object({ runDir: optional(isString), dModel: optional(isCount), positions: optional(isCount) }),
   checkResult: object({ shape: arrayOf(isCount), data: isString, learned: isBoolean }),
@@ -149,9 +197,19 @@ export const trainSnapshot: NotificationDef<{ runDir: string; attention: WireAtt
 };
 
 export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed'] as const;
-export const trainEnded: NotificationDef<{ runDir: string; step: number; reason: (typeof TRAIN_END_REASONS)[number]; message?: string }> = {
+export const trainEnded: NotificationDef<{
+  runDir: string;
+  step: number;
+  reason: (typeof TRAIN_END_REASONS)[number];
+  message?: string;
+}> = {
   method: 'train/ended',
-  checkParams: object({ runDir: isString, step: isCount, reason: oneOf(TRAIN_END_REASONS), message: optional(isString) }),
+  checkParams: object({
+    runDir: isString,
+    step: isCount,
+    reason: oneOf(TRAIN_END_REASONS),
+    message: optional(isString),
+  }),
 };
 
 // ---- float32 ↔ base64, usable on both sides (no Buffer in a webview, no atob in old Node) --------
@@ -164,7 +222,11 @@ export function float32ToBase64(values: Float32Array | number[]): string {
   let out = '';
   for (let i = 0; i < bytes.length; i += 3) {
     const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    out += B64[(n >> 18) & 63] + B64[(n >> 12) & 63] + (i + 1 < bytes.length ? B64[(n >> 6) & 63] : '=') + (i + 2 < bytes.length ? B64[n & 63] : '=');
+    out +=
+      B64[(n >> 18) & 63] +
+      B64[(n >> 12) & 63] +
+      (i + 1 < bytes.length ? B64[(n >> 6) & 63] : '=') +
+      (i + 2 < bytes.length ? B64[n & 63] : '=');
   }
   return out;
 }
@@ -174,11 +236,16 @@ export function base64ToFloat32(text: string): Float32Array {
   const bytes = new Uint8Array(Math.floor((clean.length * 3) / 4));
   let j = 0;
   for (let i = 0; i < clean.length; i += 4) {
-    const n = (B64.indexOf(clean[i]) << 18) | (B64.indexOf(clean[i + 1]) << 12) | (Math.max(B64.indexOf(clean[i + 2] ?? 'A'), 0) << 6) | Math.max(B64.indexOf(clean[i + 3] ?? 'A'), 0);
+    const n =
+      (B64.indexOf(clean[i]) << 18) |
+      (B64.indexOf(clean[i + 1]) << 12) |
+      (Math.max(B64.indexOf(clean[i + 2] ?? 'A'), 0) << 6) |
+      Math.max(B64.indexOf(clean[i + 3] ?? 'A'), 0);
     if (j < bytes.length) bytes[j++] = (n >> 16) & 255;
     if (j < bytes.length) bytes[j++] = (n >> 8) & 255;
     if (j < bytes.length) bytes[j++] = n & 255;
   }
-  if (bytes.length % 4 !== 0) throw new Error(`base64 attention data of ${bytes.length} bytes is not whole float32 values`);
+  if (bytes.length % 4 !== 0)
+    throw new Error(`base64 attention data of ${bytes.length} bytes is not whole float32 values`);
   return new Float32Array(bytes.buffer);
 }

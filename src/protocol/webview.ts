@@ -156,7 +156,15 @@ export interface PingMsg extends Versioned {
   type: 'ping';
 }
 
-export type ToWebview = MetricsMsg | ScheduleMsg | AttentionMsg | SnapshotsMsg | PositionalMsg | StateMsg | ExportImageMsg | PingMsg;
+export type ToWebview =
+  | MetricsMsg
+  | ScheduleMsg
+  | AttentionMsg
+  | SnapshotsMsg
+  | PositionalMsg
+  | StateMsg
+  | ExportImageMsg
+  | PingMsg;
 
 // ---- webview → extension -------------------------------------------------------------------
 
@@ -193,14 +201,21 @@ export type FromWebview = ReadyMsg | RequestStateMsg | OpenHeadMsg | ExportMsg |
 
 const isOptionalNumber: Check = (v, path) => (v === undefined ? undefined : isFiniteNumber(v, path));
 const isOptionalString: Check = (v, path) => (v === undefined ? undefined : isString(v, path));
-const isBoolean: Check = (v, path) => (typeof v === 'boolean' ? undefined : `${path} must be a boolean, got ${describe(v)}`);
+const isBoolean: Check = (v, path) =>
+  typeof v === 'boolean' ? undefined : `${path} must be a boolean, got ${describe(v)}`;
 const isOptionalBoolean: Check = (v, path) => (v === undefined ? undefined : isBoolean(v, path));
 const isIndex: Check = (v, path) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? undefined : `${path} must be a non-negative integer, got ${JSON.stringify(v) ?? describe(v)}`;
+  typeof v === 'number' && Number.isInteger(v) && v >= 0
+    ? undefined
+    : `${path} must be a non-negative integer, got ${JSON.stringify(v) ?? describe(v)}`;
 const isCount: Check = (v, path) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= 1 ? undefined : `${path} must be a positive integer, got ${JSON.stringify(v) ?? describe(v)}`;
+  typeof v === 'number' && Number.isInteger(v) && v >= 1
+    ? undefined
+    : `${path} must be a positive integer, got ${JSON.stringify(v) ?? describe(v)}`;
 const isFloat32Array: Check = (v, path) =>
-  v instanceof Float32Array ? undefined : `${path} must be a Float32Array, got ${v === null || typeof v !== 'object' ? describe(v) : Array.isArray(v) ? 'array' : (v.constructor?.name ?? 'object')}`;
+  v instanceof Float32Array
+    ? undefined
+    : `${path} must be a Float32Array, got ${v === null || typeof v !== 'object' ? describe(v) : Array.isArray(v) ? 'array' : (v.constructor?.name ?? 'object')}`;
 
 function nullable(check: Check): Check {
   return (v, path) => (v === null ? undefined : check(v, path));
@@ -208,7 +223,8 @@ function nullable(check: Check): Check {
 
 function shapeOf(rank: number): Check {
   return (v, path) => {
-    if (!Array.isArray(v) || v.length !== rank) return `${path} must be an array of ${rank} dimensions, got ${Array.isArray(v) ? `${v.length}` : describe(v)}`;
+    if (!Array.isArray(v) || v.length !== rank)
+      return `${path} must be an array of ${rank} dimensions, got ${Array.isArray(v) ? `${v.length}` : describe(v)}`;
     for (let i = 0; i < rank; i++) {
       const why = isCount(v[i], `${path}[${i}]`);
       if (why) return why;
@@ -241,7 +257,12 @@ const checkMapsShape = object({ kind: oneOf(ATTENTION_KINDS), shape: shapeOf(4),
 
 /** An attention payload, with its shapes checked against the token counts and buffer lengths. */
 export const checkAttentionPayload: Check = (v, path) => {
-  const why = object({ step: isFiniteNumber, srcTokens: arrayOf(isString), tgtTokens: arrayOf(isString), maps: arrayOf(checkMapsShape) })(v, path);
+  const why = object({
+    step: isFiniteNumber,
+    srcTokens: arrayOf(isString),
+    tgtTokens: arrayOf(isString),
+    maps: arrayOf(checkMapsShape),
+  })(v, path);
   if (why) return why;
   const p = v as AttentionPayload;
   const seen = new Set<string>();
@@ -253,10 +274,13 @@ export const checkAttentionPayload: Check = (v, path) => {
     const [layers, heads, q, k] = m.shape;
     const wantQ = m.kind === 'encoder_self' ? p.srcTokens.length : p.tgtTokens.length;
     const wantK = m.kind === 'decoder_self' ? p.tgtTokens.length : p.srcTokens.length;
-    if (q !== wantQ) return `${at}.shape[2] must be ${wantQ} (${m.kind === 'encoder_self' ? 'srcTokens' : 'tgtTokens'}.length), got ${q}`;
-    if (k !== wantK) return `${at}.shape[3] must be ${wantK} (${m.kind === 'decoder_self' ? 'tgtTokens' : 'srcTokens'}.length), got ${k}`;
+    if (q !== wantQ)
+      return `${at}.shape[2] must be ${wantQ} (${m.kind === 'encoder_self' ? 'srcTokens' : 'tgtTokens'}.length), got ${q}`;
+    if (k !== wantK)
+      return `${at}.shape[3] must be ${wantK} (${m.kind === 'decoder_self' ? 'tgtTokens' : 'srcTokens'}.length), got ${k}`;
     const n = layers * heads * q * k;
-    if (m.weights.length !== n) return `${at}.weights must hold ${n} values (shape ${m.shape.join('×')}), got ${m.weights.length}`;
+    if (m.weights.length !== n)
+      return `${at}.weights must hold ${n} values (shape ${m.shape.join('×')}), got ${m.weights.length}`;
     const bad = finiteElements(m.weights, `${at}.weights`);
     if (bad) return bad;
   }
@@ -268,11 +292,17 @@ export const checkPositionalPayload: Check = (v, path) => {
   if (why) return why;
   const p = v as PositionalPayload;
   const n = p.shape[0] * p.shape[1];
-  if (p.values.length !== n) return `${path}.values must hold ${n} values (shape ${p.shape.join('×')}), got ${p.values.length}`;
+  if (p.values.length !== n)
+    return `${path}.values must hold ${n} values (shape ${p.shape.join('×')}), got ${p.values.length}`;
   return finiteElements(p.values, `${path}.values`);
 };
 
-const checkScheduleBody = object({ totalSteps: isCount, warmupSteps: isCount, dModel: isCount, points: arrayOf(checkSchedulePoint) });
+const checkScheduleBody = object({
+  totalSteps: isCount,
+  warmupSteps: isCount,
+  dModel: isCount,
+  points: arrayOf(checkSchedulePoint),
+});
 
 const checkPanelState: Check = (v, path) => {
   const why = object({ panel: oneOf(PANEL_KINDS) })(v, path);
@@ -283,7 +313,11 @@ const checkPanelState: Check = (v, path) => {
     case 'attention':
       return object({ attention: nullable(checkAttentionPayload), selected: nullable(checkHeadRef) })(v, path);
     case 'head':
-      return object({ head: nullable(checkHeadRef), attention: nullable(checkAttentionPayload), snapshots: arrayOf(checkAttentionPayload) })(v, path);
+      return object({
+        head: nullable(checkHeadRef),
+        attention: nullable(checkAttentionPayload),
+        snapshots: arrayOf(checkAttentionPayload),
+      })(v, path);
     case 'positional':
       return object({ positional: nullable(checkPositionalPayload) })(v, path);
   }
@@ -305,14 +339,22 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
   requestState: () => undefined,
   openHead: checkHeadRef,
   export: (v, path) => {
-    const why = object({ format: oneOf(EXPORT_FORMATS), name: isString, dataUrl: isOptionalString, text: isOptionalString })(v, path);
+    const why = object({
+      format: oneOf(EXPORT_FORMATS),
+      name: isString,
+      dataUrl: isOptionalString,
+      text: isOptionalString,
+    })(v, path);
     if (why) return why;
     const m = v as ExportMsg;
     const binary = m.format === 'png' || m.format === 'svg';
-    if (binary && m.dataUrl === undefined) return `${path}.dataUrl must be a data: URL for format ${m.format}, got undefined`;
-    if (binary && !m.dataUrl!.startsWith('data:')) return `${path}.dataUrl must start with data:, got ${JSON.stringify(m.dataUrl!.slice(0, 16))}`;
+    if (binary && m.dataUrl === undefined)
+      return `${path}.dataUrl must be a data: URL for format ${m.format}, got undefined`;
+    if (binary && !m.dataUrl!.startsWith('data:'))
+      return `${path}.dataUrl must start with data:, got ${JSON.stringify(m.dataUrl!.slice(0, 16))}`;
     if (!binary && m.text === undefined) return `${path}.text must be a string for format ${m.format}, got undefined`;
-    if (!/^[^/\\]+$/.test(m.name)) return `${path}.name must be a file name without folders, got ${JSON.stringify(m.name)}`;
+    if (!/^[^/\\]+$/.test(m.name))
+      return `${path}.name must be a file name without folders, got ${JSON.stringify(m.name)}`;
     return undefined;
   },
   error: object({ message: isString }),
@@ -324,7 +366,8 @@ function checkEnvelope<T extends string>(checks: Record<T, Check>, v: unknown, r
   if (typeof rec.type !== 'string' || !Object.prototype.hasOwnProperty.call(checks, rec.type)) {
     return `${root}.type must be one of ${Object.keys(checks).join(', ')}, got ${JSON.stringify(rec.type) ?? describe(rec.type)}`;
   }
-  if (rec.v !== WEBVIEW_PROTOCOL_VERSION) return `${rec.type}.v must be protocol version ${WEBVIEW_PROTOCOL_VERSION}, got ${JSON.stringify(rec.v) ?? describe(rec.v)}`;
+  if (rec.v !== WEBVIEW_PROTOCOL_VERSION)
+    return `${rec.type}.v must be protocol version ${WEBVIEW_PROTOCOL_VERSION}, got ${JSON.stringify(rec.v) ?? describe(rec.v)}`;
   return checks[rec.type as T](v, rec.type);
 }
 
@@ -352,10 +395,15 @@ export interface PersistedState {
 
 /** Validates state handed back by deserializeWebviewPanel: it comes from disk and an older build. */
 export function checkPersistedState(v: unknown, panel: PanelKind): string | undefined {
-  const why = object({ panel: oneOf([panel]), head: (x, p) => (x === undefined ? undefined : checkHeadRef(x, p)), snapshotStep: isOptionalNumber })(v, 'state');
+  const why = object({
+    panel: oneOf([panel]),
+    head: (x, p) => (x === undefined ? undefined : checkHeadRef(x, p)),
+    snapshotStep: isOptionalNumber,
+  })(v, 'state');
   if (why) return why;
   const rec = v as Record<string, unknown>;
-  if (rec.v !== WEBVIEW_PROTOCOL_VERSION) return `state.v must be protocol version ${WEBVIEW_PROTOCOL_VERSION}, got ${JSON.stringify(rec.v) ?? describe(rec.v)}`;
+  if (rec.v !== WEBVIEW_PROTOCOL_VERSION)
+    return `state.v must be protocol version ${WEBVIEW_PROTOCOL_VERSION}, got ${JSON.stringify(rec.v) ?? describe(rec.v)}`;
   return undefined;
 }
 

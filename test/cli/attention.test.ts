@@ -8,10 +8,28 @@ import { GOLDEN, maxAbsDiff, readJson, REPO } from '../helpers';
 const bin = join(REPO, 'bin', 'attention-debugger');
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: REPO });
 
-test('attention --json prints PyTorch\'s weights and log-probs for sentence 0 of a fixture', () => {
+test("attention --json prints PyTorch's weights and log-probs for sentence 0 of a fixture", () => {
   const dir = join(GOLDEN, 'pre_ln_sinusoidal_final_norm');
-  const e = readJson<{ src: number[][]; tgt: number[][]; encoder_self: unknown[]; decoder_self: unknown[]; cross: unknown[]; log_probs: unknown[] }>(join(dir, 'expected.json'));
-  const r = run('attention', '--checkpoint', dir, '--src-ids', e.src[0].join(','), '--tgt-ids', e.tgt[0].join(','), '--json', '--backend', 'wasm');
+  const e = readJson<{
+    src: number[][];
+    tgt: number[][];
+    encoder_self: unknown[];
+    decoder_self: unknown[];
+    cross: unknown[];
+    log_probs: unknown[];
+  }>(join(dir, 'expected.json'));
+  const r = run(
+    'attention',
+    '--checkpoint',
+    dir,
+    '--src-ids',
+    e.src[0].join(','),
+    '--tgt-ids',
+    e.tgt[0].join(','),
+    '--json',
+    '--backend',
+    'wasm',
+  );
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /backend: wasm/);
   const out = JSON.parse(r.stdout);
@@ -24,11 +42,23 @@ test('attention --json prints PyTorch\'s weights and log-probs for sentence 0 of
 test('bad input gives a message and a non-zero exit, never a stack trace', () => {
   const dir = join(GOLDEN, 'post_ln_sinusoidal');
   const cases: [string[], RegExp][] = [
-    [['attention', '--checkpoint', dir, '--src-ids', '5,6', '--tgt-ids', '1,x'], /--tgt-ids: expected comma-separated token ids/],
-    [['attention', '--checkpoint', dir, '--src-ids', '5,600', '--tgt-ids', '1'], /token id 600 is outside the vocabulary \[0, 23\)/],
-    [['attention', '--checkpoint', '/nonexistent', '--src-ids', '5', '--tgt-ids', '1'], /\/nonexistent: no such file or folder/],
+    [
+      ['attention', '--checkpoint', dir, '--src-ids', '5,6', '--tgt-ids', '1,x'],
+      /--tgt-ids: expected comma-separated token ids/,
+    ],
+    [
+      ['attention', '--checkpoint', dir, '--src-ids', '5,600', '--tgt-ids', '1'],
+      /token id 600 is outside the vocabulary \[0, 23\)/,
+    ],
+    [
+      ['attention', '--checkpoint', '/nonexistent', '--src-ids', '5', '--tgt-ids', '1'],
+      /\/nonexistent: no such file or folder/,
+    ],
     [['attention', '--src-ids', '5'], /--checkpoint is required/],
-    [['attention', '--checkpoint', dir, '--src-ids', '5', '--tgt-ids', '1', '--backend', 'tensorflow'], /backend "tensorflow" is not available/],
+    [
+      ['attention', '--checkpoint', dir, '--src-ids', '5', '--tgt-ids', '1', '--backend', 'tensorflow'],
+      /backend "tensorflow" is not available/,
+    ],
     [['attention', '--bogus'], /unknown option --bogus/],
     [['nope'], /unknown command "nope"/],
   ];

@@ -12,14 +12,24 @@ import { readJson, REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
 
 const bin = join(REPO, 'bin', 'attention-debugger');
-const run = (args: string[], input?: string) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: REPO, ...(input !== undefined ? { input } : {}) });
+const run = (args: string[], input?: string) =>
+  spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    cwd: REPO,
+    ...(input !== undefined ? { input } : {}),
+  });
 let runDir = '';
 
 before(async () => {
   await initBackend('wasm');
   const dir = scratch('ad-decode-');
   runDir = join(dir, 'run');
-  const o = createRun({ out: runDir, data: taskSpec('copy', { train: 400, valid: 20, test: 20 }), config: microConfig(dir, { steps: 12, checkpoint_every: 4 }), overrides: {} });
+  const o = createRun({
+    out: runDir,
+    data: taskSpec('copy', { train: 400, valid: 20, test: 20 }),
+    config: microConfig(dir, { steps: 12, checkpoint_every: 4 }),
+    overrides: {},
+  });
   const t = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
   await t.train();
   t.dispose();
@@ -59,13 +69,18 @@ test('average writes the element-wise mean of the last n checkpoints', () => {
   }
   const ev = run(['evaluate', '--run', runDir, '--checkpoint', out, '--beam', '1', '--backend', 'wasm']);
   assert.equal(ev.status, 0, ev.stderr);
-  assert.match(ev.stdout, /^BLEU = \d+\.\d\d [\d.]+\/[\d.]+\/[\d.]+\/[\d.]+ \(BP = [\d.]+ ratio = [\d.]+ hyp_len = \d+ ref_len = \d+\)\n$/);
+  assert.match(
+    ev.stdout,
+    /^BLEU = \d+\.\d\d [\d.]+\/[\d.]+\/[\d.]+\/[\d.]+ \(BP = [\d.]+ ratio = [\d.]+ hyp_len = \d+ ref_len = \d+\)\n$/,
+  );
   assert.match(ev.stderr, /exact matches: \d+\/20/);
 });
 
 test('bleu prints what sacreBLEU printed for the committed cases', () => {
   const dir = join(REPO, 'test', 'metrics', 'bleu-cases');
-  const ref = readJson<{ cases: { case: string; refs: string[]; options: object; formatted: string }[] }>(join(dir, 'reference.json'));
+  const ref = readJson<{ cases: { case: string; refs: string[]; options: object; formatted: string }[] }>(
+    join(dir, 'reference.json'),
+  );
   const cases = ref.cases.filter((c) => Object.keys(c.options).length === 0).slice(0, 4);
   assert.ok(cases.length === 4);
   for (const c of cases) {

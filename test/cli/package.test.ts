@@ -20,22 +20,37 @@ test("require('attention-debugger/engine') works from the repository root after 
 });
 
 test('the manifest names the CLI and the engine export', () => {
-  const pkg = readJson<{ name: string; bin: Record<string, string>; exports: Record<string, string> }>(join(REPO, 'package.json'));
+  const pkg = readJson<{ name: string; bin: Record<string, string>; exports: Record<string, string> }>(
+    join(REPO, 'package.json'),
+  );
   assert.equal(pkg.name, 'attention-debugger');
   assert.equal(pkg.bin['attention-debugger'], 'bin/attention-debugger');
   assert.equal(pkg.exports['./engine'], './dist/engine.js');
   const help = spawnSync(process.execPath, [join(REPO, pkg.bin['attention-debugger']), '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
-  for (const command of ['train', 'decode', 'evaluate', 'attention', 'bleu', 'average', 'serve', 'backends']) assert.match(help.stdout, new RegExp(`^  ${command} `, 'm'));
+  for (const command of ['train', 'decode', 'evaluate', 'attention', 'bleu', 'average', 'serve', 'backends'])
+    assert.match(help.stdout, new RegExp(`^  ${command} `, 'm'));
 });
 
 test('backends says how wasm multiplies; ATTENTION_DEBUGGER_BLAS_THREADS sets OpenBLAS threads, a bad value is named', () => {
   const run = (env: Record<string, string>): string => {
-    const r = spawnSync(process.execPath, [join(REPO, 'bin', 'attention-debugger'), 'backends'], { encoding: 'utf8', env: { ...process.env, ATTENTION_DEBUGGER_BACKEND: '', ...env } });
+    const r = spawnSync(process.execPath, [join(REPO, 'bin', 'attention-debugger'), 'backends'], {
+      encoding: 'utf8',
+      env: { ...process.env, ATTENTION_DEBUGGER_BACKEND: '', ...env },
+    });
     assert.equal(r.status, 0, r.stderr);
     return r.stdout.split('\n').find((l) => l.startsWith('wasm')) ?? '';
   };
-  assert.match(run({ ATTENTION_DEBUGGER_BLAS_THREADS: '1' }), /^wasm \(matMul: OpenBLAS.*libopenblas\.so\.0, 1 thread \(/);
-  assert.match(run({ ATTENTION_DEBUGGER_BLAS_THREADS: 'two' }), /XNNPACK on wasm.*ATTENTION_DEBUGGER_BLAS_THREADS must be a positive integer, got "two"/);
-  assert.match(run({ ATTENTION_DEBUGGER_NATIVE: '0' }), /XNNPACK on wasm, 1 thread \(native kernels off \(ATTENTION_DEBUGGER_NATIVE=0\)\)/);
+  assert.match(
+    run({ ATTENTION_DEBUGGER_BLAS_THREADS: '1' }),
+    /^wasm \(matMul: OpenBLAS.*libopenblas\.so\.0, 1 thread \(/,
+  );
+  assert.match(
+    run({ ATTENTION_DEBUGGER_BLAS_THREADS: 'two' }),
+    /XNNPACK on wasm.*ATTENTION_DEBUGGER_BLAS_THREADS must be a positive integer, got "two"/,
+  );
+  assert.match(
+    run({ ATTENTION_DEBUGGER_NATIVE: '0' }),
+    /XNNPACK on wasm, 1 thread \(native kernels off \(ATTENTION_DEBUGGER_NATIVE=0\)\)/,
+  );
 });

@@ -12,15 +12,23 @@ import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
 
 const bin = join(REPO, 'bin', 'attention-debugger');
-const metricsLines = (run: string): number => (existsSync(join(run, 'metrics.jsonl')) ? readFileSync(join(run, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).length : 0);
+const metricsLines = (run: string): number =>
+  existsSync(join(run, 'metrics.jsonl'))
+    ? readFileSync(join(run, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).length
+    : 0;
 
 function startTrain(args: string[]) {
-  const child = spawn(process.execPath, [bin, 'train', '--backend', 'wasm', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'train', '--backend', 'wasm', ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
@@ -36,7 +44,12 @@ async function until(cond: () => boolean, timeoutMs = 120_000): Promise<void> {
  *  remove it then); with `settled`, after a run that resumed and finished, none may be left. */
 function checkpointsAreWhole(run: string, settled = false): number[] {
   const files = readdirSync(join(run, 'checkpoints'));
-  if (settled) assert.deepEqual(files.filter((f) => f.includes('.tmp')), [], 'resuming removes what a killed write left');
+  if (settled)
+    assert.deepEqual(
+      files.filter((f) => f.includes('.tmp')),
+      [],
+      'resuming removes what a killed write left',
+    );
   const steps: number[] = [];
   for (const f of files.filter((n) => /^step-\d+\.safetensors$/.test(n))) {
     readSafetensors(join(run, 'checkpoints', f)); // throws on a torn file
@@ -63,15 +76,29 @@ test('killing training at arbitrary moments leaves a run that resumes to the end
   assert.equal(r.code, 0, r.stderr);
   const summary = JSON.parse(r.stdout);
   assert.equal(summary.step, 40);
-  const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).step);
-  assert.deepEqual(steps, Array.from({ length: 40 }, (_, i) => i + 1), 'every step logged exactly once after the resumes');
+  const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).step);
+  assert.deepEqual(
+    steps,
+    Array.from({ length: 40 }, (_, i) => i + 1),
+    'every step logged exactly once after the resumes',
+  );
   assert.ok(checkpointsAreWhole(run, true).includes(40));
 });
 
 test('Ctrl-C stops training after a consistent checkpoint at the current step', async () => {
   const dir = scratch();
   const run = join(dir, 'run');
-  const p = startTrain(['--task', 'copy', '--config', microConfig(dir, { steps: 100000, checkpoint_every: 1000 }), '--out', run]);
+  const p = startTrain([
+    '--task',
+    'copy',
+    '--config',
+    microConfig(dir, { steps: 100000, checkpoint_every: 1000 }),
+    '--out',
+    run,
+  ]);
   await until(() => metricsLines(run) >= 5);
   p.child.kill('SIGINT');
   const r = await p.done;
@@ -90,7 +117,11 @@ test('train reports data errors by file and line, and exits non-zero', () => {
   spawnSync('mkdir', ['-p', data]);
   require('node:fs').writeFileSync(join(data, 'train.en'), 'one\ntwo\nthree\n');
   require('node:fs').writeFileSync(join(data, 'train.de'), 'eins\nzwei\n');
-  const r = spawnSync(process.execPath, [bin, 'train', '--data', data, '--out', join(dir, 'run'), '--backend', 'wasm'], { encoding: 'utf8', cwd: REPO });
+  const r = spawnSync(
+    process.execPath,
+    [bin, 'train', '--data', data, '--out', join(dir, 'run'), '--backend', 'wasm'],
+    { encoding: 'utf8', cwd: REPO },
+  );
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /train\.(en|de).*3.*2|2.*3/);
   assert.doesNotMatch(r.stderr, /^\s+at /m);

@@ -24,9 +24,27 @@ const J = '\uffed'; // joiner: marks a split that was not at whitespace
 
 test('pretokenize splits punctuation from words, keeps inner apostrophes and hyphens, marks joins', () => {
   assert.deepEqual(pretokenize("Hello, world! Don't stop (well-known)."), [
-    'Hello', `${J},`, 'world', `${J}!`, "Don't", 'stop', `(${J}`, 'well-known', `${J})`, `${J}.`,
+    'Hello',
+    `${J},`,
+    'world',
+    `${J}!`,
+    "Don't",
+    'stop',
+    `(${J}`,
+    'well-known',
+    `${J})`,
+    `${J}.`,
   ]);
-  assert.deepEqual(pretokenize('  Größe:  3.14 %s\t„Ja“ '), ['Größe', `${J}:`, '3.14', `%${J}`, 's', `„${J}`, 'Ja', `${J}“`]);
+  assert.deepEqual(pretokenize('  Größe:  3.14 %s\t„Ja“ '), [
+    'Größe',
+    `${J}:`,
+    '3.14',
+    `%${J}`,
+    's',
+    `„${J}`,
+    'Ja',
+    `${J}“`,
+  ]);
   assert.deepEqual(pretokenize('»%s«'), ['»', `${J}%${J}`, 's', `${J}«`]);
   assert.deepEqual(pretokenize(''), []);
 });
@@ -49,11 +67,38 @@ test('learns the hand-worked merge sequence on low/lower/newest/widest', () => {
   // 11 e+r</w> (2; "e"<"lo"<"w")   12 lo+w (2)   13 low+er</w> (2); then only count-1 pairs remain.
   const bpe = Bpe.learn(CLASSIC, { vocabSize: 1000 });
   assert.deepEqual(bpe.merges, [
-    ['e', 's'], ['es', `t${W}`], ['l', 'o'], ['e', 'w'], ['ew', `est${W}`], ['n', `ewest${W}`], ['lo', `w${W}`],
-    ['d', `est${W}`], ['i', `dest${W}`], ['w', `idest${W}`], ['e', `r${W}`], ['lo', 'w'], ['low', `er${W}`],
+    ['e', 's'],
+    ['es', `t${W}`],
+    ['l', 'o'],
+    ['e', 'w'],
+    ['ew', `est${W}`],
+    ['n', `ewest${W}`],
+    ['lo', `w${W}`],
+    ['d', `est${W}`],
+    ['i', `dest${W}`],
+    ['w', `idest${W}`],
+    ['e', `r${W}`],
+    ['lo', 'w'],
+    ['low', `er${W}`],
   ]);
   // 4 specials + 11 characters (sorted) + 13 merged symbols.
-  assert.deepEqual(bpe.vocab.slice(0, 15), ['<pad>', '<s>', '</s>', '<unk>', 'd', 'e', 'i', 'l', 'n', 'o', `r${W}`, 's', `t${W}`, 'w', `w${W}`]);
+  assert.deepEqual(bpe.vocab.slice(0, 15), [
+    '<pad>',
+    '<s>',
+    '</s>',
+    '<unk>',
+    'd',
+    'e',
+    'i',
+    'l',
+    'n',
+    'o',
+    `r${W}`,
+    's',
+    `t${W}`,
+    'w',
+    `w${W}`,
+  ]);
   assert.equal(bpe.size, 28);
   // "lowest" was never seen: e+s, es+t</w>, l+o, lo+w apply in rank order.
   assert.deepEqual(bpe.segmentWord('lowest'), ['low', `est${W}`]);
@@ -74,7 +119,12 @@ test('unknown characters map to UNK and decode as <unk>', () => {
 });
 
 test('encode/decode round-trips ordinary sentences and drops PAD/BOS/EOS', () => {
-  const corpus = ['The cat sat on the mat.', 'Die Katze saß auf der Matte.', "Don't panic, it's fine!", 'Was ist „das“?'];
+  const corpus = [
+    'The cat sat on the mat.',
+    'Die Katze saß auf der Matte.',
+    "Don't panic, it's fine!",
+    'Was ist „das“?',
+  ];
   const bpe = Bpe.learn(corpus, { vocabSize: 60 });
   for (const s of corpus) assert.equal(bpe.decode(bpe.encode(s)), s);
   const ids = bpe.encode('the mat');
@@ -117,7 +167,9 @@ function naiveMerges(words: string[], numMerges: number): [string, string][] {
         p.n += c;
         pairs.set(k, p);
       }
-    const best = [...pairs.values()].sort((x, y) => y.n - x.n || (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0))[0];
+    const best = [...pairs.values()].sort(
+      (x, y) => y.n - x.n || (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0),
+    )[0];
     if (!best || best.n < 2) break;
     merges.push([best.a, best.b]);
     segs = segs.map(({ syms, c }) => {
@@ -136,8 +188,10 @@ function naiveMerges(words: string[], numMerges: number): [string, string][] {
 
 test('incremental learning matches a full recount per merge', () => {
   let x = 12345;
-  const rand = (): number => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const words = Array.from({ length: 600 }, () => Array.from({ length: 1 + Math.floor(rand() * 7) }, () => 'abcaab'[Math.floor(rand() * 6)]).join(''));
+  const rand = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const words = Array.from({ length: 600 }, () =>
+    Array.from({ length: 1 + Math.floor(rand() * 7) }, () => 'abcaab'[Math.floor(rand() * 6)]).join(''),
+  );
   const expected = naiveMerges(words, 80);
   assert.ok(expected.length > 40);
   assert.deepEqual(Bpe.learn([words.join(' ')], { numMerges: 80, vocabSize: 10000 }).merges, expected);

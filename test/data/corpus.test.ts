@@ -27,10 +27,13 @@ test('two aligned files: CRLF stripped, BOM dropped, final newline adds no line'
 test('unequal line counts name both files, both counts and the first unmatched line', () => {
   const src = file('u.en', 'a\nb\nc\n');
   const tgt = file('u.de', 'x\ny\n');
-  assert.throws(() => readPairs({ src, tgt }), (e: Error) => {
-    assert.equal(e.message, `${src}:3: unequal line counts: ${src} has 3 lines, ${tgt} has 2`);
-    return true;
-  });
+  assert.throws(
+    () => readPairs({ src, tgt }),
+    (e: Error) => {
+      assert.equal(e.message, `${src}:3: unequal line counts: ${src} has 3 lines, ${tgt} has 2`);
+      return true;
+    },
+  );
 });
 
 test('invalid UTF-8 names the file and the line', () => {
@@ -38,7 +41,9 @@ test('invalid UTF-8 names the file and the line', () => {
   const bytes = Uint8Array.from([0x61, 0x0a, 0x62, 0xc3, 0xa4, 0x0a, 0x63, 0x80, 0x0a, 0x64, 0x0a]);
   assert.throws(() => decodeLines(bytes, 'train.de'), { message: 'train.de:3: invalid UTF-8' });
   // A two-byte sequence cut short by the newline (C3 0A) is invalid on its own line.
-  assert.throws(() => decodeLines(Uint8Array.from([0x61, 0x0a, 0xc3, 0x0a, 0x62]), 'x.en'), { message: 'x.en:2: invalid UTF-8' });
+  assert.throws(() => decodeLines(Uint8Array.from([0x61, 0x0a, 0xc3, 0x0a, 0x62]), 'x.en'), {
+    message: 'x.en:2: invalid UTF-8',
+  });
   assert.deepEqual(decodeLines(bytes.subarray(0, 6), 'ok'), ['a', 'bä']);
 });
 
@@ -81,7 +86,10 @@ test('held-out validation is deterministic in the seed and partitions the pairs'
   assert.equal(a.kept.length, 180);
   assert.deepEqual(a, b);
   assert.notDeepEqual(a.heldOut, c.heldOut);
-  assert.deepEqual([...a.kept, ...a.heldOut].sort((x, y) => x - y), items);
+  assert.deepEqual(
+    [...a.kept, ...a.heldOut].sort((x, y) => x - y),
+    items,
+  );
   assert.throws(() => holdOut(items, 1, 1), RangeError);
 });
 

@@ -62,13 +62,17 @@ test('a latin1 catalog is decoded by its declared charset', () => {
 });
 
 test('malformed catalogs are errors naming the file', () => {
-  assert.throws(() => parseMo(new Uint8Array(10), 'short.mo'), { message: 'short.mo: not a .mo file (10 bytes, header needs 28)' });
+  assert.throws(() => parseMo(new Uint8Array(10), 'short.mo'), {
+    message: 'short.mo: not a .mo file (10 bytes, header needs 28)',
+  });
   const bad = handMo(true);
   bad[0] = 0;
   assert.throws(() => parseMo(bad, 'x.mo'), /^Error: x\.mo: not a \.mo file \(magic 0x950412/);
   const past = handMo(true);
   new DataView(past.buffer).setUint32(28 + 8 * 2 + 4, 300, true); // msgid 2 now at offset 300
-  assert.throws(() => parseMo(past, 'p.mo'), { message: 'p.mo: entry 2: msgid at offset 300, length 10 runs past the end (215 bytes)' });
+  assert.throws(() => parseMo(past, 'p.mo'), {
+    message: 'p.mo: entry 2: msgid at offset 300, length 10 runs past the end (215 bytes)',
+  });
 });
 
 test('cleanMessage strips mnemonics and collapses whitespace', () => {
@@ -101,34 +105,56 @@ test('corpus: filters by word count and identity, dedupes, and the split depends
   };
   const a = join(dir, 'a.mo');
   const b = join(dir, 'b.mo');
-  writeFileSync(a, cat([
-    ['Save the file now', 'Datei jetzt speichern'],
-    ['Quit', 'Beenden'], // 1 word: too short
-    ['No such file or directory', 'No such file or directory'], // identical
-    ['Could not open _the file', 'Konnte die Datei nicht _öffnen'],
-  ]));
-  writeFileSync(b, cat([
-    ['Save the file now', 'Datei jetzt speichern'], // duplicate of a.mo
-    ['Save the file now', 'Die Datei jetzt sichern'], // another translation: kept
-    [Array(31).fill('word').join(' '), 'zu lang zu lang'], // 31 words: too long
-  ]));
+  writeFileSync(
+    a,
+    cat([
+      ['Save the file now', 'Datei jetzt speichern'],
+      ['Quit', 'Beenden'], // 1 word: too short
+      ['No such file or directory', 'No such file or directory'], // identical
+      ['Could not open _the file', 'Konnte die Datei nicht _öffnen'],
+    ]),
+  );
+  writeFileSync(
+    b,
+    cat([
+      ['Save the file now', 'Datei jetzt speichern'], // duplicate of a.mo
+      ['Save the file now', 'Die Datei jetzt sichern'], // another translation: kept
+      [Array(31).fill('word').join(' '), 'zu lang zu lang'], // 31 words: too long
+    ]),
+  );
   const one = buildGettextCorpus({ lang: 'xx', files: [a] });
   const all = [...one.train, ...one.valid, ...one.test];
-  assert.deepEqual(all.sort((p, q) => (p.src < q.src ? -1 : 1)), [
-    { src: 'Could not open the file', tgt: 'Konnte die Datei nicht öffnen' },
-    { src: 'Save the file now', tgt: 'Datei jetzt speichern' },
-  ]);
+  assert.deepEqual(
+    all.sort((p, q) => (p.src < q.src ? -1 : 1)),
+    [
+      { src: 'Could not open the file', tgt: 'Konnte die Datei nicht öffnen' },
+      { src: 'Save the file now', tgt: 'Datei jetzt speichern' },
+    ],
+  );
   const two = buildGettextCorpus({ lang: 'xx', files: [a, b] });
-  assert.deepEqual(two.stats, { catalogs: 2, failed: [], entries: 7, dropped: { untranslated: 0, length: 2, identical: 1, duplicate: 1 }, pairs: 3 });
+  assert.deepEqual(two.stats, {
+    catalogs: 2,
+    failed: [],
+    entries: 7,
+    dropped: { untranslated: 0, length: 2, identical: 1, duplicate: 1 },
+    pairs: 3,
+  });
   for (const split of ['train', 'valid', 'test'] as const) {
-    for (const p of one[split]) assert.ok(two[split].some((q) => q.src === p.src && q.tgt === p.tgt), `${p.src} moved out of ${split}`);
+    for (const p of one[split])
+      assert.ok(
+        two[split].some((q) => q.src === p.src && q.tgt === p.tgt),
+        `${p.src} moved out of ${split}`,
+      );
     for (const p of two[split]) assert.equal(splitOf(p.src), split);
   }
   // With everything held out for validation, every pair lands there.
   assert.equal(buildGettextCorpus({ lang: 'xx', files: [a], validFraction: 1, testFraction: 0 }).valid.length, 2);
   const broken = join(dir, 'broken.mo');
   writeFileSync(broken, 'not a catalog at all, just text');
-  assert.match(buildGettextCorpus({ lang: 'xx', files: [broken, a] }).stats.failed[0] ?? '', /broken\.mo: not a \.mo file/);
+  assert.match(
+    buildGettextCorpus({ lang: 'xx', files: [broken, a] }).stats.failed[0] ?? '',
+    /broken\.mo: not a \.mo file/,
+  );
 });
 
 test('real catalogs of this machine: English -> German pairs', (t) => {
@@ -139,7 +165,9 @@ test('real catalogs of this machine: English -> German pairs', (t) => {
   }
   const c = buildGettextCorpus({ lang: 'de' });
   const pairs = [...c.train, ...c.valid, ...c.test];
-  t.diagnostic(`${files.length} catalogs -> ${pairs.length} pairs (train ${c.train.length}, valid ${c.valid.length}, test ${c.test.length})`);
+  t.diagnostic(
+    `${files.length} catalogs -> ${pairs.length} pairs (train ${c.train.length}, valid ${c.valid.length}, test ${c.test.length})`,
+  );
   assert.ok(pairs.length > 100, `only ${pairs.length} pairs`);
   const keys = new Set<string>();
   for (const p of pairs) {
@@ -153,7 +181,10 @@ test('real catalogs of this machine: English -> German pairs', (t) => {
   assert.equal(keys.size, pairs.length);
   // The brief's speed bar: 8k merges on a corpus of this size well under a minute on one core.
   const t0 = Date.now();
-  const bpe = Bpe.learn(c.train.flatMap((p) => [p.src, p.tgt]), { numMerges: 8000, vocabSize: Infinity });
+  const bpe = Bpe.learn(
+    c.train.flatMap((p) => [p.src, p.tgt]),
+    { numMerges: 8000, vocabSize: Infinity },
+  );
   const ms = Date.now() - t0;
   t.diagnostic(`BPE: ${bpe.merges.length} merges in ${ms} ms`);
   assert.ok(ms < 30_000, `BPE learning took ${ms} ms`);

@@ -52,5 +52,8 @@ test('bad options and impossible splits are errors, not hangs', () => {
   assert.throws(() => generateTask({ task: 'copy', vocabSize: 4 }, 1), /vocabSize must be an integer > 4/);
   assert.throws(() => generateTask({ task: 'copy', minLength: 5, maxLength: 2 }, 1), /minLength <= maxLength/);
   // vocabSize 5 and length 1 give exactly one possible sequence: [4].
-  assert.throws(() => taskSplits({ task: 'copy', vocabSize: 5, minLength: 1, maxLength: 1 }, { train: 1, valid: 0, test: 1 }), /cannot draw 1 sequences/);
+  assert.throws(
+    () => taskSplits({ task: 'copy', vocabSize: 5, minLength: 1, maxLength: 1 }, { train: 1, valid: 0, test: 1 }),
+    /cannot draw 1 sequences/,
+  );
 });

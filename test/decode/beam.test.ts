@@ -65,11 +65,21 @@ test('early stop: a sentence ends as soon as all k beams have ended', async () =
   // [] a −1, b −2; [a] EOS −0.5; [b] EOS −0.5, a −3. k = 2: step 2 ranks [a EOS] −1.5, [b EOS] −2.5
   // first → both finish and the search stops after 2 steps; best [a EOS].
   const m = new FakeModel(4, (_s, p) =>
-    p.length === 0 ? fromTable(4, { [A]: -1, [B]: -2 }) : p[0] === A ? fromTable(4, { [EOS]: -0.5 }) : fromTable(4, { [EOS]: -0.5, [A]: -3 }),
+    p.length === 0
+      ? fromTable(4, { [A]: -1, [B]: -2 })
+      : p[0] === A
+        ? fromTable(4, { [EOS]: -0.5 })
+        : fromTable(4, { [EOS]: -0.5, [A]: -3 }),
   );
   const [r] = await beamSearch(m, m.initial([0]), { bos: BOS, eos: EOS, sourceLengths: [5], beamSize: 2 });
   assert.equal(m.calls.length, 2);
-  assert.deepEqual(r!.nBest.map((h) => [...h.tokens]), [[A, EOS], [B, EOS]]);
+  assert.deepEqual(
+    r!.nBest.map((h) => [...h.tokens]),
+    [
+      [A, EOS],
+      [B, EOS],
+    ],
+  );
 });
 
 test('maximum length: source length + offset tokens, then EOS is forced', async () => {
@@ -124,7 +134,10 @@ test('beam 1 equals greedy on random models', async () => {
     const mg = new FakeModel(7, table);
     const greedy = await greedyDecode(mg, mg.initial([0, 1, 2, 3]), opts);
     assert.deepEqual(strip(beam), strip(greedy), `seed ${seed}`);
-    assert.deepEqual(beam.map((r) => [...r.best.stepRows]), greedy.map((r) => [...r.best.stepRows]));
+    assert.deepEqual(
+      beam.map((r) => [...r.best.stepRows]),
+      greedy.map((r) => [...r.best.stepRows]),
+    );
     checkRows(mb, beam, [0, 1, 2, 3]);
     checkRows(mg, greedy, [0, 1, 2, 3]);
   }

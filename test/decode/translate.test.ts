@@ -16,15 +16,40 @@ import { Transformer } from '../../src/engine/model/transformer';
 import { testBackends } from '../helpers';
 
 const config: TransformerConfig = {
-  d_model: 16, heads: 4, d_ff: 32, encoder_layers: 2, decoder_layers: 2, src_vocab: 20, tgt_vocab: 20, dropout: 0.1,
-  norm_first: false, final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: false, pad_id: 0, bos_id: 1, eos_id: 2,
+  d_model: 16,
+  heads: 4,
+  d_ff: 32,
+  encoder_layers: 2,
+  decoder_layers: 2,
+  src_vocab: 20,
+  tgt_vocab: 20,
+  dropout: 0.1,
+  norm_first: false,
+  final_norm: false,
+  positional: 'sinusoidal',
+  max_len: 32,
+  share_embeddings: false,
+  pad_id: 0,
+  bos_id: 1,
+  eos_id: 2,
 };
-const SRC = [[5, 6, 7, 2], [8, 9, 10, 11, 12, 13, 2], [14, 2], [3, 4, 5, 6, 2], [19, 18, 2]];
+const SRC = [
+  [5, 6, 7, 2],
+  [8, 9, 10, 11, 12, 13, 2],
+  [14, 2],
+  [3, 4, 5, 6, 2],
+  [19, 18, 2],
+];
 const OPTS = { maxLenOffset: 5, alpha: 0.6 };
 
 /** log P(Y | X) by one teacher-forced pass over [BOS, …tokens], summed over tokens and EOS. */
 async function teacherForced(model: Transformer, src: number[], tokens: number[]): Promise<number> {
-  const lp = tf.tidy(() => model.forward(tf.tensor2d([src], undefined, 'int32'), tf.tensor2d([[config.bos_id, ...tokens]], undefined, 'int32'))); // [1, T, V]
+  const lp = tf.tidy(() =>
+    model.forward(
+      tf.tensor2d([src], undefined, 'int32'),
+      tf.tensor2d([[config.bos_id, ...tokens]], undefined, 'int32'),
+    ),
+  ); // [1, T, V]
   const rows = ((await lp.array()) as number[][][])[0]!;
   lp.dispose();
   return [...tokens, config.eos_id].reduce((sum, y, t) => sum + rows[t]![y]!, 0);
@@ -34,7 +59,10 @@ function assertClose(got: Translation[], want: Translation[], what: string): voi
   assert.equal(got.length, want.length);
   got.forEach((g, i) => {
     assert.deepEqual(g.tokens, want[i]!.tokens, `${what}: sentence ${i} tokens`);
-    assert.ok(Math.abs(g.logProb - want[i]!.logProb) < 1e-5, `${what}: sentence ${i} logProb ${g.logProb} vs ${want[i]!.logProb}`);
+    assert.ok(
+      Math.abs(g.logProb - want[i]!.logProb) < 1e-5,
+      `${what}: sentence ${i} logProb ${g.logProb} vs ${want[i]!.logProb}`,
+    );
     assert.ok(Math.abs(g.score - want[i]!.score) < 1e-5, `${what}: sentence ${i} score`);
   });
 }
@@ -52,12 +80,24 @@ test('translate on every backend', async (t) => {
 
         // Beam 1 is greedy: against greedy search over the full-recomputation model.
         const ref = new FullRecomputeModel(model);
-        const greedy = await greedyDecode(ref, ref.initial(SRC), { bos: 1, eos: 2, sourceLengths: SRC.map((s) => s.length), ...OPTS });
-        const asTranslations = (rs: typeof greedy): Translation[] => rs.map((r) => ({ tokens: [...r.best.tokens].slice(0, -1), logProb: r.best.logProb, score: r.best.score }));
+        const greedy = await greedyDecode(ref, ref.initial(SRC), {
+          bos: 1,
+          eos: 2,
+          sourceLengths: SRC.map((s) => s.length),
+          ...OPTS,
+        });
+        const asTranslations = (rs: typeof greedy): Translation[] =>
+          rs.map((r) => ({ tokens: [...r.best.tokens].slice(0, -1), logProb: r.best.logProb, score: r.best.score }));
         assertClose(beam1, asTranslations(greedy), 'beam 1 vs greedy');
         // …and beam search with k = 1 over the incremental model finds the same.
         const inc = new IncrementalModel(model);
-        const k1 = await beamSearch(inc, inc.initial(SRC), { bos: 1, eos: 2, sourceLengths: SRC.map((s) => s.length), ...OPTS, beamSize: 1 });
+        const k1 = await beamSearch(inc, inc.initial(SRC), {
+          bos: 1,
+          eos: 2,
+          sourceLengths: SRC.map((s) => s.length),
+          ...OPTS,
+          beamSize: 1,
+        });
         inc.dispose();
         assertClose(beam1, asTranslations(k1), 'beam 1 vs beam search k = 1');
 
@@ -65,7 +105,10 @@ test('translate on every backend', async (t) => {
         for (const out of [beam4, beam1]) {
           for (let s = 0; s < SRC.length; s++) {
             const { tokens, logProb, score } = out[s]!;
-            assert.ok(!tokens.includes(config.eos_id) && !tokens.includes(config.bos_id) && !tokens.includes(config.pad_id), 'no special tokens');
+            assert.ok(
+              !tokens.includes(config.eos_id) && !tokens.includes(config.bos_id) && !tokens.includes(config.pad_id),
+              'no special tokens',
+            );
             assert.ok(tokens.length <= SRC[s]!.length + OPTS.maxLenOffset);
             const want = await teacherForced(model, SRC[s]!, tokens);
             assert.ok(Math.abs(logProb - want) < 1e-4, `sentence ${s}: ${logProb} vs teacher-forced ${want}`);
@@ -74,7 +117,10 @@ test('translate on every backend', async (t) => {
         }
         // Beam search maximizes the score over a wider search than greedy: on this model it
         // should not lose to greedy on most sentences (it may on some: the search is not exact).
-        assert.ok(beam4.filter((b, s) => b.score >= beam1[s]!.score - 1e-6).length >= 3, 'beam 4 mostly scores at least greedy');
+        assert.ok(
+          beam4.filter((b, s) => b.score >= beam1[s]!.score - 1e-6).length >= 3,
+          'beam 4 mostly scores at least greedy',
+        );
       } finally {
         model.dispose();
       }
@@ -104,7 +150,14 @@ test('output length is capped by max_len (BOS + tokens fill the decoder position
   await initBackend('cpu');
   const model = new Transformer({ ...config, max_len: 6 }, undefined, 5);
   try {
-    const out = await translate(model, [[5, 6, 2], [7, 2]], { beamSize: 2 }); // default +50 would overrun
+    const out = await translate(
+      model,
+      [
+        [5, 6, 2],
+        [7, 2],
+      ],
+      { beamSize: 2 },
+    ); // default +50 would overrun
     for (const o of out) assert.ok(o.tokens.length <= 5, `${o.tokens.length} tokens`);
     await assert.rejects(translate(model, [[]]), /empty/);
     await assert.rejects(translate(model, [[5, 25, 2]]), /outside the vocabulary/);
@@ -127,7 +180,11 @@ test('translateWithAttention: the chosen hypothesis and its attention, shaped pe
     const S = src.length;
     const T = got.tokens.length + 1;
     const { encoder_self, decoder_self, cross } = got.attention;
-    for (const [name, w, rows, cols] of [['encoder_self', encoder_self, S, S], ['decoder_self', decoder_self, T, T], ['cross', cross, T, S]] as const) {
+    for (const [name, w, rows, cols] of [
+      ['encoder_self', encoder_self, S, S],
+      ['decoder_self', decoder_self, T, T],
+      ['cross', cross, T, S],
+    ] as const) {
       assert.equal(w.length, 2, `${name}: layers`);
       for (const layer of w) {
         assert.equal(layer.length, 4, `${name}: heads`);
@@ -135,8 +192,12 @@ test('translateWithAttention: the chosen hypothesis and its attention, shaped pe
           assert.equal(head.length, rows, `${name}: rows`);
           head.forEach((row, i) => {
             assert.equal(row.length, cols, `${name}: columns`);
-            assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-5, `${name}: a row of softmax weights sums to 1`);
-            if (name === 'decoder_self') for (let j = i + 1; j < cols; j++) assert.equal(row[j], 0, 'causal: no weight on later positions');
+            assert.ok(
+              Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-5,
+              `${name}: a row of softmax weights sums to 1`,
+            );
+            if (name === 'decoder_self')
+              for (let j = i + 1; j < cols; j++) assert.equal(row[j], 0, 'causal: no weight on later positions');
           });
         }
       }

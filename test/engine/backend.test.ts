@@ -17,9 +17,15 @@ test('a forced backend is used, by argument or by ATTENTION_DEBUGGER_BACKEND', a
 });
 
 test('an unknown or unavailable forced backend is a clear error', async () => {
-  await assert.rejects(initBackend('cuda'), /--backend: unknown backend "cuda" \(expected one of webgpu, tensorflow, wasm, cpu\)/);
+  await assert.rejects(
+    initBackend('cuda'),
+    /--backend: unknown backend "cuda" \(expected one of webgpu, tensorflow, wasm, cpu\)/,
+  );
   // tfjs-node is never a dependency of this project, so on a clean checkout it is absent.
-  await assert.rejects(initBackend('tensorflow'), /backend "tensorflow" is not available: neither tfjs-node-gpu nor tfjs-node is installed/);
+  await assert.rejects(
+    initBackend('tensorflow'),
+    /backend "tensorflow" is not available: neither tfjs-node-gpu nor tfjs-node is installed/,
+  );
 });
 
 test('without a choice, the first backend of the order that loads is picked', async () => {

@@ -54,7 +54,10 @@ function brokenCopy(mutate: (bytes: Buffer, dir: string) => Buffer | void): stri
 
 test('a truncated file is an error that says so and names the tensor', () => {
   const dir = brokenCopy((b) => b.subarray(0, b.length - 100));
-  assert.throws(() => loadCheckpoint(dir), /model\.safetensors: tensor "[^"]+": data \[\d+, \d+\) runs past the end of the data.*truncated/);
+  assert.throws(
+    () => loadCheckpoint(dir),
+    /model\.safetensors: tensor "[^"]+": data \[\d+, \d+\) runs past the end of the data.*truncated/,
+  );
   const tiny = brokenCopy((b) => b.subarray(0, 5));
   assert.throws(() => loadCheckpoint(tiny), /too short for a safetensors file/);
   const cut = brokenCopy((b) => b.subarray(0, 50));
@@ -66,7 +69,10 @@ test('a file that does not match config.json names the tensor and both shapes', 
     const config = readJson<Record<string, unknown>>(join(d, 'config.json'));
     writeFileSync(join(d, 'config.json'), JSON.stringify({ ...config, d_ff: 64 }));
   });
-  assert.throws(() => loadCheckpoint(dir), /tensor "encoder\.layers\.0\.linear1\.weight" has shape \[32,16\], config expects \[64,16\]/);
+  assert.throws(
+    () => loadCheckpoint(dir),
+    /tensor "encoder\.layers\.0\.linear1\.weight" has shape \[32,16\], config expects \[64,16\]/,
+  );
   const fewer = brokenCopy((_, d) => {
     const config = readJson<Record<string, unknown>>(join(d, 'config.json'));
     writeFileSync(join(d, 'config.json'), JSON.stringify({ ...config, encoder_layers: 3 }));
@@ -93,5 +99,9 @@ test('impossible configs are rejected with the field named', () => {
     [{ share_embeddings: true, tgt_vocab: 40 }, /share_embeddings: needs src_vocab == tgt_vocab/],
     [{ pad_id: 99 }, /pad_id: 99 is outside the vocabulary/],
   ];
-  for (const [change, message] of cases) assert.throws(() => validateConfig({ ...good, ...change }, 'my.json'), (err: Error) => err.message.startsWith('my.json: ') && message.test(err.message));
+  for (const [change, message] of cases)
+    assert.throws(
+      () => validateConfig({ ...good, ...change }, 'my.json'),
+      (err: Error) => err.message.startsWith('my.json: ') && message.test(err.message),
+    );
 });

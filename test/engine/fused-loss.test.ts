@@ -30,7 +30,12 @@ test('uniform logits: KL 0.496977, NLL ln 5, gradient p − q on the kept row an
       assert.ok(Math.abs((await value.data())[0] - 0.496977) < 1e-5, `loss ${(await value.data())[0]}`);
       assert.ok(Math.abs((await nll!.data())[0] - 1.609438) < 1e-5);
       const q = 0.4 / 3;
-      assert.ok(maxAbsDiff(await grad.array(), [[0.2, 0.2 - 0.6, 0.2 - q, 0.2 - q, 0.2 - q], [0, 0, 0, 0, 0]]) < 1e-6);
+      assert.ok(
+        maxAbsDiff(await grad.array(), [
+          [0.2, 0.2 - 0.6, 0.2 - q, 0.2 - q, 0.2 - q],
+          [0, 0, 0, 0, 0],
+        ]) < 1e-6,
+      );
       tf.dispose([logits, targets, value, grad, nll!]);
     });
   }
@@ -50,7 +55,9 @@ test('random logits: the value and gradient of autodiff through logSoftmax and l
         r.nll.dispose();
         return r.loss;
       })(logits);
-      const reference = tf.valueAndGrad((x: tf.Tensor) => labelSmoothedLoss(tf.logSoftmax(x) as tf.Tensor2D, targets, 0, 0.1, tokens).loss)(logits);
+      const reference = tf.valueAndGrad(
+        (x: tf.Tensor) => labelSmoothedLoss(tf.logSoftmax(x) as tf.Tensor2D, targets, 0, 0.1, tokens).loss,
+      )(logits);
       const [a, b] = [(await fused.value.data())[0], (await reference.value.data())[0]];
       assert.ok(Math.abs(a - b) < 1e-5 * Math.max(1, b), `loss ${a} vs ${b}`);
       assert.ok(maxAbsDiff(await fused.grad.array(), await reference.grad.array()) < 1e-6, 'gradient');
@@ -61,18 +68,54 @@ test('random logits: the value and gradient of autodiff through logSoftmax and l
 
 test('validation loss (from logits) equals labelSmoothedLoss over the model’s log-probabilities', async (t) => {
   const config = {
-    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 1, decoder_layers: 1, src_vocab: 20, tgt_vocab: 20, dropout: 0.1,
-    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
+    d_model: 16,
+    heads: 4,
+    d_ff: 32,
+    encoder_layers: 1,
+    decoder_layers: 1,
+    src_vocab: 20,
+    tgt_vocab: 20,
+    dropout: 0.1,
+    norm_first: false,
+    final_norm: false,
+    positional: 'sinusoidal' as const,
+    max_len: 16,
+    share_embeddings: true,
+    pad_id: 0,
+    bos_id: 1,
+    eos_id: 2,
   };
-  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+  const batch = {
+    src: [
+      [5, 6, 7, 2],
+      [8, 9, 2, 0],
+    ],
+    tgtIn: [
+      [1, 7, 6, 5],
+      [1, 9, 8, 0],
+    ],
+    tgtOut: [
+      [7, 6, 5, 2],
+      [9, 8, 2, 0],
+    ],
+  };
   for (const backend of await testBackends()) {
     await t.test(backend, async () => {
       await initBackend(backend);
       const model = new Transformer(config, undefined, 5);
       const got = await validationLoss(model, [batch], 0.1);
       const [lossT, nllT] = tf.tidy(() => {
-        const logProbs = model.forward(tf.tensor2d(batch.src, undefined, 'int32'), tf.tensor2d(batch.tgtIn, undefined, 'int32')); // eval mode: no dropout
-        const r = labelSmoothedLoss(tf.reshape(logProbs, [-1, 20]) as tf.Tensor2D, tf.tensor1d(batch.tgtOut.flat(), 'int32'), 0, 0.1, 7);
+        const logProbs = model.forward(
+          tf.tensor2d(batch.src, undefined, 'int32'),
+          tf.tensor2d(batch.tgtIn, undefined, 'int32'),
+        ); // eval mode: no dropout
+        const r = labelSmoothedLoss(
+          tf.reshape(logProbs, [-1, 20]) as tf.Tensor2D,
+          tf.tensor1d(batch.tgtOut.flat(), 'int32'),
+          0,
+          0.1,
+          7,
+        );
         return [r.loss, r.nll];
       });
       const [loss, nll] = [(await lossT.data())[0], (await nllT.data())[0]];

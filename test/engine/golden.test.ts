@@ -21,10 +21,18 @@ interface Expected extends AttentionReport {
 const cases = readdirSync(GOLDEN).sort();
 
 test('the fixtures cover post-LN, pre-LN, learned positions, shared embeddings and padding', () => {
-  assert.deepEqual(cases, ['post_ln_learned', 'post_ln_sinusoidal', 'pre_ln_sinusoidal_final_norm', 'shared_embeddings']);
+  assert.deepEqual(cases, [
+    'post_ln_learned',
+    'post_ln_sinusoidal',
+    'pre_ln_sinusoidal_final_norm',
+    'shared_embeddings',
+  ]);
   for (const name of cases) {
     const e = readJson<Expected>(join(GOLDEN, name, 'expected.json'));
-    assert.ok(e.src.some((row) => row.includes(0)), `${name} has source padding`);
+    assert.ok(
+      e.src.some((row) => row.includes(0)),
+      `${name} has source padding`,
+    );
   }
 });
 
@@ -39,7 +47,10 @@ test('attention weights and log-probs equal PyTorch on every backend', async (t)
           const got = await attentionReport(model, e.src, e.tgt);
           for (const key of ['encoder_self', 'decoder_self', 'cross', 'log_probs'] as const) {
             const diff = maxAbsDiff(got[key], e[key]);
-            assert.ok(diff <= e.tolerance, `${key}: max |engine − PyTorch| = ${diff.toExponential(2)} > ${e.tolerance}`);
+            assert.ok(
+              diff <= e.tolerance,
+              `${key}: max |engine − PyTorch| = ${diff.toExponential(2)} > ${e.tolerance}`,
+            );
           }
         } finally {
           model.dispose();

@@ -10,10 +10,37 @@ import { trainStep } from '../../src/engine/train/step';
 import { testBackends } from '../helpers';
 
 const config = {
-  d_model: 16, heads: 2, d_ff: 32, encoder_layers: 2, decoder_layers: 2, src_vocab: 20, tgt_vocab: 20, dropout: 0.1,
-  norm_first: true, final_norm: true, positional: 'learned' as const, max_len: 16, share_embeddings: false, pad_id: 0, bos_id: 1, eos_id: 2,
+  d_model: 16,
+  heads: 2,
+  d_ff: 32,
+  encoder_layers: 2,
+  decoder_layers: 2,
+  src_vocab: 20,
+  tgt_vocab: 20,
+  dropout: 0.1,
+  norm_first: true,
+  final_norm: true,
+  positional: 'learned' as const,
+  max_len: 16,
+  share_embeddings: false,
+  pad_id: 0,
+  bos_id: 1,
+  eos_id: 2,
 };
-const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+const batch = {
+  src: [
+    [5, 6, 7, 2],
+    [8, 9, 2, 0],
+  ],
+  tgtIn: [
+    [1, 7, 6, 5],
+    [1, 9, 8, 0],
+  ],
+  tgtOut: [
+    [7, 6, 5, 2],
+    [9, 8, 2, 0],
+  ],
+};
 
 test('forward, inspection and training steps allocate no lasting tensors', async (t) => {
   for (const backend of await testBackends()) {
@@ -23,7 +50,9 @@ test('forward, inspection and training steps allocate no lasting tensors', async
       const adam = new Adam();
       await trainStep(model, adam, batch, { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 1, seed: 1 }); // creates Adam's moments once
       const before = tf.memory().numTensors;
-      const logProbs = tf.tidy(() => model.forward(tf.tensor2d(batch.src, undefined, 'int32'), tf.tensor2d(batch.tgtIn, undefined, 'int32')));
+      const logProbs = tf.tidy(() =>
+        model.forward(tf.tensor2d(batch.src, undefined, 'int32'), tf.tensor2d(batch.tgtIn, undefined, 'int32')),
+      );
       logProbs.dispose();
       assert.equal(tf.memory().numTensors, before, 'forward pass');
       await attentionReport(model, batch.src, batch.tgtIn);

@@ -34,16 +34,36 @@ test('the addon loaded and reports OpenBLAS', () => {
 });
 
 test('products with transpose flags give hand-worked numbers without wasm’s kernel', async () => {
-  const a = tf.tensor2d([[1, 2, 3], [4, 5, 6]]); // [2, 3]
-  const b = tf.tensor2d([[1, 0, 2], [0, 1, 1]]); // [2, 3]
+  const a = tf.tensor2d([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]); // [2, 3]
+  const b = tf.tensor2d([
+    [1, 0, 2],
+    [0, 1, 1],
+  ]); // [2, 3]
   xnnpack = 0;
   // A·Bᵀ = [[1+0+6, 0+2+3], [4+0+12, 0+5+6]]
-  assert.deepEqual(await tf.matMul(a, b, false, true).array(), [[7, 5], [16, 11]]);
+  assert.deepEqual(await tf.matMul(a, b, false, true).array(), [
+    [7, 5],
+    [16, 11],
+  ]);
   // Aᵀ·B = [[1, 4, 6], [2, 5, 9], [3, 6, 12]]
-  assert.deepEqual(await tf.matMul(a, b, true, false).array(), [[1, 4, 6], [2, 5, 9], [3, 6, 12]]);
+  assert.deepEqual(await tf.matMul(a, b, true, false).array(), [
+    [1, 4, 6],
+    [2, 5, 9],
+    [3, 6, 12],
+  ]);
   // Aᵀ·Bᵀ of A [3, 2] and B [2, 3]: (B·A)ᵀ; B·A = [[1·1+0·3+2·5, 1·2+0·4+2·6], [0+3+5, 0+4+6]] = [[11, 14], [8, 10]]
-  const a32 = tf.tensor2d([[1, 2], [3, 4], [5, 6]]);
-  assert.deepEqual(await tf.matMul(a32, b, true, true).array(), [[11, 8], [14, 10]]);
+  const a32 = tf.tensor2d([
+    [1, 2],
+    [3, 4],
+    [5, 6],
+  ]);
+  assert.deepEqual(await tf.matMul(a32, b, true, true).array(), [
+    [11, 8],
+    [14, 10],
+  ]);
   assert.equal(xnnpack, 0, 'a product fell back to wasm’s kernel');
   tf.dispose([a, b, a32]);
 });
@@ -58,7 +78,8 @@ test('batched and broadcast products match the cpu backend', async () => {
     [[1, 3, 5], [4, 5, 2], false, false],
     [[2, 1, 3, 5], [1, 4, 5, 2], false, false], // a broadcast tfjs handles itself
   ];
-  const values = (shape: number[], seed: number): number[] => Array.from({ length: shape.reduce((x, y) => x * y, 1) }, (_, i) => Math.sin(seed + i * 0.7));
+  const values = (shape: number[], seed: number): number[] =>
+    Array.from({ length: shape.reduce((x, y) => x * y, 1) }, (_, i) => Math.sin(seed + i * 0.7));
   for (const [sa, sb, ta, tb] of cases) {
     const product = (): number[] => {
       const a = tf.tensor(values(sa, 1), sa);
@@ -92,8 +113,22 @@ async function onBoth(fn: () => tf.Tensor): Promise<[number[], number[]]> {
 }
 
 test('sums over every block of axes, kept or dropped, match the cpu backend', async () => {
-  const x = (): tf.Tensor => tf.tensor(Array.from({ length: 2 * 3 * 4 * 5 }, (_, i) => Math.cos(i) * 10), [2, 3, 4, 5]);
-  const cases: [number | number[], boolean][] = [[0, false], [3, false], [-1, true], [[0, 1], false], [[1, 2], true], [[2, 3], false], [[0, 1, 2, 3], false], [[1, 2, 3], true], [[0, 2], false]];
+  const x = (): tf.Tensor =>
+    tf.tensor(
+      Array.from({ length: 2 * 3 * 4 * 5 }, (_, i) => Math.cos(i) * 10),
+      [2, 3, 4, 5],
+    );
+  const cases: [number | number[], boolean][] = [
+    [0, false],
+    [3, false],
+    [-1, true],
+    [[0, 1], false],
+    [[1, 2], true],
+    [[2, 3], false],
+    [[0, 1, 2, 3], false],
+    [[1, 2, 3], true],
+    [[0, 2], false],
+  ];
   for (const [axis, keepDims] of cases) {
     const [wasm, cpu] = await onBoth(() => tf.tidy(() => tf.sum(x(), axis, keepDims)));
     assert.ok(maxAbsDiff(wasm, cpu) < 1e-4, `sum over ${JSON.stringify(axis)} keepDims ${keepDims}`);
@@ -101,8 +136,26 @@ test('sums over every block of axes, kept or dropped, match the cpu backend', as
 });
 
 test('row gathers (embedding lookups) and Identity match the cpu backend; a bad id is tfjs’s error', async () => {
-  const table = (): tf.Tensor => tf.tensor(Array.from({ length: 6 * 4 }, (_, i) => i * 0.5), [6, 4]);
-  const [wasm, cpu] = await onBoth(() => tf.tidy(() => tf.gather(table(), tf.tensor2d([[5, 0, 2], [2, 2, 1]], undefined, 'int32'))));
+  const table = (): tf.Tensor =>
+    tf.tensor(
+      Array.from({ length: 6 * 4 }, (_, i) => i * 0.5),
+      [6, 4],
+    );
+  const [wasm, cpu] = await onBoth(() =>
+    tf.tidy(() =>
+      tf.gather(
+        table(),
+        tf.tensor2d(
+          [
+            [5, 0, 2],
+            [2, 2, 1],
+          ],
+          undefined,
+          'int32',
+        ),
+      ),
+    ),
+  );
   assert.deepEqual(wasm, cpu);
   assert.deepEqual(wasm.slice(0, 3 + 4), [2, 3, 4, 10, 10.5, 11, 11.5]); // row 5 of the table holds 0.5 · (20, 21, 22, 23)
   const [w2, c2] = await onBoth(() => tf.tidy(() => tf.gather(table(), tf.tensor1d([1, 3], 'int32'), 1)));

@@ -39,10 +39,37 @@ test("Adam's first update moves every weight by lrÂ·sign(g) (bias-corrected m/âˆ
 
 test('a training step gives the same loss, gradient norm and weights on every backend', async (t) => {
   const config = {
-    d_model: 16, heads: 4, d_ff: 32, encoder_layers: 2, decoder_layers: 2, src_vocab: 20, tgt_vocab: 20, dropout: 0,
-    norm_first: false, final_norm: false, positional: 'sinusoidal' as const, max_len: 16, share_embeddings: true, pad_id: 0, bos_id: 1, eos_id: 2,
+    d_model: 16,
+    heads: 4,
+    d_ff: 32,
+    encoder_layers: 2,
+    decoder_layers: 2,
+    src_vocab: 20,
+    tgt_vocab: 20,
+    dropout: 0,
+    norm_first: false,
+    final_norm: false,
+    positional: 'sinusoidal' as const,
+    max_len: 16,
+    share_embeddings: true,
+    pad_id: 0,
+    bos_id: 1,
+    eos_id: 2,
   };
-  const batch = { src: [[5, 6, 7, 2], [8, 9, 2, 0]], tgtIn: [[1, 7, 6, 5], [1, 9, 8, 0]], tgtOut: [[7, 6, 5, 2], [9, 8, 2, 0]] };
+  const batch = {
+    src: [
+      [5, 6, 7, 2],
+      [8, 9, 2, 0],
+    ],
+    tgtIn: [
+      [1, 7, 6, 5],
+      [1, 9, 8, 0],
+    ],
+    tgtOut: [
+      [7, 6, 5, 2],
+      [9, 8, 2, 0],
+    ],
+  };
   const run = async (backend: string) => {
     await initBackend(backend);
     const model = new Transformer(config, undefined, 3);
@@ -61,8 +88,14 @@ test('a training step gives the same loss, gradient norm and weights on every ba
     await t.test(backend, async () => {
       const got = await run(backend);
       assert.ok(Math.abs(got.r.loss - ref.r.loss) < 1e-4, `loss ${got.r.loss} vs ${ref.r.loss}`);
-      assert.ok(Math.abs(got.r.gradNorm - ref.r.gradNorm) < 1e-3 * ref.r.gradNorm, `grad norm ${got.r.gradNorm} vs ${ref.r.gradNorm}`);
-      assert.ok(Math.abs(got.second.loss - ref.second.loss) < 1e-4, `second loss ${got.second.loss} vs ${ref.second.loss}`);
+      assert.ok(
+        Math.abs(got.r.gradNorm - ref.r.gradNorm) < 1e-3 * ref.r.gradNorm,
+        `grad norm ${got.r.gradNorm} vs ${ref.r.gradNorm}`,
+      );
+      assert.ok(
+        Math.abs(got.second.loss - ref.second.loss) < 1e-4,
+        `second loss ${got.second.loss} vs ${ref.second.loss}`,
+      );
       assert.ok(maxAbsDiff(got.w, ref.w) < 1e-4, 'weights after two steps');
     });
   }

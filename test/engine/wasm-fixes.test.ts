@@ -36,29 +36,64 @@ before(async () => {
 test('the gradient of gather (embedding lookup) works on wasm and sums repeated rows', async () => {
   // d/dE Σ gather(E, [0, 2, 2, 0, 0]) ⊙ W: row 0 collects W rows 0, 3, 4; row 2 collects rows 1, 2; row 1 gets 0.
   const e = tf.zeros([3, 2]);
-  const w = tf.tensor2d([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]]);
+  const w = tf.tensor2d([
+    [1, 2],
+    [3, 4],
+    [5, 6],
+    [7, 8],
+    [9, 10],
+  ]);
   const ids = tf.tensor1d([0, 2, 2, 0, 0], 'int32');
   const g = tf.grad((x: tf.Tensor) => tf.sum(tf.mul(tf.gather(x, ids), w)))(e);
-  assert.deepEqual(await g.array(), [[17, 20], [0, 0], [8, 10]]);
+  assert.deepEqual(await g.array(), [
+    [17, 20],
+    [0, 0],
+    [8, 10],
+  ]);
   tf.dispose([e, w, ids, g]);
 });
 
 test('a float32 one-hot holds 1 and 0 (and any on/off values), not int bits', async () => {
   const ids = tf.tensor1d([2, 0, -1], 'int32');
-  assert.deepEqual(await tf.oneHot(ids, 3, 1, 0, 'float32').array(), [[0, 0, 1], [1, 0, 0], [0, 0, 0]]);
-  assert.deepEqual(await tf.oneHot(ids, 3, 0.5, -2, 'float32').array(), [[-2, -2, 0.5], [0.5, -2, -2], [-2, -2, -2]]);
-  assert.deepEqual(await tf.oneHot(ids, 3).array(), [[0, 0, 1], [1, 0, 0], [0, 0, 0]]); // int32: wasm's own kernel
+  assert.deepEqual(await tf.oneHot(ids, 3, 1, 0, 'float32').array(), [
+    [0, 0, 1],
+    [1, 0, 0],
+    [0, 0, 0],
+  ]);
+  assert.deepEqual(await tf.oneHot(ids, 3, 0.5, -2, 'float32').array(), [
+    [-2, -2, 0.5],
+    [0.5, -2, -2],
+    [-2, -2, -2],
+  ]);
+  assert.deepEqual(await tf.oneHot(ids, 3).array(), [
+    [0, 0, 1],
+    [1, 0, 0],
+    [0, 0, 0],
+  ]); // int32: wasm's own kernel
   ids.dispose();
 });
 
 test('transposed matMuls give the right numbers and never reach the kernel with transpose flags', async () => {
-  const a = tf.tensor2d([[1, 2, 3], [4, 5, 6]]); // [2, 3]
-  const b = tf.tensor2d([[1, 0, 2], [0, 1, 1]]); // [2, 3]
+  const a = tf.tensor2d([
+    [1, 2, 3],
+    [4, 5, 6],
+  ]); // [2, 3]
+  const b = tf.tensor2d([
+    [1, 0, 2],
+    [0, 1, 1],
+  ]); // [2, 3]
   seen.plain = seen.transposed = 0;
   // A·Bᵀ = [[1+0+6, 0+2+3], [4+0+12, 0+5+6]] = [[7, 5], [16, 11]]
-  assert.deepEqual(await tf.matMul(a, b, false, true).array(), [[7, 5], [16, 11]]);
+  assert.deepEqual(await tf.matMul(a, b, false, true).array(), [
+    [7, 5],
+    [16, 11],
+  ]);
   // Aᵀ·B = [[1, 4, 6], [2, 5, 9], [3, 6, 12]]
-  assert.deepEqual(await tf.matMul(a, b, true, false).array(), [[1, 4, 6], [2, 5, 9], [3, 6, 12]]);
+  assert.deepEqual(await tf.matMul(a, b, true, false).array(), [
+    [1, 4, 6],
+    [2, 5, 9],
+    [3, 6, 12],
+  ]);
   assert.equal(seen.transposed, 0);
   assert.equal(seen.plain, 2);
   tf.dispose([a, b]);

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { corpusBleu, formatBleu, tokenize13a, pyFixed, bleuFromStats, type BleuOptions } from '../../src/engine/metrics/bleu';
+import {
+  corpusBleu,
+  formatBleu,
+  tokenize13a,
+  pyFixed,
+  bleuFromStats,
+  type BleuOptions,
+} from '../../src/engine/metrics/bleu';
 
 // tsc emits this file to out/test/metrics/; the case files stay in the source tree.
 const CASES = join(__dirname, '..', '..', '..', 'test', 'metrics', 'bleu-cases');
@@ -47,7 +54,8 @@ function toOptions(o: Record<string, unknown>): BleuOptions {
   return opts;
 }
 
-const close = (a: number, b: number, msg: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${msg}: ${a} vs ${b}`);
+const close = (a: number, b: number, msg: string) =>
+  assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${msg}: ${a} vs ${b}`);
 
 test('reference numbers come from sacreBLEU 2.6.0', () => {
   assert.equal(reference.sacrebleu_version, '2.6.0');

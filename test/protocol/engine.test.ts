@@ -10,18 +10,33 @@ const info = (v: unknown): string | undefined => validate(engineInfo.checkResult
 const log = (v: unknown): string | undefined => validate(engineLog.checkParams, v, engineLog.method, 'params');
 
 test('engine/info result: well formed passes, extra fields are allowed', () => {
-  assert.equal(info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'], matmul: 'wasm: OpenBLAS' }), undefined);
+  assert.equal(
+    info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'], matmul: 'wasm: OpenBLAS' }),
+    undefined,
+  );
   assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [], matmul: 'cpu kernels', future: 1 }), undefined);
-  assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [] }), 'engine/info result.matmul must be a string, got undefined');
+  assert.equal(
+    info({ version: '0.1.0', backend: 'cpu', backends: [] }),
+    'engine/info result.matmul must be a string, got undefined',
+  );
 });
 
 test('engine/info result: each bad field is named', () => {
   assert.equal(info(null), 'engine/info result must be an object, got null');
   assert.equal(info([]), 'engine/info result must be an object, got array');
   assert.equal(info({ backend: 'wasm', backends: [] }), 'engine/info result.version must be a string, got undefined');
-  assert.equal(info({ version: '1', backend: 3, backends: [] }), 'engine/info result.backend must be a string, got number');
-  assert.equal(info({ version: '1', backend: 'wasm', backends: 'wasm' }), 'engine/info result.backends must be an array, got string');
-  assert.equal(info({ version: '1', backend: 'wasm', backends: ['wasm', null] }), 'engine/info result.backends[1] must be a string, got null');
+  assert.equal(
+    info({ version: '1', backend: 3, backends: [] }),
+    'engine/info result.backend must be a string, got number',
+  );
+  assert.equal(
+    info({ version: '1', backend: 'wasm', backends: 'wasm' }),
+    'engine/info result.backends must be an array, got string',
+  );
+  assert.equal(
+    info({ version: '1', backend: 'wasm', backends: ['wasm', null] }),
+    'engine/info result.backends[1] must be a string, got null',
+  );
 });
 
 test('engine/info params: none, null or {} only', () => {
@@ -35,6 +50,9 @@ test('engine/info params: none, null or {} only', () => {
 
 test('engine/log params: level is one of four names', () => {
   assert.equal(log({ level: 'warn', message: 'hello' }), undefined);
-  assert.equal(log({ level: 'fatal', message: 'x' }), 'engine/log params.level must be one of debug, info, warn, error, got "fatal"');
+  assert.equal(
+    log({ level: 'fatal', message: 'x' }),
+    'engine/log params.level must be one of debug, info, warn, error, got "fatal"',
+  );
   assert.equal(log({ level: 'info' }), 'engine/log params.message must be a string, got undefined');
 });

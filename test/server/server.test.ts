@@ -8,7 +8,12 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createMessageConnection, type MessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-jsonrpc/node';
 import { runServer } from '../../src/engine/server';
 
 if (process.env['ENGINE_SERVER_CHILD'] === '1') {
@@ -16,8 +21,16 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
 } else {
   const version = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')).version as string;
 
-  const start = (): { conn: MessageConnection; exited: Promise<number | null>; readErrors: unknown[]; logs: unknown[] } => {
-    const child = spawn(process.execPath, [__filename], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ENGINE_SERVER_CHILD: '1' } });
+  const start = (): {
+    conn: MessageConnection;
+    exited: Promise<number | null>;
+    readErrors: unknown[];
+    logs: unknown[];
+  } => {
+    const child = spawn(process.execPath, [__filename], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ENGINE_SERVER_CHILD: '1' },
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const readErrors: unknown[] = [];
@@ -42,7 +55,10 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     assert.ok(['webgpu', 'tensorflow', 'wasm', 'cpu'].includes(info.backend), info.backend);
     assert.ok(info.backends.includes(info.backend));
     assert.ok(info.backends.includes('cpu'), 'the pure-JS backend always loads');
-    assert.ok(logs.some((l) => (l as { message: string }).message.includes(`tfjs backend: ${info.backend}`)), 'engine/log reports the backend');
+    assert.ok(
+      logs.some((l) => (l as { message: string }).message.includes(`tfjs backend: ${info.backend}`)),
+      'engine/log reports the backend',
+    );
     assert.deepEqual(readErrors, [], 'stdout carries nothing but JSON-RPC');
     conn.end(); // closes the engine's stdin: it must exit on its own
     conn.dispose();
@@ -51,8 +67,14 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
 
   test('malformed requests get InvalidParams naming the method; unknown methods MethodNotFound', async () => {
     const { conn, exited } = start();
-    await assert.rejects(conn.sendRequest('engine/info', { verbose: true }), { code: -32602, message: 'engine/info params must be empty, got object' });
-    await assert.rejects(conn.sendRequest('engine/info', 1, 2), { code: -32602, message: 'engine/info params must be sent by name, not by position' });
+    await assert.rejects(conn.sendRequest('engine/info', { verbose: true }), {
+      code: -32602,
+      message: 'engine/info params must be empty, got object',
+    });
+    await assert.rejects(conn.sendRequest('engine/info', 1, 2), {
+      code: -32602,
+      message: 'engine/info params must be sent by name, not by position',
+    });
     await assert.rejects(conn.sendRequest('engine/nope'), { code: -32601 });
     conn.end();
     conn.dispose();

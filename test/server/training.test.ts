@@ -6,7 +6,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createMessageConnection, type MessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-jsonrpc/node';
 import { base64ToFloat32, type RunSummary, type WireAttention } from '../../src/protocol/training';
 import type { MetricRow } from '../../src/protocol/webview';
 import { runServer } from '../../src/engine/server';
@@ -16,8 +21,14 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
   void runServer({ backend: 'wasm' }).then((code) => (process.exitCode = code));
 } else {
   const start = () => {
-    const child = spawn(process.execPath, [__filename], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ENGINE_SERVER_CHILD: '1' } });
-    const conn: MessageConnection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const child = spawn(process.execPath, [__filename], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, ENGINE_SERVER_CHILD: '1' },
+    });
+    const conn: MessageConnection = createMessageConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     const rows: MetricRow[] = [];
     const snapshots: WireAttention[] = [];
     const ended: { reason: string; step: number }[] = [];
@@ -41,7 +52,11 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     const runDir = join(dir, 'run');
     const config = microConfig(dir, { steps: 100000, checkpoint_every: 1000, snapshot_every: 5 });
     const e = start();
-    const summary = (await e.conn.sendRequest('train/start', { runDir, data: { kind: 'task', task: 'copy' }, config })) as RunSummary;
+    const summary = (await e.conn.sendRequest('train/start', {
+      runDir,
+      data: { kind: 'task', task: 'copy' },
+      config,
+    })) as RunSummary;
     assert.equal(summary.running, true);
     assert.equal(summary.dModel, 16);
     // The planned curve is eq. 3: d_model 16, warmup 4 → peak 16^-0.5 · 4^-0.5 = 0.125 at step 4.
@@ -49,8 +64,14 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     assert.equal(peak.step, 4);
     assert.ok(Math.abs(peak.lr - 0.125) < 1e-9);
     await until(() => e.rows.length >= 12 && e.snapshots.length >= 2);
-    assert.deepEqual(e.rows.slice(0, 12).map((r) => r.step), Array.from({ length: 12 }, (_, i) => i + 1));
-    await assert.rejects(e.conn.sendRequest('train/start', { runDir: join(dir, 'other'), data: { kind: 'task', task: 'copy' }, config }), /a run is already training/);
+    assert.deepEqual(
+      e.rows.slice(0, 12).map((r) => r.step),
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    await assert.rejects(
+      e.conn.sendRequest('train/start', { runDir: join(dir, 'other'), data: { kind: 'task', task: 'copy' }, config }),
+      /a run is already training/,
+    );
     const stopped = (await e.conn.sendRequest('train/stop')) as { step: number };
     assert.ok(stopped.step >= 12);
     await until(() => e.ended.length === 1);
@@ -62,7 +83,8 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     assert.deepEqual(cross.shape, [1, 2, snap.tgtTokens.length, snap.srcTokens.length]);
     const w = base64ToFloat32(cross.data);
     const k = cross.shape[3];
-    for (let row = 0; row < w.length / k; row++) assert.ok(Math.abs(w.slice(row * k, row * k + k).reduce((a, b) => a + b, 0) - 1) < 1e-5);
+    for (let row = 0; row < w.length / k; row++)
+      assert.ok(Math.abs(w.slice(row * k, row * k + k).reduce((a, b) => a + b, 0) - 1) < 1e-5);
 
     const opened = (await e.conn.sendRequest('run/open', { runDir })) as { summary: RunSummary; rows: MetricRow[] };
     assert.equal(opened.rows.length, stopped.step);
@@ -74,22 +96,41 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     await until(() => e.ended.length === 2);
     assert.deepEqual(e.ended[1], { runDir, step: stopped.step + 3, reason: 'completed' });
 
-    const decoded = (await e.conn.sendRequest('decode', { runDir, text: '5 6 7', beam: 2 })) as { text: string; attention: WireAttention };
+    const decoded = (await e.conn.sendRequest('decode', { runDir, text: '5 6 7', beam: 2 })) as {
+      text: string;
+      attention: WireAttention;
+    };
     assert.match(decoded.text, /^[\d ]*$/);
     assert.deepEqual(decoded.attention.srcTokens, ['5', '6', '7', '</s>']);
     assert.equal(decoded.attention.tgtTokens[0], '<s>');
 
     const history = (await e.conn.sendRequest('snapshots/get', { runDir, steps: [5, 10] })) as WireAttention[];
-    assert.deepEqual(history.map((h) => h.step), [5, 10]);
+    assert.deepEqual(
+      history.map((h) => h.step),
+      [5, 10],
+    );
 
     // PE(pos, 2i) = sin(pos / 10000^(2i/d)): pos 1, i 0 → sin 1; pos 1, dim 1 → cos 1
-    const pe = (await e.conn.sendRequest('positional', { dModel: 4, positions: 3 })) as { shape: number[]; data: string };
+    const pe = (await e.conn.sendRequest('positional', { dModel: 4, positions: 3 })) as {
+      shape: number[];
+      data: string;
+    };
     assert.deepEqual(pe.shape, [3, 4]);
     const v = base64ToFloat32(pe.data);
-    assert.ok(Math.abs(v[4] - Math.sin(1)) < 1e-6 && Math.abs(v[5] - Math.cos(1)) < 1e-6 && Math.abs(v[6] - Math.sin(1 / 100)) < 1e-6);
+    assert.ok(
+      Math.abs(v[4] - Math.sin(1)) < 1e-6 &&
+        Math.abs(v[5] - Math.cos(1)) < 1e-6 &&
+        Math.abs(v[6] - Math.sin(1 / 100)) < 1e-6,
+    );
 
-    await assert.rejects(e.conn.sendRequest('train/start', { runDir, data: { kind: 'task', task: 'juggle' }, config }), /train\/start params\.data\.task must be one of copy, reverse, sort/);
-    await assert.rejects(e.conn.sendRequest('decode', { runDir: join(dir, 'nothing'), text: 'x' }), /vocab\.json: not found/);
+    await assert.rejects(
+      e.conn.sendRequest('train/start', { runDir, data: { kind: 'task', task: 'juggle' }, config }),
+      /train\/start params\.data\.task must be one of copy, reverse, sort/,
+    );
+    await assert.rejects(
+      e.conn.sendRequest('decode', { runDir: join(dir, 'nothing'), text: 'x' }),
+      /vocab\.json: not found/,
+    );
     e.conn.end();
     assert.equal(await e.exited, 0);
   });
@@ -98,7 +139,11 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     const dir = scratch('ad-server-');
     const runDir = join(dir, 'run');
     const e = start();
-    await e.conn.sendRequest('train/start', { runDir, data: { kind: 'task', task: 'copy' }, config: microConfig(dir, { steps: 100000, checkpoint_every: 1000 }) });
+    await e.conn.sendRequest('train/start', {
+      runDir,
+      data: { kind: 'task', task: 'copy' },
+      config: microConfig(dir, { steps: 100000, checkpoint_every: 1000 }),
+    });
     await until(() => e.rows.length >= 3);
     e.conn.end();
     assert.equal(await e.exited, 0);

@@ -24,47 +24,70 @@ import { scratch } from './helpers';
 
 const STEPS = 1500; // the tiny preset's default; checkpoints every 250 steps
 
-test(`tiny learns to reverse: ≥ 95% exact and a mirror-attending cross head (${STEPS} steps on wasm, last 3 checkpoints averaged)`, { timeout: 30 * 60_000 }, async () => {
-  await initBackend('wasm');
-  let runPath = process.env.ATTENTION_DEBUGGER_REVERSE_RUN;
-  if (!runPath) {
-    runPath = join(scratch('ad-reverse-'), 'run');
-    const o = createRun({ out: runPath, data: taskSpec('reverse'), config: 'tiny', overrides: { steps: STEPS, snapshot_every: 0, eval_every: STEPS } });
-    const trainer = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
-    await trainer.train();
-    trainer.dispose();
-  }
-  const { data } = openRun(runPath);
-  const averaged = join(runPath, 'checkpoints', 'average-last-3.safetensors');
-  writeSafetensors(averaged, averageCheckpoints(listCheckpoints(runPath).slice(-3).map((c) => c.path)));
-  const model = loadCheckpoint(averaged);
-  try {
-    const tests = data.test; // held out: disjoint from training sequences by construction
-    assert.equal(tests.length, 200);
-    const out = await translate(model, tests.map((p) => p.src), { beamSize: 1 });
-    const exact = out.filter((t, i) => t.tokens.join(',') === tests[i].tgt.join(',')).length;
-    assert.ok(exact >= 190, `greedy exact on ${exact}/200 held-out sequences`);
-
-    // Cross-attention of the last decoder layer, teacher-forced on the reference: query t produces
-    // y_t = x_(n−1−t), so a head that does the task's work attends to source position n−1−t.
-    const last = model.config.decoder_layers - 1;
-    const hits = new Array<number>(model.config.heads).fill(0);
-    let positions = 0;
-    for (const p of tests) {
-      const n = p.src.length - 1; // without EOS
-      const r = await attentionReport(model, [p.src], [[BOS, ...p.tgt]]);
-      for (let t = 0; t < n; t++) {
-        positions++;
-        r.cross[0][last].forEach((rows, h) => {
-          const row = rows[t];
-          if (row.indexOf(Math.max(...row)) === n - 1 - t) hits[h]++;
-        });
-      }
+test(
+  `tiny learns to reverse: ≥ 95% exact and a mirror-attending cross head (${STEPS} steps on wasm, last 3 checkpoints averaged)`,
+  { timeout: 30 * 60_000 },
+  async () => {
+    await initBackend('wasm');
+    let runPath = process.env.ATTENTION_DEBUGGER_REVERSE_RUN;
+    if (!runPath) {
+      runPath = join(scratch('ad-reverse-'), 'run');
+      const o = createRun({
+        out: runPath,
+        data: taskSpec('reverse'),
+        config: 'tiny',
+        overrides: { steps: STEPS, snapshot_every: 0, eval_every: STEPS },
+      });
+      const trainer = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
+      await trainer.train();
+      trainer.dispose();
     }
-    const best = Math.max(...hits) / positions;
-    assert.ok(best >= 0.9, `best head of the last layer attends to the mirrored position on ${(best * 100).toFixed(1)}% of ${positions} positions (per head: ${hits.map((h) => (h / positions).toFixed(3)).join(', ')})`);
-    assert.ok(tests.every((p) => p.src[p.src.length - 1] === EOS));
-  } finally {
-    model.dispose();
-  }
-});
+    const { data } = openRun(runPath);
+    const averaged = join(runPath, 'checkpoints', 'average-last-3.safetensors');
+    writeSafetensors(
+      averaged,
+      averageCheckpoints(
+        listCheckpoints(runPath)
+          .slice(-3)
+          .map((c) => c.path),
+      ),
+    );
+    const model = loadCheckpoint(averaged);
+    try {
+      const tests = data.test; // held out: disjoint from training sequences by construction
+      assert.equal(tests.length, 200);
+      const out = await translate(
+        model,
+        tests.map((p) => p.src),
+        { beamSize: 1 },
+      );
+      const exact = out.filter((t, i) => t.tokens.join(',') === tests[i].tgt.join(',')).length;
+      assert.ok(exact >= 190, `greedy exact on ${exact}/200 held-out sequences`);
+
+      // Cross-attention of the last decoder layer, teacher-forced on the reference: query t produces
+      // y_t = x_(n−1−t), so a head that does the task's work attends to source position n−1−t.
+      const last = model.config.decoder_layers - 1;
+      const hits = new Array<number>(model.config.heads).fill(0);
+      let positions = 0;
+      for (const p of tests) {
+        const n = p.src.length - 1; // without EOS
+        const r = await attentionReport(model, [p.src], [[BOS, ...p.tgt]]);
+        for (let t = 0; t < n; t++) {
+          positions++;
+          r.cross[0][last].forEach((rows, h) => {
+            const row = rows[t];
+            if (row.indexOf(Math.max(...row)) === n - 1 - t) hits[h]++;
+          });
+        }
+      }
+      const best = Math.max(...hits) / positions;
+      assert.ok(
+        best >= 0.9,
+        `best head of the last layer attends to the mirrored position on ${(best * 100).toFixed(1)}% of ${positions} positions (per head: ${hits.map((h) => (h / positions).toFixed(3)).join(', ')})`,
+      );
+      assert.ok(tests.every((p) => p.src[p.src.length - 1] === EOS));
+    } finally {
+      model.dispose();
+    }
+  },
+);

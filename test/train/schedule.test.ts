@@ -9,8 +9,7 @@ import { transformerLr, peakLr, plannedLrCurve } from '../../src/engine/train/sc
 //   step 4000:  4000^-0.5 = 0.0158113883 (both arms equal) → 6.98771e-4 (the peak)
 //   step 16000: 16000^-0.5 = 0.00790569415 → 3.49386e-4 (half the peak: 4× the steps, ½ the rate)
 const base = { dModel: 512 };
-const close = (a: number, b: number, rel = 1e-5) =>
-  assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${a} ≉ ${b}`);
+const close = (a: number, b: number, rel = 1e-5) => assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${a} ≉ ${b}`);
 
 test('eq. 3 at step 1, the peak and 4× the peak step', () => {
   close(transformerLr(1, base), 1.74693e-7);
@@ -40,5 +39,8 @@ test('planned curve: at most N points, ends included, peak included', () => {
   close(peak.lr, 6.98771e-4);
   for (let i = 1; i < curve.length; i++) assert.ok(curve[i]!.step > curve[i - 1]!.step);
   const short = plannedLrCurve(10, base, 50);
-  assert.deepEqual(short.map((p) => p.step), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.deepEqual(
+    short.map((p) => p.step),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+  );
 });

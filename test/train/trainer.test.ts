@@ -15,7 +15,14 @@ before(async () => {
 });
 
 async function trainRun(out: string, config: string, steps?: number, resume = false): Promise<RunDir> {
-  const o = resume ? openRun(out, steps ? { steps } : {}) : createRun({ out, data: taskSpec('copy', { train: 400, valid: 20, test: 20 }), config, overrides: steps ? { steps } : {} });
+  const o = resume
+    ? openRun(out, steps ? { steps } : {})
+    : createRun({
+        out,
+        data: taskSpec('copy', { train: 400, valid: 20, test: 20 }),
+        config,
+        overrides: steps ? { steps } : {},
+      });
   const t = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
   if (resume) t.resume();
   await t.train();
@@ -27,7 +34,10 @@ test('the logged learning rate follows eq. 3 at step 1, warmup and 4·warmup, an
   const dir = scratch();
   const run = await trainRun(join(dir, 'run'), microConfig(dir, { steps: 16, warmup: 4 }));
   const rows = run.readMetrics();
-  assert.deepEqual(rows.map((r) => r.step), Array.from({ length: 16 }, (_, i) => i + 1));
+  assert.deepEqual(
+    rows.map((r) => r.step),
+    Array.from({ length: 16 }, (_, i) => i + 1),
+  );
   // lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), d_model 16, warmup 4:
   // step 1: 0.25 · 1/8 = 0.03125; step 4: 0.25 · 0.5 = 0.125; step 16: 0.25 · 0.25 = 0.0625
   assert.ok(Math.abs(rows[0].lr - 0.03125) < 1e-9);
@@ -37,7 +47,12 @@ test('the logged learning rate follows eq. 3 at step 1, warmup and 4·warmup, an
   assert.ok(mean(rows.slice(-4).map((r) => r.loss)) < mean(rows.slice(0, 4).map((r) => r.loss)) - 0.2, 'loss falls');
   assert.ok(rows[9].val_loss !== undefined && rows[8].val_loss === undefined, 'validation every 10 steps');
   assert.ok(rows.every((r) => (r.tokens_per_sec ?? 0) > 0 && (r.grad_norm ?? 0) > 0));
-  assert.deepEqual(readdirSync(run.checkpointsDir).filter((f) => !f.includes('optim')).sort(), ['step-10.safetensors', 'step-15.safetensors', 'step-16.safetensors', 'step-5.safetensors']);
+  assert.deepEqual(
+    readdirSync(run.checkpointsDir)
+      .filter((f) => !f.includes('optim'))
+      .sort(),
+    ['step-10.safetensors', 'step-15.safetensors', 'step-16.safetensors', 'step-5.safetensors'],
+  );
   assert.ok(existsSync(join(run.snapshotsDir, 'step-15.json')));
 });
 
@@ -49,7 +64,11 @@ test('a resumed run continues with the same step count, schedule and numbers as 
   await trainRun(join(dir, 'parts'), config, 15, true);
   const a = whole.readMetrics();
   const b = parts.readMetrics();
-  assert.deepEqual(b.map((r) => r.step), a.map((r) => r.step), 'each step logged once');
+  assert.deepEqual(
+    b.map((r) => r.step),
+    a.map((r) => r.step),
+    'each step logged once',
+  );
   for (let i = 0; i < a.length; i++) {
     assert.equal(b[i].lr, a[i].lr, `lr at step ${a[i].step}`);
     assert.ok(Math.abs(b[i].loss - a[i].loss) < 1e-5, `loss at step ${a[i].step}: ${b[i].loss} vs ${a[i].loss}`);
@@ -60,12 +79,27 @@ test('a new run never replaces an existing one', async () => {
   const dir = scratch();
   const config = microConfig(dir);
   await trainRun(join(dir, 'run'), config, 2);
-  assert.throws(() => createRun({ out: join(dir, 'run'), data: taskSpec('copy'), config, overrides: {} }), /already holds a run; resume it with --resume/);
+  assert.throws(
+    () => createRun({ out: join(dir, 'run'), data: taskSpec('copy'), config, overrides: {} }),
+    /already holds a run; resume it with --resume/,
+  );
 });
 
 test('bad training settings and data specs name the field', () => {
   const dir = scratch();
-  assert.throws(() => createRun({ out: join(dir, 'a'), data: taskSpec('copy'), config: microConfig(dir, { warmup: 0 }), overrides: {} }), /micro\.json: warmup: expected a whole number ≥ 1, got 0/);
+  assert.throws(
+    () =>
+      createRun({
+        out: join(dir, 'a'),
+        data: taskSpec('copy'),
+        config: microConfig(dir, { warmup: 0 }),
+        overrides: {},
+      }),
+    /micro\.json: warmup: expected a whole number ≥ 1, got 0/,
+  );
   assert.throws(() => taskSpec('translate'), /--task: unknown task "translate"/);
-  assert.throws(() => createRun({ out: join(dir, 'b'), data: taskSpec('copy'), config: join(dir, 'missing.json'), overrides: {} }), /missing\.json: not found/);
+  assert.throws(
+    () => createRun({ out: join(dir, 'b'), data: taskSpec('copy'), config: join(dir, 'missing.json'), overrides: {} }),
+    /missing\.json: not found/,
+  );
 });

@@ -9,10 +9,19 @@ const net = require('node:net');
 const path = require('node:path');
 
 const repo = path.resolve(__dirname, '..', '..');
-const serverDir = process.env.VSCODE_SERVER_DIR || path.join(repo, '.vscode-test/code-server/node_modules/code-server/lib/vscode');
+const serverDir =
+  process.env.VSCODE_SERVER_DIR || path.join(repo, '.vscode-test/code-server/node_modules/code-server/lib/vscode');
 const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
 
 /** Settings for a stable profile: no welcome page stealing focus, no telemetry, no update checks. */
 const PROFILE_SETTINGS = {
@@ -30,7 +39,11 @@ const PROFILE_SETTINGS = {
  * extensions dir. Returns the environment for the server and the browser, and the folders.
  */
 function prepareProfile(root, settings = PROFILE_SETTINGS) {
-  const dir = (name) => { const p = path.join(root, name); fs.mkdirSync(p, { recursive: true }); return p; };
+  const dir = (name) => {
+    const p = path.join(root, name);
+    fs.mkdirSync(p, { recursive: true });
+    return p;
+  };
   const env = {
     ...process.env,
     HOME: dir('home'),
@@ -49,7 +62,10 @@ function prepareProfile(root, settings = PROFILE_SETTINGS) {
 
 function freePort() {
   return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
     s.on('error', reject);
   });
 }
@@ -57,7 +73,10 @@ function freePort() {
 /** True when nothing listens on 127.0.0.1:port. */
 function portIsFree(port) {
   return new Promise((resolve) => {
-    const s = net.createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    const s = net
+      .createServer()
+      .once('error', () => resolve(false))
+      .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 
@@ -69,19 +88,38 @@ async function startServer({ port, env, userData, extensionsDir, logFile }) {
   const serverMain = path.join(serverDir, 'out', 'server-main.js');
   if (!fs.existsSync(serverMain)) throw new Error(`${serverMain} not found: run bash scripts/setup-vscode.sh`);
   const logFd = fs.openSync(logFile, 'w');
-  const server = spawn(process.execPath, [serverMain,
-    '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
-    '--accept-server-license-terms', '--disable-telemetry', '--disable-workspace-trust',
-    '--enable-smoke-test-driver', // newer workbenches ignore the URL payload without it
-    '--server-data-dir', userData, '--user-data-dir', userData, '--extensions-dir', extensionsDir,
-  ], { env, detached: true, stdio: ['ignore', logFd, logFd] });
+  const server = spawn(
+    process.execPath,
+    [
+      serverMain,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--without-connection-token',
+      '--accept-server-license-terms',
+      '--disable-telemetry',
+      '--disable-workspace-trust',
+      '--enable-smoke-test-driver', // newer workbenches ignore the URL payload without it
+      '--server-data-dir',
+      userData,
+      '--user-data-dir',
+      userData,
+      '--extensions-dir',
+      extensionsDir,
+    ],
+    { env, detached: true, stdio: ['ignore', logFd, logFd] },
+  );
   fs.closeSync(logFd);
   for (let i = 0; i < 300; i++) {
-    if (server.exitCode !== null || server.signalCode !== null) throw new Error(`VS Code server exited at start: see ${logFile}`);
+    if (server.exitCode !== null || server.signalCode !== null)
+      throw new Error(`VS Code server exited at start: see ${logFile}`);
     try {
       const r = await fetch(`http://127.0.0.1:${port}/version`);
       if (r.ok) return server;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   stopGroup(server);
@@ -91,7 +129,11 @@ async function startServer({ port, env, userData, extensionsDir, logFile }) {
 /** Kills a detached child's whole process group. */
 function stopGroup(child, signal = 'SIGKILL') {
   if (!child?.pid) return;
-  try { process.kill(-child.pid, signal); } catch { /* already gone */ }
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
 }
 
 /**
@@ -115,4 +157,17 @@ async function launchChromium({ env, headless = true }) {
   return chromium.launch({ executablePath: chromiumPath, headless, env, args: CHROMIUM_ARGS });
 }
 
-module.exports = { repo, serverDir, chromiumPath, CHROMIUM_ARGS, PROFILE_SETTINGS, prepareProfile, freePort, portIsFree, startServer, stopGroup, workbenchUrl, launchChromium };
+module.exports = {
+  repo,
+  serverDir,
+  chromiumPath,
+  CHROMIUM_ARGS,
+  PROFILE_SETTINGS,
+  prepareProfile,
+  freePort,
+  portIsFree,
+  startServer,
+  stopGroup,
+  workbenchUrl,
+  launchChromium,
+};

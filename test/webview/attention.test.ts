@@ -53,8 +53,14 @@ test('max-pooling 4×4 → 2×2 by hand, and 2×2 → 4×4 as blocks', () => {
 test('headMap slices layer l, head h of [L, H, Tq, Tk] with the right tokens', () => {
   // L=2, H=3, cross: Tq = 2 target tokens, Tk = 3 source tokens; value = 100·l + 10·h + cell index.
   const w = new Float32Array(2 * 3 * 2 * 3);
-  for (let l = 0; l < 2; l++) for (let h = 0; h < 3; h++) for (let c = 0; c < 6; c++) w[(l * 3 + h) * 6 + c] = 100 * l + 10 * h + c;
-  const p = { step: 1, srcTokens: ['a', 'b', 'c'], tgtTokens: ['x', 'y'], maps: [{ kind: 'cross' as const, shape: [2, 3, 2, 3] as [number, number, number, number], weights: w }] };
+  for (let l = 0; l < 2; l++)
+    for (let h = 0; h < 3; h++) for (let c = 0; c < 6; c++) w[(l * 3 + h) * 6 + c] = 100 * l + 10 * h + c;
+  const p = {
+    step: 1,
+    srcTokens: ['a', 'b', 'c'],
+    tgtTokens: ['x', 'y'],
+    maps: [{ kind: 'cross' as const, shape: [2, 3, 2, 3] as [number, number, number, number], weights: w }],
+  };
   const m = headMap(p, { kind: 'cross', layer: 1, head: 2 })!;
   assert.deepEqual(Array.from(m.weights), [120, 121, 122, 123, 124, 125]);
   assert.deepEqual([m.queries, m.keys, m.queryTokens, m.keyTokens], [2, 3, ['x', 'y'], ['a', 'b', 'c']]);

@@ -9,8 +9,14 @@ test('viridis endpoints and midpoint are matplotlib’s', () => {
   // the quartiles as d3/matplotlib list them: #3b528b at 0.25, #5ec962 at 0.75
   const q1 = viridis(0.25);
   const q3 = viridis(0.75);
-  assert.ok([0x3b, 0x52, 0x8b].every((c, i) => Math.abs(c - q1[i]) <= 1), `${q1}`);
-  assert.ok([0x5e, 0xc9, 0x62].every((c, i) => Math.abs(c - q3[i]) <= 3), `${q3}`);
+  assert.ok(
+    [0x3b, 0x52, 0x8b].every((c, i) => Math.abs(c - q1[i]) <= 1),
+    `${q1}`,
+  );
+  assert.ok(
+    [0x5e, 0xc9, 0x62].every((c, i) => Math.abs(c - q3[i]) <= 3),
+    `${q3}`,
+  );
   const mid = viridis(0.5);
   assert.ok(Math.abs(mid[0] - 0x21) <= 1 && Math.abs(mid[1] - 0x91) <= 1 && Math.abs(mid[2] - 0x8c) <= 1, `${mid}`);
 });

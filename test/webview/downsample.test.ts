@@ -18,7 +18,7 @@ test('long noisy series: at most N points, extrema kept, x increasing', () => {
   const n = 100_000;
   const x = Array.from({ length: n }, (_, i) => i + 1);
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const y = x.map((s) => 5 * Math.exp(-s / 20000) + rand());
   y[31337] = 100; // a spike
   y[77777] = -50; // a dip
@@ -39,7 +39,11 @@ test('long noisy series: at most N points, extrema kept, x increasing', () => {
 test('column skips rows without the value', () => {
   const rows = [{ s: 1, v: 2 }, { s: 2 }, { s: 3, v: Number.NaN }, { s: 4, v: 0 }];
   assert.deepEqual(
-    column(rows, (r) => r.s, (r) => r.v),
+    column(
+      rows,
+      (r) => r.s,
+      (r) => r.v,
+    ),
     { x: [1, 4], y: [2, 0] },
   );
 });

@@ -108,7 +108,10 @@ export const fake = {
       created.push(p);
       return p;
     },
-    registerWebviewPanelSerializer(viewType: string, s: { deserializeWebviewPanel(p: unknown, s: unknown): Promise<void> }) {
+    registerWebviewPanelSerializer(
+      viewType: string,
+      s: { deserializeWebviewPanel(p: unknown, s: unknown): Promise<void> },
+    ) {
       serializers.set(viewType, s);
       return { dispose: () => serializers.delete(viewType) };
     },

@@ -18,7 +18,8 @@ const HAND: [number, number][] = [
 test('the planned curve drawn equals d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) at hand-worked steps', () => {
   const points = plannedLrCurve(20000, { dModel: 512 }, 201);
   // make sure the hand-worked steps are in the plan
-  for (const [s] of HAND) if (!points.some((p) => p.step === s)) points.push({ step: s, lr: transformerLr(s, { dModel: 512 }) });
+  for (const [s] of HAND)
+    if (!points.some((p) => p.step === s)) points.push({ step: s, lr: transformerLr(s, { dModel: 512 }) });
   const t = assembleLr(points, []);
   for (const [s, lr] of HAND) {
     const i = t.planned.x.indexOf(s);
@@ -32,7 +33,13 @@ test('the planned curve drawn equals d_model^-0.5 · min(step^-0.5, step · warm
 });
 
 test('actual points ride on the plan and are downsampled; unsorted or duplicated plans are cleaned', () => {
-  const rows: MetricRow[] = Array.from({ length: 5000 }, (_, i) => ({ step: i + 1, loss: 1, lr: transformerLr(i + 1, { dModel: 512 }), tokensPerSec: 1, gradNorm: 1 }));
+  const rows: MetricRow[] = Array.from({ length: 5000 }, (_, i) => ({
+    step: i + 1,
+    loss: 1,
+    lr: transformerLr(i + 1, { dModel: 512 }),
+    tokensPerSec: 1,
+    gradNorm: 1,
+  }));
   const t = assembleLr(
     [
       { step: 100, lr: 2 },

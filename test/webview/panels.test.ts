@@ -2,12 +2,30 @@
 import { FakePanel, FakeUri, created, saveDialog, serializers, written } from './fake-vscode';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PANEL_VIEW_TYPES, Panels, registerPanels } from '../../src/extension/panels';
+import {
+  AttentionPanel,
+  DashboardPanel,
+  HeadInspectorPanel,
+  PANEL_VIEW_TYPES,
+  Panels,
+  registerPanels,
+} from '../../src/extension/panels';
 
 const v = 1;
 const ext = FakeUri.file('/ext');
 const row = (step: number) => ({ step, loss: 5 - step / 100, lr: 1e-4, tokensPerSec: 900, gradNorm: 1 });
-const attention = (S = 2) => ({ step: 10, srcTokens: Array.from({ length: S }, (_, i) => `s${i}`), tgtTokens: ['t0'], maps: [{ kind: 'encoder_self' as const, shape: [1, 1, S, S] as [number, number, number, number], weights: new Float32Array(S * S).fill(1 / S) }] });
+const attention = (S = 2) => ({
+  step: 10,
+  srcTokens: Array.from({ length: S }, (_, i) => `s${i}`),
+  tgtTokens: ['t0'],
+  maps: [
+    {
+      kind: 'encoder_self' as const,
+      shape: [1, 1, S, S] as [number, number, number, number],
+      weights: new Float32Array(S * S).fill(1 / S),
+    },
+  ],
+});
 
 function fresh(): { panels: Panels; log: string[] } {
   const log: string[] = [];
@@ -15,7 +33,8 @@ function fresh(): { panels: Panels; log: string[] } {
   return { panels, log };
 }
 const lastPanel = () => created[created.length - 1];
-const posted = (p: FakePanel) => p.webview.posted as { type: string; v: number; state?: Record<string, unknown>; rows?: unknown[] }[];
+const posted = (p: FakePanel) =>
+  p.webview.posted as { type: string; v: number; state?: Record<string, unknown>; rows?: unknown[] }[];
 
 test('HTML: CSP with a fresh random nonce, no eval, scripts only from dist/webview and plotly', () => {
   const { panels } = fresh();
@@ -62,7 +81,10 @@ test('nothing is posted before ready; ready and requestState get the full state'
   assert.equal(posted(p).length, 1);
   assert.equal(posted(p)[0].type, 'state');
   assert.equal(posted(p)[0].v, 1);
-  assert.deepEqual((posted(p)[0].state!.rows as { step: number }[]).map((r) => r.step), [1, 2, 3]);
+  assert.deepEqual(
+    (posted(p)[0].state!.rows as { step: number }[]).map((r) => r.step),
+    [1, 2, 3],
+  );
   dash.appendMetrics([row(4)]);
   assert.deepEqual(posted(p)[1], { type: 'metrics', v: 1, rows: [row(4)] });
   p.fromWebview({ type: 'requestState', v });
@@ -78,7 +100,10 @@ test('malformed messages from the webview are logged with the field, never throw
   assert.doesNotThrow(() => p.fromWebview({ type: 'openHead', v, kind: 'cross', layer: 'x', head: 0 }));
   assert.doesNotThrow(() => p.fromWebview('garbage'));
   assert.doesNotThrow(() => p.fromWebview({ type: 'ready', v: 7, panel: 'attention' }));
-  assert.match(log[0], /attention panel: malformed message from the webview ignored: openHead\.layer must be a non-negative integer/);
+  assert.match(
+    log[0],
+    /attention panel: malformed message from the webview ignored: openHead\.layer must be a non-negative integer/,
+  );
   assert.match(log[1], /message must be an object, got string/);
   assert.match(log[2], /ready\.v must be protocol version 1, got 7/);
   assert.equal(p.webview.posted.length, 0, 'a malformed ready does not count');
@@ -97,11 +122,19 @@ test('a hidden panel gets nothing; shown again, it is pinged, and once it says r
   assert.equal(p.webview.posted.length, before);
   p.setVisible(true);
   // The page may have been reloaded or may have survived: nothing but a ping until it says ready.
-  assert.deepEqual(posted(p).slice(before).map((m) => m.type), ['ping']);
+  assert.deepEqual(
+    posted(p)
+      .slice(before)
+      .map((m) => m.type),
+    ['ping'],
+  );
   p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
   const last = posted(p)[posted(p).length - 1];
   assert.equal(last.type, 'state');
-  assert.deepEqual((last.state!.rows as { step: number }[]).map((r) => r.step), [1, 2, 3]);
+  assert.deepEqual(
+    (last.state!.rows as { step: number }[]).map((r) => r.step),
+    [1, 2, 3],
+  );
   panels.dispose();
 });
 
@@ -115,10 +148,16 @@ test('outgoing messages are validated: a malformed payload is logged, not sent',
   bad.maps[0].weights = new Float32Array(3);
   att.showAttention(bad);
   assert.equal(p.webview.posted.length, n);
-  assert.match(log.join('\n'), /not sending a malformed attention message: attention\.maps\[0\]\.weights must hold 4 values/);
+  assert.match(
+    log.join('\n'),
+    /not sending a malformed attention message: attention\.maps\[0\]\.weights must hold 4 values/,
+  );
   att.showAttention(attention(2));
   assert.equal(posted(p)[n].type, 'attention');
-  assert.ok((p.webview.posted[n] as { maps: { weights: unknown }[] }).maps[0].weights instanceof Float32Array, 'weights stay a Float32Array');
+  assert.ok(
+    (p.webview.posted[n] as { maps: { weights: unknown }[] }).maps[0].weights instanceof Float32Array,
+    'weights stay a Float32Array',
+  );
   panels.dispose();
 });
 
@@ -159,7 +198,11 @@ test('openHead in the attention view opens the head inspector on that head', () 
   assert.equal(st.attention.step, 10);
   // the attention view remembers the selection for its next state
   a.fromWebview({ type: 'requestState', v });
-  assert.deepEqual((posted(a)[posted(a).length - 1].state as { selected: unknown }).selected, { kind: 'encoder_self', layer: 0, head: 0 });
+  assert.deepEqual((posted(a)[posted(a).length - 1].state as { selected: unknown }).selected, {
+    kind: 'encoder_self',
+    layer: 0,
+    head: 0,
+  });
   panels.dispose();
 });
 
@@ -169,13 +212,20 @@ test('registerPanels registers a serializer per panel; restored state is validat
   registerPanels({ extensionUri: ext, subscriptions: subs } as never, (l) => log.push(l));
   assert.deepEqual([...serializers.keys()].sort(), [...PANEL_VIEW_TYPES].sort());
   const restored = new FakePanel('attentionDebugger.headInspector', 'Head');
-  await serializers.get('attentionDebugger.headInspector')!.deserializeWebviewPanel(restored, { v, panel: 'head', head: { kind: 'cross', layer: 1, head: 2 } });
+  await serializers
+    .get('attentionDebugger.headInspector')!
+    .deserializeWebviewPanel(restored, { v, panel: 'head', head: { kind: 'cross', layer: 1, head: 2 } });
   assert.ok(restored.webview.html.includes('dist/webview/head.js'), 'revived panel gets fresh HTML');
   restored.fromWebview({ type: 'ready', v, panel: 'head' });
   assert.deepEqual((posted(restored)[0].state as { head: unknown }).head, { kind: 'cross', layer: 1, head: 2 });
   const junk = new FakePanel('attentionDebugger.attention', 'Attention');
-  await serializers.get('attentionDebugger.attention')!.deserializeWebviewPanel(junk, { v: 1, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
-  assert.match(log.join('\n'), /ignoring saved state from an earlier session: state\.head\.layer must be a non-negative integer/);
+  await serializers
+    .get('attentionDebugger.attention')!
+    .deserializeWebviewPanel(junk, { v: 1, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
+  assert.match(
+    log.join('\n'),
+    /ignoring saved state from an earlier session: state\.head\.layer must be a non-negative integer/,
+  );
   assert.equal(AttentionPanel.slot.current?.panel, junk as never, 'the panel is revived all the same');
   for (const s of subs.reverse()) s.dispose();
   assert.equal(serializers.size, 0);

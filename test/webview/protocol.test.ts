@@ -1,21 +1,61 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkFromWebview, checkPersistedState, checkToWebview, WEBVIEW_PROTOCOL_VERSION } from '../../src/protocol/webview';
+import {
+  checkFromWebview,
+  checkPersistedState,
+  checkToWebview,
+  WEBVIEW_PROTOCOL_VERSION,
+} from '../../src/protocol/webview';
 
 const v = WEBVIEW_PROTOCOL_VERSION;
-const enc = (S: number, data = new Float32Array(S * S).fill(1 / S)) => ({ kind: 'encoder_self', shape: [1, 1, S, S], weights: data });
-const attention = (over: Record<string, unknown> = {}) => ({ type: 'attention', v, step: 3, srcTokens: ['a', 'b'], tgtTokens: ['x'], maps: [enc(2)], ...over });
+const enc = (S: number, data = new Float32Array(S * S).fill(1 / S)) => ({
+  kind: 'encoder_self',
+  shape: [1, 1, S, S],
+  weights: data,
+});
+const attention = (over: Record<string, unknown> = {}) => ({
+  type: 'attention',
+  v,
+  step: 3,
+  srcTokens: ['a', 'b'],
+  tgtTokens: ['x'],
+  maps: [enc(2)],
+  ...over,
+});
 
 test('well-formed messages pass', () => {
   assert.equal(checkToWebview(attention()), undefined);
-  assert.equal(checkToWebview({ type: 'metrics', v, rows: [{ step: 1, loss: 2, lr: 1e-4, tokensPerSec: 10, gradNorm: 1, valLoss: 2.5 }] }), undefined);
-  assert.equal(checkToWebview({ type: 'schedule', v, totalSteps: 10, warmupSteps: 4, dModel: 8, points: [{ step: 1, lr: 0.1 }] }), undefined);
+  assert.equal(
+    checkToWebview({
+      type: 'metrics',
+      v,
+      rows: [{ step: 1, loss: 2, lr: 1e-4, tokensPerSec: 10, gradNorm: 1, valLoss: 2.5 }],
+    }),
+    undefined,
+  );
+  assert.equal(
+    checkToWebview({ type: 'schedule', v, totalSteps: 10, warmupSteps: 4, dModel: 8, points: [{ step: 1, lr: 0.1 }] }),
+    undefined,
+  );
   assert.equal(checkToWebview({ type: 'positional', v, shape: [2, 2], values: new Float32Array(4) }), undefined);
-  assert.equal(checkToWebview({ type: 'state', v, state: { panel: 'dashboard', rows: [], schedule: null } }), undefined);
-  assert.equal(checkToWebview({ type: 'state', v, state: { panel: 'head', head: { kind: 'cross', layer: 0, head: 1 }, attention: null, snapshots: [] } }), undefined);
+  assert.equal(
+    checkToWebview({ type: 'state', v, state: { panel: 'dashboard', rows: [], schedule: null } }),
+    undefined,
+  );
+  assert.equal(
+    checkToWebview({
+      type: 'state',
+      v,
+      state: { panel: 'head', head: { kind: 'cross', layer: 0, head: 1 }, attention: null, snapshots: [] },
+    }),
+    undefined,
+  );
   assert.equal(checkFromWebview({ type: 'ready', v, panel: 'attention' }), undefined);
   assert.equal(checkFromWebview({ type: 'openHead', v, kind: 'cross', layer: 2, head: 5 }), undefined);
-  assert.equal(checkFromWebview({ type: 'export', v, format: 'png', name: 'a.png', dataUrl: 'data:image/png;base64,AA==' }), undefined);
+  assert.equal(
+    checkFromWebview({ type: 'export', v, format: 'png', name: 'a.png', dataUrl: 'data:image/png;base64,AA==' }),
+    undefined,
+  );
   assert.equal(checkFromWebview({ type: 'export', v, format: 'csv', name: 'a.csv', text: 'x\n' }), undefined);
 });
 
@@ -25,41 +65,105 @@ test('malformed messages are rejected with the field named', () => {
     [{ type: 'nope', v }, 'message.type must be one of'],
     [{ type: 'metrics', v: 2, rows: [] }, 'metrics.v must be protocol version 1, got 2'],
     [{ type: 'metrics', rows: [] }, 'metrics.v must be protocol version 1'],
-    [{ type: 'metrics', v, rows: [{ step: 1, loss: 'x', lr: 1, tokensPerSec: 1, gradNorm: 1 }] }, 'metrics.rows[0].loss must be a finite number, got string'],
-    [{ type: 'metrics', v, rows: [{ step: 1, loss: 1, lr: 1, tokensPerSec: 1, gradNorm: 1, valLoss: null }] }, 'metrics.rows[0].valLoss must be a finite number, got null'],
-    [attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2, 2], weights: [0.5, 0.5, 0.5, 0.5] }] }), 'attention.maps[0].weights must be a Float32Array, got array'],
-    [attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2, 2], weights: new Float64Array(4) }] }), 'attention.maps[0].weights must be a Float32Array, got Float64Array'],
-    [attention({ maps: [{ kind: 'self', shape: [1, 1, 2, 2], weights: new Float32Array(4) }] }), 'attention.maps[0].kind must be one of encoder_self, decoder_self, cross'],
+    [
+      { type: 'metrics', v, rows: [{ step: 1, loss: 'x', lr: 1, tokensPerSec: 1, gradNorm: 1 }] },
+      'metrics.rows[0].loss must be a finite number, got string',
+    ],
+    [
+      { type: 'metrics', v, rows: [{ step: 1, loss: 1, lr: 1, tokensPerSec: 1, gradNorm: 1, valLoss: null }] },
+      'metrics.rows[0].valLoss must be a finite number, got null',
+    ],
+    [
+      attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2, 2], weights: [0.5, 0.5, 0.5, 0.5] }] }),
+      'attention.maps[0].weights must be a Float32Array, got array',
+    ],
+    [
+      attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2, 2], weights: new Float64Array(4) }] }),
+      'attention.maps[0].weights must be a Float32Array, got Float64Array',
+    ],
+    [
+      attention({ maps: [{ kind: 'self', shape: [1, 1, 2, 2], weights: new Float32Array(4) }] }),
+      'attention.maps[0].kind must be one of encoder_self, decoder_self, cross',
+    ],
     [attention({ maps: [enc(3)] }), 'attention.maps[0].shape[2] must be 2 (srcTokens.length), got 3'],
-    [attention({ maps: [{ kind: 'cross', shape: [1, 1, 1, 3], weights: new Float32Array(3) }] }), 'attention.maps[0].shape[3] must be 2 (srcTokens.length), got 3'],
-    [attention({ maps: [{ kind: 'encoder_self', shape: [1, 2, 2, 2], weights: new Float32Array(4) }] }), 'attention.maps[0].weights must hold 8 values (shape 1×2×2×2), got 4'],
-    [attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2], weights: new Float32Array(4) }] }), 'attention.maps[0].shape must be an array of 4 dimensions, got 3'],
-    [attention({ maps: [{ kind: 'encoder_self', shape: [1, 0, 2, 2], weights: new Float32Array(0) }] }), 'attention.maps[0].shape[1] must be a positive integer, got 0'],
-    [attention({ maps: [enc(2, new Float32Array([0.5, Number.NaN, 0.5, 0.5]))] }), 'attention.maps[0].weights[1] must be finite, got NaN'],
+    [
+      attention({ maps: [{ kind: 'cross', shape: [1, 1, 1, 3], weights: new Float32Array(3) }] }),
+      'attention.maps[0].shape[3] must be 2 (srcTokens.length), got 3',
+    ],
+    [
+      attention({ maps: [{ kind: 'encoder_self', shape: [1, 2, 2, 2], weights: new Float32Array(4) }] }),
+      'attention.maps[0].weights must hold 8 values (shape 1×2×2×2), got 4',
+    ],
+    [
+      attention({ maps: [{ kind: 'encoder_self', shape: [1, 1, 2], weights: new Float32Array(4) }] }),
+      'attention.maps[0].shape must be an array of 4 dimensions, got 3',
+    ],
+    [
+      attention({ maps: [{ kind: 'encoder_self', shape: [1, 0, 2, 2], weights: new Float32Array(0) }] }),
+      'attention.maps[0].shape[1] must be a positive integer, got 0',
+    ],
+    [
+      attention({ maps: [enc(2, new Float32Array([0.5, Number.NaN, 0.5, 0.5]))] }),
+      'attention.maps[0].weights[1] must be finite, got NaN',
+    ],
     [attention({ maps: [enc(2), enc(2)] }), 'attention.maps[1].kind encoder_self appears twice'],
     [attention({ srcTokens: ['a', 2] }), 'attention.srcTokens[1] must be a string, got number'],
-    [{ type: 'positional', v, shape: [2, 3], values: new Float32Array(5) }, 'positional.values must hold 6 values (shape 2×3), got 5'],
-    [{ type: 'snapshots', v, items: [{ step: 1, srcTokens: [], tgtTokens: [], maps: 'x' }] }, 'snapshots.items[0].maps must be an array, got string'],
-    [{ type: 'state', v, state: { panel: 'attention', attention: null, selected: { kind: 'cross', layer: -1, head: 0 } } }, 'state.state.selected.layer must be a non-negative integer, got -1'],
-    [{ type: 'state', v, state: { panel: 'sidebar' } }, 'state.state.panel must be one of dashboard, attention, head, positional'],
-    [{ type: 'schedule', v, totalSteps: 0, warmupSteps: 4, dModel: 8, points: [] }, 'schedule.totalSteps must be a positive integer, got 0'],
+    [
+      { type: 'positional', v, shape: [2, 3], values: new Float32Array(5) },
+      'positional.values must hold 6 values (shape 2×3), got 5',
+    ],
+    [
+      { type: 'snapshots', v, items: [{ step: 1, srcTokens: [], tgtTokens: [], maps: 'x' }] },
+      'snapshots.items[0].maps must be an array, got string',
+    ],
+    [
+      {
+        type: 'state',
+        v,
+        state: { panel: 'attention', attention: null, selected: { kind: 'cross', layer: -1, head: 0 } },
+      },
+      'state.state.selected.layer must be a non-negative integer, got -1',
+    ],
+    [
+      { type: 'state', v, state: { panel: 'sidebar' } },
+      'state.state.panel must be one of dashboard, attention, head, positional',
+    ],
+    [
+      { type: 'schedule', v, totalSteps: 0, warmupSteps: 4, dModel: 8, points: [] },
+      'schedule.totalSteps must be a positive integer, got 0',
+    ],
   ];
   for (const [m, want] of cases) {
     const why = checkToWebview(m);
-    assert.ok(why?.includes(want), `${JSON.stringify(m, (_, x) => (x instanceof Float32Array ? `F32[${x.length}]` : x))}\n  got:  ${why}\n  want: ${want}`);
+    assert.ok(
+      why?.includes(want),
+      `${JSON.stringify(m, (_, x) => (x instanceof Float32Array ? `F32[${x.length}]` : x))}\n  got:  ${why}\n  want: ${want}`,
+    );
   }
 });
 
 test('malformed webview messages are rejected with the field named', () => {
   const cases: [unknown, string][] = [
-    [{ type: 'openHead', v, kind: 'cross', layer: 1.5, head: 0 }, 'openHead.layer must be a non-negative integer, got 1.5'],
+    [
+      { type: 'openHead', v, kind: 'cross', layer: 1.5, head: 0 },
+      'openHead.layer must be a non-negative integer, got 1.5',
+    ],
     [{ type: 'openHead', v, kind: 'cross', layer: 1 }, 'openHead.head must be a non-negative integer'],
     [{ type: 'ready', v, panel: 'sidebar' }, 'ready.panel must be one of'],
-    [{ type: 'export', v, format: 'gif', name: 'a.gif', dataUrl: 'data:,' }, 'export.format must be one of png, svg, csv, json'],
+    [
+      { type: 'export', v, format: 'gif', name: 'a.gif', dataUrl: 'data:,' },
+      'export.format must be one of png, svg, csv, json',
+    ],
     [{ type: 'export', v, format: 'png', name: 'a.png' }, 'export.dataUrl must be a data: URL for format png'],
-    [{ type: 'export', v, format: 'png', name: 'a.png', dataUrl: 'https://example.com/x.png' }, 'export.dataUrl must start with data:'],
+    [
+      { type: 'export', v, format: 'png', name: 'a.png', dataUrl: 'https://example.com/x.png' },
+      'export.dataUrl must start with data:',
+    ],
     [{ type: 'export', v, format: 'csv', name: 'a.csv' }, 'export.text must be a string for format csv'],
-    [{ type: 'export', v, format: 'csv', name: '../../etc/passwd', text: '' }, 'export.name must be a file name without folders'],
+    [
+      { type: 'export', v, format: 'csv', name: '../../etc/passwd', text: '' },
+      'export.name must be a file name without folders',
+    ],
     [{ type: 'error', v, message: 42 }, 'error.message must be a string, got number'],
     [{ type: 'ready', v: '1', panel: 'head' }, 'ready.v must be protocol version 1, got "1"'],
   ];
@@ -70,10 +174,19 @@ test('malformed webview messages are rejected with the field named', () => {
 });
 
 test('restored webview state is validated', () => {
-  assert.equal(checkPersistedState({ v, panel: 'head', head: { kind: 'decoder_self', layer: 0, head: 3 }, snapshotStep: 100 }, 'head'), undefined);
+  assert.equal(
+    checkPersistedState(
+      { v, panel: 'head', head: { kind: 'decoder_self', layer: 0, head: 3 }, snapshotStep: 100 },
+      'head',
+    ),
+    undefined,
+  );
   assert.equal(checkPersistedState({ v, panel: 'attention' }, 'attention'), undefined);
   assert.match(checkPersistedState({ v, panel: 'attention' }, 'head')!, /state\.panel must be one of head/);
   assert.match(checkPersistedState({ v: 0, panel: 'head' }, 'head')!, /state\.v must be protocol version 1, got 0/);
-  assert.match(checkPersistedState({ v, panel: 'head', head: { kind: 'x', layer: 0, head: 0 } }, 'head')!, /state\.head\.kind must be one of/);
+  assert.match(
+    checkPersistedState({ v, panel: 'head', head: { kind: 'x', layer: 0, head: 0 } }, 'head')!,
+    /state\.head\.kind must be one of/,
+  );
   assert.match(checkPersistedState('junk', 'head')!, /state must be an object, got string/);
 });

@@ -43,7 +43,13 @@ export function headMap(p: AttentionPayload, ref: HeadRef): HeadMap | undefined 
  * covers a block of output cells (nearest neighbour). Input cell (r, c) owns the output cells
  * whose centres fall inside it.
  */
-export function poolMax(src: ArrayLike<number>, rows: number, cols: number, outRows: number, outCols: number): Float32Array {
+export function poolMax(
+  src: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  outRows: number,
+  outCols: number,
+): Float32Array {
   const out = new Float32Array(outRows * outCols);
   const colStart = new Int32Array(outCols);
   const colEnd = new Int32Array(outCols);

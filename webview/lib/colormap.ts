@@ -29,7 +29,11 @@ export function viridis(t: number): Rgb {
   const f = pos - i;
   const a = VIRIDIS_STOPS[i];
   const b = VIRIDIS_STOPS[i + 1];
-  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
+  return [
+    Math.round(a[0] + (b[0] - a[0]) * f),
+    Math.round(a[1] + (b[1] - a[1]) * f),
+    Math.round(a[2] + (b[2] - a[2]) * f),
+  ];
 }
 
 /** A 256-entry RGBA lookup table of the map, for filling ImageData quickly. */
@@ -51,7 +55,12 @@ export function plotlyColorscale(): [number, string][] {
  * Colours `values` (row-major, width × height) into RGBA pixels: value/vmax through the lookup
  * table (vmax ≤ 0 treated as 1). Writes into `out` when given (ImageData.data).
  */
-export function colorize(values: ArrayLike<number>, vmax: number, lut: Uint8ClampedArray, out?: Uint8ClampedArray): Uint8ClampedArray {
+export function colorize(
+  values: ArrayLike<number>,
+  vmax: number,
+  lut: Uint8ClampedArray,
+  out?: Uint8ClampedArray,
+): Uint8ClampedArray {
   const px = out ?? new Uint8ClampedArray(values.length * 4);
   const scale = 255 / (vmax > 0 ? vmax : 1);
   for (let i = 0; i < values.length; i++) {

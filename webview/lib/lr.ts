@@ -18,8 +18,14 @@ export interface LrTraces {
   xRange: [number, number] | undefined;
 }
 
-export function assembleLr(points: readonly SchedulePoint[], rows: readonly MetricRow[], maxPoints = DISPLAY_POINTS): LrTraces {
-  const sorted = [...points].filter((p) => Number.isFinite(p.step) && Number.isFinite(p.lr)).sort((a, b) => a.step - b.step);
+export function assembleLr(
+  points: readonly SchedulePoint[],
+  rows: readonly MetricRow[],
+  maxPoints = DISPLAY_POINTS,
+): LrTraces {
+  const sorted = [...points]
+    .filter((p) => Number.isFinite(p.step) && Number.isFinite(p.lr))
+    .sort((a, b) => a.step - b.step);
   const px: number[] = [];
   const py: number[] = [];
   for (const p of sorted) {

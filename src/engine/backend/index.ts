@@ -14,7 +14,9 @@ export type BackendName = (typeof BACKENDS)[number];
 export const BACKEND_ENV = 'ATTENTION_DEBUGGER_BACKEND';
 
 // Kept out of tsc's and esbuild's reach so that ESM-only packages (webgpu) load from CommonJS.
-const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<Record<string, unknown>>;
+const importEsm = new Function('specifier', 'return import(specifier)') as (
+  s: string,
+) => Promise<Record<string, unknown>>;
 
 const loaded = new Map<BackendName, string | null>(); // backend → null when registered, else why it failed
 
@@ -23,12 +25,21 @@ const loaded = new Map<BackendName, string | null>(); // backend → null when r
 let softwareAdapter: string | null = null;
 
 async function loadWebgpu(): Promise<void> {
-  const webgpu = (await importEsm('webgpu')) as { create(flags: string[]): { requestAdapter(): Promise<unknown> }; globals: object };
+  const webgpu = (await importEsm('webgpu')) as {
+    create(flags: string[]): { requestAdapter(): Promise<unknown> };
+    globals: object;
+  };
   Object.assign(globalThis, webgpu.globals);
   const gpu = webgpu.create([]);
-  const adapter = (await gpu.requestAdapter()) as { info?: { isFallbackAdapter?: boolean; architecture?: string; description?: string } } | null;
-  if (adapter?.info?.isFallbackAdapter || adapter?.info?.architecture === 'software') softwareAdapter = adapter.info.description ?? 'software adapter';
-  if (!adapter) throw new Error('Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)');
+  const adapter = (await gpu.requestAdapter()) as {
+    info?: { isFallbackAdapter?: boolean; architecture?: string; description?: string };
+  } | null;
+  if (adapter?.info?.isFallbackAdapter || adapter?.info?.architecture === 'software')
+    softwareAdapter = adapter.info.description ?? 'software adapter';
+  if (!adapter)
+    throw new Error(
+      'Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)',
+    );
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   require('@tensorflow/tfjs-backend-webgpu');
 }
@@ -49,7 +60,10 @@ async function loadTensorflow(): Promise<void> {
 
 async function loadWasm(): Promise<void> {
   const wasm = require('@tensorflow/tfjs-backend-wasm') as typeof import('@tensorflow/tfjs-backend-wasm');
-  const dir = require('node:path').join(require('node:path').dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist');
+  const dir = require('node:path').join(
+    require('node:path').dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')),
+    'dist',
+  );
   wasm.setWasmPaths(`${dir}/`);
   registerWasmFixes();
   registerNativeKernels(); // over the fixed kernels, which stay their fallbacks
@@ -108,7 +122,8 @@ export async function initBackend(requested?: string, order: readonly BackendNam
   const reasons: string[] = [];
   for (const name of order) {
     let why = await tryBackend(name);
-    if (!why && name === 'webgpu' && softwareAdapter) why = `only a software adapter (${softwareAdapter}); force it with --backend webgpu`;
+    if (!why && name === 'webgpu' && softwareAdapter)
+      why = `only a software adapter (${softwareAdapter}); force it with --backend webgpu`;
     if (!why) return name;
     reasons.push(`${name}: ${why}`);
   }
@@ -128,7 +143,9 @@ export async function availableBackends(): Promise<BackendName[]> {
 export function matMulDetail(name: string = tf.getBackend()): string {
   if (name !== 'wasm') return `${name} kernels`;
   const status = nativeBlasStatus();
-  return status.startsWith('lib') ? `OpenBLAS, and native kernels for sum, gather, loss and Adam (${status})` : `XNNPACK on wasm, 1 thread (native kernels ${status})`;
+  return status.startsWith('lib')
+    ? `OpenBLAS, and native kernels for sum, gather, loss and Adam (${status})`
+    : `XNNPACK on wasm, 1 thread (native kernels ${status})`;
 }
 
 /** The active backend's name. */

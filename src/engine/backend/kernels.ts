@@ -21,7 +21,12 @@ const LAYERS = Symbol.for('attention-debugger.kernel-layers');
 type Layered = KernelFunc & { [LAYERS]?: ReadonlySet<string> };
 
 /** Replaces `kernelName` on `backendName` with make(the current one), once per `layer`. */
-export function overrideKernel(kernelName: string, backendName: string, layer: string, make: (inner: KernelFunc) => KernelFunc): void {
+export function overrideKernel(
+  kernelName: string,
+  backendName: string,
+  layer: string,
+  make: (inner: KernelFunc) => KernelFunc,
+): void {
   const kernel = tf.getKernel(kernelName, backendName);
   if (!kernel) throw new Error(`tfjs-backend-${backendName} has no ${kernelName} kernel: unexpected tfjs version`);
   const below = (kernel.kernelFunc as Layered)[LAYERS] ?? new Set<string>();

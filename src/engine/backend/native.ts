@@ -21,7 +21,19 @@ export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
 export const BLAS_THREADS_ENV = 'ATTENTION_DEBUGGER_BLAS_THREADS';
 
 interface BlasAddon extends OpsAddon {
-  matmul(a: Float32Array, b: Float32Array, c: Float32Array, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean, strideA: number, strideB: number): void;
+  matmul(
+    a: Float32Array,
+    b: Float32Array,
+    c: Float32Array,
+    batch: number,
+    m: number,
+    n: number,
+    k: number,
+    transA: boolean,
+    transB: boolean,
+    strideA: number,
+    strideB: number,
+  ): void;
   info(): { library: string; config: string; threads: number };
   setThreads(n: number): void;
 }
@@ -32,7 +44,8 @@ let status = 'not loaded';
 /** dist/native/blas.node, found from the running bundle (dist/, out/test/…) upwards. */
 function addonPath(): string | undefined {
   for (let dir = __dirname, i = 0; i < 6; dir = dirname(dir), i++) {
-    for (const p of [join(dir, 'native', 'blas.node'), join(dir, 'dist', 'native', 'blas.node')]) if (existsSync(p)) return p;
+    for (const p of [join(dir, 'native', 'blas.node'), join(dir, 'dist', 'native', 'blas.node')])
+      if (existsSync(p)) return p;
   }
   return undefined;
 }
@@ -56,7 +69,8 @@ function loadAddon(): BlasAddon | null {
     const threads = process.env[BLAS_THREADS_ENV];
     if (threads) {
       const n = Number(threads);
-      if (!Number.isInteger(n) || n < 1) throw new Error(`${BLAS_THREADS_ENV} must be a positive integer, got "${threads}"`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`${BLAS_THREADS_ENV} must be a positive integer, got "${threads}"`);
       addon.setThreads(n);
     }
     const i = addon.info();
@@ -81,7 +95,8 @@ function nativeBatchMatMul(blas: BlasAddon, fallback: KernelFunc): KernelFunc {
   return (args) => {
     const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
     const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
-    if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return fallback(args);
+    if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2)
+      return fallback(args);
     const ra = a.shape.length;
     const rb = b.shape.length;
     const [m, k] = transposeA ? [a.shape[ra - 1], a.shape[ra - 2]] : [a.shape[ra - 2], a.shape[ra - 1]];
@@ -104,7 +119,19 @@ function nativeBatchMatMul(blas: BlasAddon, fallback: KernelFunc): KernelFunc {
     const c = backend.typedArrayFromHeap(out) as Float32Array;
     const av = backend.typedArrayFromHeap(a) as Float32Array;
     const bv = backend.typedArrayFromHeap(b) as Float32Array;
-    blas.matmul(av, bv, c, product(outer), m, n, k, transposeA, transposeB, batchA === 1 ? 0 : m * k, batchB === 1 ? 0 : k * n);
+    blas.matmul(
+      av,
+      bv,
+      c,
+      product(outer),
+      m,
+      n,
+      k,
+      transposeA,
+      transposeB,
+      batchA === 1 ? 0 : m * k,
+      batchB === 1 ? 0 : k * n,
+    );
     return out;
   };
 }

@@ -18,8 +18,36 @@ export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
 export interface OpsAddon {
   sum(x: Float32Array, out: Float32Array, outer: number, mid: number, inner: number): void;
   gatherRows(table: Float32Array, ids: Int32Array, out: Float32Array, width: number): void;
-  smoothedXent(logits: Float32Array, targets: Int32Array, rowLoss: Float32Array, rowNll: Float32Array, grad: Float32Array, pad: number, confidence: number, spread: number, entropy: number, scale: number, n: number, v: number): void;
-  adam(p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array, pOut: Float32Array, mOut: Float32Array, vOut: Float32Array, lr: number, beta1: number, beta2: number, epsilon: number, c1: number, c2: number, size: number): void;
+  smoothedXent(
+    logits: Float32Array,
+    targets: Int32Array,
+    rowLoss: Float32Array,
+    rowNll: Float32Array,
+    grad: Float32Array,
+    pad: number,
+    confidence: number,
+    spread: number,
+    entropy: number,
+    scale: number,
+    n: number,
+    v: number,
+  ): void;
+  adam(
+    p: Float32Array,
+    g: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
+    pOut: Float32Array,
+    mOut: Float32Array,
+    vOut: Float32Array,
+    lr: number,
+    beta1: number,
+    beta2: number,
+    epsilon: number,
+    c1: number,
+    c2: number,
+    size: number,
+  ): void;
 }
 
 /** Sum: x [outer, mid, inner] summed over mid, when the reduced axes are one contiguous block. */
@@ -33,10 +61,18 @@ function sum(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
     const first = axes[0];
     const last = axes[axes.length - 1];
     const backend = args.backend as WasmBackend;
-    const shape = keepDims ? x.shape.map((d, i) => (i >= first && i <= last ? 1 : d)) : x.shape.filter((_, i) => i < first || i > last);
+    const shape = keepDims
+      ? x.shape.map((d, i) => (i >= first && i <= last ? 1 : d))
+      : x.shape.filter((_, i) => i < first || i > last);
     const out = backend.makeOutput(shape, 'float32');
     const y = backend.typedArrayFromHeap(out) as Float32Array; // views after makeOutput (the heap may grow)
-    ops.sum(backend.typedArrayFromHeap(x) as Float32Array, y, product(x.shape.slice(0, first)), product(x.shape.slice(first, last + 1)), product(x.shape.slice(last + 1)));
+    ops.sum(
+      backend.typedArrayFromHeap(x) as Float32Array,
+      y,
+      product(x.shape.slice(0, first)),
+      product(x.shape.slice(first, last + 1)),
+      product(x.shape.slice(last + 1)),
+    );
     return out;
   };
 }
@@ -46,7 +82,8 @@ function gatherRows(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
   return (args) => {
     const { x, indices } = args.inputs as { x: tf.TensorInfo; indices: tf.TensorInfo };
     const { axis, batchDims } = args.attrs as { axis: number; batchDims: number };
-    if (x.dtype !== 'float32' || indices.dtype !== 'int32' || x.shape.length === 0 || (batchDims ?? 0) !== 0) return fallback(args);
+    if (x.dtype !== 'float32' || indices.dtype !== 'int32' || x.shape.length === 0 || (batchDims ?? 0) !== 0)
+      return fallback(args);
     if (tf.util.parseAxisParam(axis, x.shape)[0] !== 0) return fallback(args);
     const backend = args.backend as WasmBackend;
     const ids = backend.typedArrayFromHeap(indices) as Int32Array;
@@ -54,7 +91,12 @@ function gatherRows(ops: OpsAddon, fallback: KernelFunc): KernelFunc {
     for (let i = 0; i < ids.length; i++) if (ids[i] < 0 || ids[i] >= rows) return fallback(args); // tfjs's own error
     const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], 'float32');
     const y = backend.typedArrayFromHeap(out) as Float32Array;
-    ops.gatherRows(backend.typedArrayFromHeap(x) as Float32Array, backend.typedArrayFromHeap(indices) as Int32Array, y, product(x.shape.slice(1)));
+    ops.gatherRows(
+      backend.typedArrayFromHeap(x) as Float32Array,
+      backend.typedArrayFromHeap(indices) as Int32Array,
+      y,
+      product(x.shape.slice(1)),
+    );
     return out;
   };
 }
@@ -77,7 +119,20 @@ function smoothedCrossEntropy(ops: OpsAddon): KernelFunc {
     const rowNll = b.makeOutput([n], 'float32');
     const grad = b.makeOutput([n, v], 'float32');
     const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
-    ops.smoothedXent(f(logits), b.typedArrayFromHeap(targets) as Int32Array, f(rowLoss), f(rowNll), f(grad), a.padId, a.confidence, a.spread, a.entropy, a.scale, n, v);
+    ops.smoothedXent(
+      f(logits),
+      b.typedArrayFromHeap(targets) as Int32Array,
+      f(rowLoss),
+      f(rowNll),
+      f(grad),
+      a.padId,
+      a.confidence,
+      a.spread,
+      a.entropy,
+      a.scale,
+      n,
+      v,
+    );
     return [rowLoss, rowNll, grad];
   };
 }
@@ -90,7 +145,22 @@ function adamUpdate(ops: OpsAddon): KernelFunc {
     const b = backend as WasmBackend;
     const outs = [p, m, v].map((t) => b.makeOutput(t.shape, 'float32'));
     const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
-    ops.adam(f(p), f(g), f(m), f(v), f(outs[0]), f(outs[1]), f(outs[2]), a.lr, a.beta1, a.beta2, a.epsilon, a.c1, a.c2, product(p.shape));
+    ops.adam(
+      f(p),
+      f(g),
+      f(m),
+      f(v),
+      f(outs[0]),
+      f(outs[1]),
+      f(outs[2]),
+      a.lr,
+      a.beta1,
+      a.beta2,
+      a.epsilon,
+      a.c1,
+      a.c2,
+      product(p.shape),
+    );
     return outs;
   };
 }

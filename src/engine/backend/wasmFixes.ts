@@ -41,7 +41,12 @@ const unsortedSegmentSum: KernelFunc = ({ inputs, backend, attrs }) => {
 function floatOneHot(inner: KernelFunc): KernelFunc {
   return (args) => {
     const { indices } = args.inputs as { indices: tf.TensorInfo };
-    const { dtype, depth, onValue, offValue } = args.attrs as { dtype: tf.DataType; depth: number; onValue: number; offValue: number };
+    const { dtype, depth, onValue, offValue } = args.attrs as {
+      dtype: tf.DataType;
+      depth: number;
+      onValue: number;
+      offValue: number;
+    };
     if (dtype !== 'float32') return inner(args);
     const wasm = args.backend as WasmBackend;
     const out = wasm.makeOutput([...indices.shape, depth], 'float32');
@@ -80,5 +85,8 @@ export function registerWasmFixes(): void {
   overrideKernel('OneHot', 'wasm', 'float-one-hot', floatOneHot);
   const transpose = tf.getKernel('Transpose', 'wasm');
   if (!transpose) throw new Error('tfjs-backend-wasm has no Transpose kernel: unexpected tfjs version');
-  for (const kernelName of ['BatchMatMul', '_FusedMatMul']) overrideKernel(kernelName, 'wasm', 'no-transpose-flags', (inner) => withoutTransposeFlags(inner, transpose.kernelFunc));
+  for (const kernelName of ['BatchMatMul', '_FusedMatMul'])
+    overrideKernel(kernelName, 'wasm', 'no-transpose-flags', (inner) =>
+      withoutTransposeFlags(inner, transpose.kernelFunc),
+    );
 }

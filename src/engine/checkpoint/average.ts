@@ -9,9 +9,17 @@ export function averageCheckpoints(paths: string[]): Map<string, NamedTensor> {
     const tensors = readSafetensors(path).tensors;
     for (const [name, acc] of sum) {
       const t = tensors.get(name);
-      if (!t || t.shape.join(',') !== acc.shape.join(',')) throw new Error(`${path}: tensor "${name}" ${t ? `has shape [${t.shape}], ${paths[0]} has [${acc.shape}]` : 'is missing'}`);
+      if (!t || t.shape.join(',') !== acc.shape.join(','))
+        throw new Error(
+          `${path}: tensor "${name}" ${t ? `has shape [${t.shape}], ${paths[0]} has [${acc.shape}]` : 'is missing'}`,
+        );
       for (let i = 0; i < t.data.length; i++) acc.data[i] += t.data[i];
     }
   }
-  return new Map([...sum].map(([name, acc]) => [name, { shape: acc.shape, data: Float32Array.from(acc.data, (x) => x / paths.length) }]));
+  return new Map(
+    [...sum].map(([name, acc]) => [
+      name,
+      { shape: acc.shape, data: Float32Array.from(acc.data, (x) => x / paths.length) },
+    ]),
+  );
 }

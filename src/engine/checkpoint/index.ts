@@ -15,7 +15,9 @@ export function readConfig(path: string): TransformerConfig {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`);
+    throw new Error(
+      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`,
+    );
   }
   return validateConfig(raw, path);
 }
@@ -29,7 +31,10 @@ function stepOf(name: string): number {
 export function listCheckpoints(runDir: string): { step: number; path: string }[] {
   const dir = join(runDir, 'checkpoints');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).map((f) => ({ step: stepOf(f), path: join(dir, f) })).filter((c) => c.step >= 0).sort((a, b) => a.step - b.step);
+  return readdirSync(dir)
+    .map((f) => ({ step: stepOf(f), path: join(dir, f) }))
+    .filter((c) => c.step >= 0)
+    .sort((a, b) => a.step - b.step);
 }
 
 /**
@@ -52,7 +57,11 @@ export function resolveCheckpoint(path: string): { configPath: string; weightsPa
 }
 
 /** Checks the file's tensors against the config and makes Variables; errors name tensor and shape. */
-export function paramsFromTensors(config: TransformerConfig, tensors: Map<string, NamedTensor>, source: string): Params {
+export function paramsFromTensors(
+  config: TransformerConfig,
+  tensors: Map<string, NamedTensor>,
+  source: string,
+): Params {
   const specs = parameterSpecs(config);
   const problems: string[] = [];
   for (const spec of specs) {
@@ -66,7 +75,10 @@ export function paramsFromTensors(config: TransformerConfig, tensors: Map<string
   }
   const known = new Set(specs.map((s) => s.name));
   const extra = [...tensors.keys()].filter((n) => !known.has(n));
-  if (extra.length) problems.push(`unexpected tensors for this config: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', …' : ''}`);
+  if (extra.length)
+    problems.push(
+      `unexpected tensors for this config: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', …' : ''}`,
+    );
   if (problems.length) throw new Error(`${source}: does not match its config.json:\n  ${problems.join('\n  ')}`);
   const params: Params = new Map();
   const prefix = variablePrefix();
@@ -76,7 +88,10 @@ export function paramsFromTensors(config: TransformerConfig, tensors: Map<string
       continue;
     }
     const t = tensors.get(spec.name)!;
-    params.set(spec.name, tf.tidy(() => tf.variable(tf.tensor(t.data, t.shape), true, prefix + spec.name)));
+    params.set(
+      spec.name,
+      tf.tidy(() => tf.variable(tf.tensor(t.data, t.shape), true, prefix + spec.name)),
+    );
   }
   return params;
 }
@@ -96,7 +111,15 @@ export async function tensorsOf(params: Params): Promise<Map<string, NamedTensor
 }
 
 /** Writes the weights (atomically) and, when `configPath` is given, config.json beside them. */
-export async function saveCheckpoint(model: Transformer, weightsPath: string, configPath?: string, extraConfig: object = {}): Promise<void> {
+export async function saveCheckpoint(
+  model: Transformer,
+  weightsPath: string,
+  configPath?: string,
+  extraConfig: object = {},
+): Promise<void> {
   writeSafetensors(weightsPath, await tensorsOf(model.params));
-  if (configPath) writeFileAtomic(configPath, [Buffer.from(`${JSON.stringify({ ...modelFields(model.config), ...extraConfig }, null, 2)}\n`)]);
+  if (configPath)
+    writeFileAtomic(configPath, [
+      Buffer.from(`${JSON.stringify({ ...modelFields(model.config), ...extraConfig }, null, 2)}\n`),
+    ]);
 }

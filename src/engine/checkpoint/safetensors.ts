@@ -28,10 +28,18 @@ function toFloat32(bytes: Buffer, dtype: string, count: number): Float32Array {
   const out = new Float32Array(count);
   for (let i = 0; i < count; i++) {
     switch (dtype) {
-      case 'F32': out[i] = bytes.readFloatLE(i * 4); break;
-      case 'F64': out[i] = bytes.readDoubleLE(i * 8); break;
-      case 'F16': out[i] = halfToFloat(bytes.readUInt16LE(i * 2)); break;
-      case 'BF16': out[i] = new Float32Array(new Uint32Array([bytes.readUInt16LE(i * 2) << 16]).buffer)[0]; break;
+      case 'F32':
+        out[i] = bytes.readFloatLE(i * 4);
+        break;
+      case 'F64':
+        out[i] = bytes.readDoubleLE(i * 8);
+        break;
+      case 'F16':
+        out[i] = halfToFloat(bytes.readUInt16LE(i * 2));
+        break;
+      case 'BF16':
+        out[i] = new Float32Array(new Uint32Array([bytes.readUInt16LE(i * 2) << 16]).buffer)[0];
+        break;
     }
   }
   return out;
@@ -45,7 +53,8 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
   };
   if (buf.length < 8) fail(`${buf.length} bytes: too short for a safetensors file (truncated?)`);
   const n = Number(buf.readBigUInt64LE(0));
-  if (n > MAX_HEADER || 8 + n > buf.length) fail(`header length ${n} runs past the end of the file (${buf.length} bytes): truncated or not safetensors`);
+  if (n > MAX_HEADER || 8 + n > buf.length)
+    fail(`header length ${n} runs past the end of the file (${buf.length} bytes): truncated or not safetensors`);
   let header: Record<string, unknown>;
   try {
     header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
@@ -63,17 +72,25 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
     }
     const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     const where = `tensor "${name}"`;
-    if (typeof e.dtype !== 'string' || !(e.dtype in BYTES)) fail(`${where}: dtype ${JSON.stringify(e.dtype)} is not one of ${Object.keys(BYTES).join(', ')}`);
-    if (!Array.isArray(e.shape) || !e.shape.every((s) => Number.isInteger(s) && s >= 0)) fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
+    if (typeof e.dtype !== 'string' || !(e.dtype in BYTES))
+      fail(`${where}: dtype ${JSON.stringify(e.dtype)} is not one of ${Object.keys(BYTES).join(', ')}`);
+    if (!Array.isArray(e.shape) || !e.shape.every((s) => Number.isInteger(s) && s >= 0))
+      fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
     const offsets = e.data_offsets as number[];
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(Number.isInteger)) fail(`${where}: bad data_offsets ${JSON.stringify(e.data_offsets)}`);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(Number.isInteger))
+      fail(`${where}: bad data_offsets ${JSON.stringify(e.data_offsets)}`);
     const shape = e.shape as number[];
     const count = shape.reduce((a, b) => a * b, 1);
     const [begin, end] = offsets;
     const width = BYTES[e.dtype as string];
-    if (end - begin !== count * width) fail(`${where}: shape [${shape}] of ${e.dtype} needs ${count * width} bytes, data_offsets span ${end - begin}`);
-    if (begin < 0 || end > dataLen) fail(`${where}: data [${begin}, ${end}) runs past the end of the data (${dataLen} bytes): truncated file`);
-    tensors.set(name, { shape, data: toFloat32(buf.subarray(dataStart + begin, dataStart + end), e.dtype as string, count) });
+    if (end - begin !== count * width)
+      fail(`${where}: shape [${shape}] of ${e.dtype} needs ${count * width} bytes, data_offsets span ${end - begin}`);
+    if (begin < 0 || end > dataLen)
+      fail(`${where}: data [${begin}, ${end}) runs past the end of the data (${dataLen} bytes): truncated file`);
+    tensors.set(name, {
+      shape,
+      data: toFloat32(buf.subarray(dataStart + begin, dataStart + end), e.dtype as string, count),
+    });
   }
   return { tensors, metadata };
 }
@@ -95,12 +112,17 @@ export function writeFileAtomic(path: string, chunks: Uint8Array[]): void {
 }
 
 /** Writes float32 tensors as safetensors, atomically. Names keep the given order. */
-export function writeSafetensors(path: string, tensors: Map<string, NamedTensor>, metadata: Record<string, string> = {}): void {
+export function writeSafetensors(
+  path: string,
+  tensors: Map<string, NamedTensor>,
+  metadata: Record<string, string> = {},
+): void {
   const header: Record<string, unknown> = { __metadata__: { format: 'pt', ...metadata } };
   let offset = 0;
   for (const [name, t] of tensors) {
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) throw new Error(`tensor "${name}": shape [${t.shape}] does not match ${t.data.length} values`);
+    if (count !== t.data.length)
+      throw new Error(`tensor "${name}": shape [${t.shape}] does not match ${t.data.length} values`);
     header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + count * 4] };
     offset += count * 4;
   }

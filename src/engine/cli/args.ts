@@ -26,7 +26,8 @@ export function parseArgs(argv: string[], specs: Record<string, OptionSpec>, com
       options[name] = true;
     } else {
       const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${command}: --${name} needs a value`);
+      if (value === undefined || (eq < 0 && value.startsWith('--')))
+        throw new UsageError(`${command}: --${name} needs a value`);
       options[name] = value;
     }
   }
@@ -36,7 +37,8 @@ export function parseArgs(argv: string[], specs: Record<string, OptionSpec>, com
 /** "5,6,7" → [5, 6, 7], with an error that names the option. */
 export function parseIds(value: string, option: string): number[] {
   const ids = value.split(',').map((s) => s.trim());
-  if (ids.some((s) => !/^\d+$/.test(s))) throw new UsageError(`--${option}: expected comma-separated token ids, got "${value}"`);
+  if (ids.some((s) => !/^\d+$/.test(s)))
+    throw new UsageError(`--${option}: expected comma-separated token ids, got "${value}"`);
   return ids.map(Number);
 }
 
@@ -44,7 +46,12 @@ export function parseIds(value: string, option: string): number[] {
  * Parses a command's arguments; with --help (added to every command) prints its usage and
  * returns null, so the caller returns 0.
  */
-export function parseCommand(argv: string[], command: string, summary: string, specs: Record<string, OptionSpec>): Parsed['options'] | null {
+export function parseCommand(
+  argv: string[],
+  command: string,
+  summary: string,
+  specs: Record<string, OptionSpec>,
+): Parsed['options'] | null {
   const all: Record<string, OptionSpec> = { ...specs, help: { type: 'boolean', help: 'show this help' } };
   const { options } = parseArgs(argv, all, command);
   if (!options.help) return options;
@@ -53,12 +60,20 @@ export function parseCommand(argv: string[], command: string, summary: string, s
 }
 
 export function usage(command: string, summary: string, specs: Record<string, OptionSpec>): string {
-  const lines = Object.entries(specs).map(([name, s]) => `  --${name}${s.type === 'string' ? ' VALUE' : ''}`.padEnd(28) + s.help);
+  const lines = Object.entries(specs).map(
+    ([name, s]) => `  --${name}${s.type === 'string' ? ' VALUE' : ''}`.padEnd(28) + s.help,
+  );
   return `usage: attention-debugger ${command} [options]\n${summary}\n\n${lines.join('\n')}\n`;
 }
 
 /** A numeric option, or its default; an error names the option when the value fails `check`. */
-export function numberOption(value: string | boolean | undefined, name: string, fallback: number, check: (n: number) => boolean, expected: string): number {
+export function numberOption(
+  value: string | boolean | undefined,
+  name: string,
+  fallback: number,
+  check: (n: number) => boolean,
+  expected: string,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (typeof value !== 'string' || !check(n)) throw new UsageError(`--${name}: expected ${expected}, got "${value}"`);

@@ -17,7 +17,8 @@ const specs: Record<string, OptionSpec> = {
   json: { type: 'boolean', help: 'print one JSON object (the only output format so far)' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
 };
-const SUMMARY = 'Prints encoder_self [L][H][S][S], decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
+const SUMMARY =
+  'Prints encoder_self [L][H][S][S], decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
 
 export async function attentionCommand(argv: string[]): Promise<number> {
   const options = parseCommand(argv, 'attention', SUMMARY, specs);
@@ -26,13 +27,16 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   let tgt: number[];
   let labels: { src_tokens: string[]; tgt_tokens: string[] } | undefined;
   if (options.run) {
-    if (options.src === undefined || options.tgt === undefined) throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
+    if (options.src === undefined || options.tgt === undefined)
+      throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
     const vocab = loadVocabulary(new RunDir(options.run as string).vocabPath);
     src = [...vocab.encode(options.src as string), EOS];
     tgt = [BOS, ...vocab.encode(options.tgt as string)];
     labels = { src_tokens: vocab.tokens(src), tgt_tokens: vocab.tokens(tgt) };
   } else {
-    for (const required of ['checkpoint', 'src-ids', 'tgt-ids']) if (!options[required]) throw new UsageError(`attention: --${required} is required (or --run with --src and --tgt)`);
+    for (const required of ['checkpoint', 'src-ids', 'tgt-ids'])
+      if (!options[required])
+        throw new UsageError(`attention: --${required} is required (or --run with --src and --tgt)`);
     src = parseIds(options['src-ids'] as string, 'src-ids');
     tgt = parseIds(options['tgt-ids'] as string, 'tgt-ids');
   }
@@ -41,7 +45,13 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const model = loadCheckpoint((options.checkpoint as string) ?? (options.run as string));
   try {
     const r = await attentionReport(model, [src], [tgt]);
-    const out = { ...labels, encoder_self: r.encoder_self[0], decoder_self: r.decoder_self[0], cross: r.cross[0], log_probs: r.log_probs[0] };
+    const out = {
+      ...labels,
+      encoder_self: r.encoder_self[0],
+      decoder_self: r.decoder_self[0],
+      cross: r.cross[0],
+      log_probs: r.log_probs[0],
+    };
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } finally {

@@ -19,8 +19,11 @@ export async function averageCommand(argv: string[]): Promise<number> {
   const all = listCheckpoints(options.run as string);
   if (all.length === 0) throw new UsageError(`average: ${options.run} has no checkpoints`);
   const chosen = all.slice(-n);
-  const out = (options.out as string) ?? join(options.run as string, 'checkpoints', `average-last-${chosen.length}.safetensors`);
-  writeSafetensors(out, averageCheckpoints(chosen.map((c) => c.path)), { averaged_steps: chosen.map((c) => c.step).join(',') });
+  const out =
+    (options.out as string) ?? join(options.run as string, 'checkpoints', `average-last-${chosen.length}.safetensors`);
+  writeSafetensors(out, averageCheckpoints(chosen.map((c) => c.path)), {
+    averaged_steps: chosen.map((c) => c.step).join(','),
+  });
   process.stdout.write(`${JSON.stringify({ out, steps: chosen.map((c) => c.step) })}\n`);
   if (chosen.length < n) process.stderr.write(`average: only ${chosen.length} checkpoints in ${options.run}\n`);
   return 0;

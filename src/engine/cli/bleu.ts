@@ -10,7 +10,12 @@ const specs: Record<string, OptionSpec> = {
 };
 
 export async function bleuCommand(argv: string[]): Promise<number> {
-  const options = parseCommand(argv, 'bleu', "Corpus BLEU with sacreBLEU's defaults (13a tokenization, exp smoothing).", specs);
+  const options = parseCommand(
+    argv,
+    'bleu',
+    "Corpus BLEU with sacreBLEU's defaults (13a tokenization, exp smoothing).",
+    specs,
+  );
   if (!options) return 0;
   if (!options.hyp || !options.ref) throw new UsageError('bleu: --hyp and --ref are required');
   const hypFile = options.hyp as string;
@@ -18,7 +23,8 @@ export async function bleuCommand(argv: string[]): Promise<number> {
   const refFiles = (options.ref as string).split(',');
   const refs = refFiles.map((f) => {
     const lines = readLines(f);
-    if (lines.length !== hyps.length) throw new UsageError(`bleu: ${f} has ${lines.length} lines, ${hypFile} has ${hyps.length}`);
+    if (lines.length !== hyps.length)
+      throw new UsageError(`bleu: ${f} has ${lines.length} lines, ${hypFile} has ${hyps.length}`);
     return lines;
   });
   const score = corpusBleu(hyps, refs);

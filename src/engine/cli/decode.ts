@@ -11,7 +11,10 @@ import { DECODING_SPECS, decodingOptions, type OptionSpec, parseCommand, UsageEr
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder (its vocabulary, and its newest checkpoint unless --checkpoint)' },
   ...DECODING_SPECS,
-  json: { type: 'boolean', help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis' },
+  json: {
+    type: 'boolean',
+    help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis',
+  },
 };
 
 async function readStdin(): Promise<string[]> {
@@ -21,7 +24,12 @@ async function readStdin(): Promise<string[]> {
 }
 
 export async function decodeCommand(argv: string[]): Promise<number> {
-  const options = parseCommand(argv, 'decode', 'Reads sentences from stdin and prints their translations on stdout.', specs);
+  const options = parseCommand(
+    argv,
+    'decode',
+    'Reads sentences from stdin and prints their translations on stdout.',
+    specs,
+  );
   if (!options) return 0;
   if (!options.run) throw new UsageError('decode: --run RUN is required');
   const { beamSize, alpha } = decodingOptions(options);
@@ -40,7 +48,16 @@ export async function decodeCommand(argv: string[]): Promise<number> {
     }
     for (const [i, src] of sources.entries()) {
       const t = await translateWithAttention(model, src, { beamSize, alpha });
-      const record = { source: lines[i], text: vocab.decode(t.tokens), tokens: vocab.tokens(t.tokens), ids: t.tokens, score: t.score, log_prob: t.logProb, src_tokens: vocab.tokens(src), attention: t.attention };
+      const record = {
+        source: lines[i],
+        text: vocab.decode(t.tokens),
+        tokens: vocab.tokens(t.tokens),
+        ids: t.tokens,
+        score: t.score,
+        log_prob: t.logProb,
+        src_tokens: vocab.tokens(src),
+        attention: t.attention,
+      };
       process.stdout.write(`${JSON.stringify(record)}\n`);
     }
     return 0;

@@ -16,23 +16,40 @@ const specs: Record<string, OptionSpec> = {
 };
 
 export async function evaluateCommand(argv: string[]): Promise<number> {
-  const options = parseCommand(argv, 'evaluate', 'Decodes the run’s test (or validation) split and prints BLEU; hypotheses and references go to RUN/eval/.', specs);
+  const options = parseCommand(
+    argv,
+    'evaluate',
+    'Decodes the run’s test (or validation) split and prints BLEU; hypotheses and references go to RUN/eval/.',
+    specs,
+  );
   if (!options) return 0;
   if (!options.run) throw new UsageError('evaluate: --run RUN is required');
   const split = (options.split as string) ?? 'test';
   if (split !== 'test' && split !== 'valid') throw new UsageError(`--split: expected test or valid, got "${split}"`);
   const { beamSize, alpha } = decodingOptions(options);
-  const limit = numberOption(options.limit, 'limit', Infinity, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
+  const limit = numberOption(
+    options.limit,
+    'limit',
+    Infinity,
+    (n) => Number.isInteger(n) && n >= 1,
+    'a whole number ≥ 1',
+  );
   const { run, data } = openRun(options.run as string);
   const ids = (split === 'test' ? data.test : data.valid).slice(0, limit);
   const text = (split === 'test' ? data.testText : data.validText).slice(0, limit);
   if (ids.length === 0) throw new UsageError(`evaluate: ${run.path} has no ${split} split`);
   const backend = await initBackend(options.backend as string | undefined);
   const weights = resolveCheckpoint((options.checkpoint as string) ?? run.path).weightsPath;
-  process.stderr.write(`backend ${backend}; decoding ${ids.length} ${split} sentences with ${weights}, beam ${beamSize}, α ${alpha}\n`);
+  process.stderr.write(
+    `backend ${backend}; decoding ${ids.length} ${split} sentences with ${weights}, beam ${beamSize}, α ${alpha}\n`,
+  );
   const model = loadCheckpoint(weights);
   try {
-    const out = await translate(model, ids.map((p) => p.src), { beamSize, alpha });
+    const out = await translate(
+      model,
+      ids.map((p) => p.src),
+      { beamSize, alpha },
+    );
     const hyps = out.map((t) => data.vocab.decode(t.tokens));
     const refs = text.length ? text.map((p) => p.tgt) : ids.map((p) => data.vocab.decode(p.tgt));
     const exact = out.filter((t, i) => t.tokens.join(',') === ids[i].tgt.join(',')).length;

@@ -13,13 +13,18 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   train: { summary: 'train on a task, parallel files or gettext catalogs into a run folder', run: trainCommand },
   decode: { summary: 'translate stdin with a run (greedy or beam search)', run: decodeCommand },
   evaluate: { summary: "decode a run's test split and print its BLEU", run: evaluateCommand },
-  bleu: { summary: "corpus BLEU, printed as sacreBLEU prints it", run: bleuCommand },
+  bleu: { summary: 'corpus BLEU, printed as sacreBLEU prints it', run: bleuCommand },
   average: { summary: 'average the last n checkpoints of a run', run: averageCommand },
-  attention: { summary: 'attention weights and log-probs of a checkpoint for one sentence pair', run: attentionCommand },
+  attention: {
+    summary: 'attention weights and log-probs of a checkpoint for one sentence pair',
+    run: attentionCommand,
+  },
   serve: {
     summary: 'serve the engine over JSON-RPC on stdin/stdout (the VS Code extension starts this)',
     run: async (argv) => {
-      const specs: Record<string, OptionSpec> = { backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' } };
+      const specs: Record<string, OptionSpec> = {
+        backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+      };
       const options = parseCommand(argv, 'serve', 'Serves the engine over JSON-RPC on stdin/stdout.', specs);
       if (!options) return 0;
       return runServer(options.backend ? { backend: options.backend as string } : {});
@@ -29,7 +34,9 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
     summary: 'list the tfjs backends that load on this machine',
     run: async () => {
       const names = await availableBackends();
-      process.stdout.write(names.map((n) => (n === 'wasm' ? `wasm (matMul: ${matMulDetail('wasm')})` : n)).join('\n') + '\n');
+      process.stdout.write(
+        names.map((n) => (n === 'wasm' ? `wasm (matMul: ${matMulDetail('wasm')})` : n)).join('\n') + '\n',
+      );
       return 0;
     },
   },

@@ -4,7 +4,11 @@ import type { MetricsRow } from '../train/runDir';
 function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
   const s = Math.round(seconds);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+      : `${s}s`;
 }
 
 export class Progress {
@@ -13,7 +17,10 @@ export class Progress {
   private lastPrinted = -1;
   private readonly tty = process.stderr.isTTY === true;
 
-  constructor(private readonly total: number, firstStep: number) {
+  constructor(
+    private readonly total: number,
+    firstStep: number,
+  ) {
     this.firstStep = firstStep;
   }
 

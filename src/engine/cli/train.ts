@@ -9,9 +9,19 @@ import { Progress } from './progress';
 import { bleuEvaluator } from '../train/evaluate';
 
 const NUMERIC: Record<string, keyof TrainingSettings> = {
-  steps: 'steps', warmup: 'warmup', 'lr-factor': 'lr_factor', 'batch-tokens': 'batch_tokens', 'label-smoothing': 'label_smoothing',
-  'clip-norm': 'clip_norm', seed: 'seed', 'checkpoint-every': 'checkpoint_every', 'eval-every': 'eval_every', 'snapshot-every': 'snapshot_every',
-  'vocab-size': 'vocab_size', 'max-length': 'max_length', 'bleu-sentences': 'bleu_sentences',
+  steps: 'steps',
+  warmup: 'warmup',
+  'lr-factor': 'lr_factor',
+  'batch-tokens': 'batch_tokens',
+  'label-smoothing': 'label_smoothing',
+  'clip-norm': 'clip_norm',
+  seed: 'seed',
+  'checkpoint-every': 'checkpoint_every',
+  'eval-every': 'eval_every',
+  'snapshot-every': 'snapshot_every',
+  'vocab-size': 'vocab_size',
+  'max-length': 'max_length',
+  'bleu-sentences': 'bleu_sentences',
 };
 
 const specs: Record<string, OptionSpec> = {
@@ -25,15 +35,28 @@ const specs: Record<string, OptionSpec> = {
   resume: { type: 'boolean', help: 'continue the run in --out from its newest checkpoint' },
   'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
-  ...Object.fromEntries(Object.entries(NUMERIC).map(([flag, key]) => [flag, { type: 'string', help: `training setting ${key}` } as OptionSpec])),
+  ...Object.fromEntries(
+    Object.entries(NUMERIC).map(([flag, key]) => [
+      flag,
+      { type: 'string', help: `training setting ${key}` } as OptionSpec,
+    ]),
+  ),
 };
 
 function dataSpec(o: Record<string, string | boolean | undefined>): DataSpec {
   const given = ['task', 'data', 'gettext'].filter((k) => o[k]);
-  if (given.length !== 1) throw new UsageError(`train: give exactly one of --task, --data, --gettext (got ${given.length ? given.map((g) => `--${g}`).join(', ') : 'none'})`);
+  if (given.length !== 1)
+    throw new UsageError(
+      `train: give exactly one of --task, --data, --gettext (got ${given.length ? given.map((g) => `--${g}`).join(', ') : 'none'})`,
+    );
   if (o.task) return taskSpec(o.task as string);
   if (o.gettext) return { kind: 'gettext', lang: o.gettext as string };
-  return { kind: 'files', dir: o.data as string, ...(o['src-lang'] ? { srcLang: o['src-lang'] as string } : {}), ...(o['tgt-lang'] ? { tgtLang: o['tgt-lang'] as string } : {}) };
+  return {
+    kind: 'files',
+    dir: o.data as string,
+    ...(o['src-lang'] ? { srcLang: o['src-lang'] as string } : {}),
+    ...(o['tgt-lang'] ? { tgtLang: o['tgt-lang'] as string } : {}),
+  };
 }
 
 function overrides(o: Record<string, string | boolean | undefined>): Partial<TrainingSettings> {
@@ -48,19 +71,40 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
 }
 
 export async function trainCommand(argv: string[]): Promise<number> {
-  const options = parseCommand(argv, 'train', 'Trains a Transformer; progress on stderr, a JSON summary on stdout.', specs);
+  const options = parseCommand(
+    argv,
+    'train',
+    'Trains a Transformer; progress on stderr, a JSON summary on stdout.',
+    specs,
+  );
   if (!options) return 0;
   if (!options.out) throw new UsageError('train: --out RUN is required');
   const minutes = numberOption(options['max-minutes'], 'max-minutes', Infinity, (n) => n > 0, 'a positive number');
 
   const backend = await initBackend(options.backend as string | undefined);
-  const opened = options.resume ? openRun(options.out as string, overrides(options)) : createRun({ out: options.out as string, data: dataSpec(options), config: (options.config as string) ?? 'tiny', overrides: overrides(options) });
+  const opened = options.resume
+    ? openRun(options.out as string, overrides(options))
+    : createRun({
+        out: options.out as string,
+        data: dataSpec(options),
+        config: (options.config as string) ?? 'tiny',
+        overrides: overrides(options),
+      });
   const { run, config, settings, data } = opened;
-  const trainer = new Trainer(run, Trainer.fresh(config, settings), settings, data, undefined, bleuEvaluator(data, settings));
+  const trainer = new Trainer(
+    run,
+    Trainer.fresh(config, settings),
+    settings,
+    data,
+    undefined,
+    bleuEvaluator(data, settings),
+  );
   const from = options.resume ? trainer.resume() : 0;
   const progress = new Progress(settings.steps, from);
   progress.message(`backend ${backend}; ${data.summary}`);
-  progress.message(`${options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`);
+  progress.message(
+    `${options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`,
+  );
   let interrupts = 0;
   const onSignal = (): void => {
     if (++interrupts > 1) process.exit(130); // checkpoints are atomic: the newest complete one stays
@@ -80,11 +124,17 @@ export async function trainCommand(argv: string[]): Promise<number> {
     const step = await trainer.train({
       onStep: (row) => {
         progress.update(row);
-        last = { loss: row.loss, ...(row.val_loss !== undefined ? { val_loss: row.val_loss } : {}), ...(row.val_bleu !== undefined ? { val_bleu: row.val_bleu } : {}) };
+        last = {
+          loss: row.loss,
+          ...(row.val_loss !== undefined ? { val_loss: row.val_loss } : {}),
+          ...(row.val_bleu !== undefined ? { val_bleu: row.val_bleu } : {}),
+        };
       },
     });
     progress.end();
-    process.stdout.write(`${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps })}\n`,
+    );
     return 0;
   } finally {
     clearTimeout(timer);

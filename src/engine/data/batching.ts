@@ -17,7 +17,11 @@ export interface BatchOptions {
 }
 
 /** Padded size of a batch: rows times the longest source plus rows times the longest target. */
-export function paddedTokens(batch: readonly number[], srcLengths: readonly number[], tgtLengths: readonly number[]): number {
+export function paddedTokens(
+  batch: readonly number[],
+  srcLengths: readonly number[],
+  tgtLengths: readonly number[],
+): number {
   let s = 0;
   let t = 0;
   for (const i of batch) {
@@ -32,14 +36,25 @@ export function paddedTokens(batch: readonly number[], srcLengths: readonly numb
  * (count BOS/EOS if the trainer adds them). Every index appears in exactly one batch; a pair that
  * alone exceeds the budget is an error (filter with the corpus maxLength first).
  */
-export function makeBatches(srcLengths: readonly number[], tgtLengths: readonly number[], options: BatchOptions = {}): number[][] {
+export function makeBatches(
+  srcLengths: readonly number[],
+  tgtLengths: readonly number[],
+  options: BatchOptions = {},
+): number[][] {
   const maxTokens = options.maxTokens ?? 50000;
   const maxSentences = options.maxSentences ?? Infinity;
-  if (srcLengths.length !== tgtLengths.length) throw new RangeError(`makeBatches: ${srcLengths.length} source lengths but ${tgtLengths.length} target lengths`);
+  if (srcLengths.length !== tgtLengths.length)
+    throw new RangeError(`makeBatches: ${srcLengths.length} source lengths but ${tgtLengths.length} target lengths`);
   const rand = mulberry32(options.seed ?? 1);
   // Sort by source length, then target length; equal pairs in a seeded random order.
-  const order = shuffleInPlace(srcLengths.map((_, i) => i), rand);
-  order.sort((a, b) => (srcLengths[a] as number) - (srcLengths[b] as number) || (tgtLengths[a] as number) - (tgtLengths[b] as number));
+  const order = shuffleInPlace(
+    srcLengths.map((_, i) => i),
+    rand,
+  );
+  order.sort(
+    (a, b) =>
+      (srcLengths[a] as number) - (srcLengths[b] as number) || (tgtLengths[a] as number) - (tgtLengths[b] as number),
+  );
   const batches: number[][] = [];
   let cur: number[] = [];
   let maxS = 0;
@@ -47,7 +62,10 @@ export function makeBatches(srcLengths: readonly number[], tgtLengths: readonly 
   for (const i of order) {
     const s = srcLengths[i] as number;
     const t = tgtLengths[i] as number;
-    if (s + t > maxTokens) throw new RangeError(`pair ${i} (source ${s}, target ${t} tokens) alone exceeds the batch budget of ${maxTokens} tokens`);
+    if (s + t > maxTokens)
+      throw new RangeError(
+        `pair ${i} (source ${s}, target ${t} tokens) alone exceeds the batch budget of ${maxTokens} tokens`,
+      );
     const ns = Math.max(maxS, s);
     const nt = Math.max(maxT, t);
     if (cur.length > 0 && ((cur.length + 1) * (ns + nt) > maxTokens || cur.length + 1 > maxSentences)) {

@@ -63,7 +63,7 @@ export class Bpe {
   }
 
   idToToken(id: number): string {
-    return this.vocab[id] ?? SPECIAL_TOKENS[UNK] as string;
+    return this.vocab[id] ?? (SPECIAL_TOKENS[UNK] as string);
   }
 
   /** Learn merges from raw sentences (pass both sides of the training corpus for a shared vocabulary). */
@@ -232,7 +232,8 @@ export class Bpe {
     let cur = '';
     for (const id of ids) {
       if (id === PAD || id === BOS || id === EOS) continue;
-      const s = id === UNK || id < 0 || id >= this.vocab.length ? (SPECIAL_TOKENS[UNK] as string) : (this.vocab[id] as string);
+      const s =
+        id === UNK || id < 0 || id >= this.vocab.length ? (SPECIAL_TOKENS[UNK] as string) : (this.vocab[id] as string);
       if (s.endsWith(END_OF_WORD)) {
         words.push(cur + s.slice(0, -END_OF_WORD.length));
         cur = '';
@@ -242,7 +243,13 @@ export class Bpe {
     return options.detokenize === false ? stripJoiners(words).join(' ') : detokenize(words);
   }
 
-  toJSON(): { format: string; version: number; endOfWord: string; vocab: readonly string[]; merges: readonly (readonly [string, string])[] } {
+  toJSON(): {
+    format: string;
+    version: number;
+    endOfWord: string;
+    vocab: readonly string[];
+    merges: readonly (readonly [string, string])[];
+  } {
     return { format: FORMAT, version: 1, endOfWord: END_OF_WORD, vocab: this.vocab, merges: this.merges };
   }
 
@@ -271,11 +278,14 @@ export class Bpe {
     if (o['endOfWord'] !== END_OF_WORD) throw bad(`end-of-word marker must be "${END_OF_WORD}"`);
     const vocab = o['vocab'];
     const merges = o['merges'];
-    if (!Array.isArray(vocab) || !vocab.every((s) => typeof s === 'string')) throw bad('vocab must be an array of strings');
-    if (vocab.length < NUM_SPECIAL || SPECIAL_TOKENS.some((s, i) => vocab[i] !== s)) throw bad(`vocab must start with ${SPECIAL_TOKENS.join(' ')}`);
+    if (!Array.isArray(vocab) || !vocab.every((s) => typeof s === 'string'))
+      throw bad('vocab must be an array of strings');
+    if (vocab.length < NUM_SPECIAL || SPECIAL_TOKENS.some((s, i) => vocab[i] !== s))
+      throw bad(`vocab must start with ${SPECIAL_TOKENS.join(' ')}`);
     if (!Array.isArray(merges)) throw bad('merges must be an array');
     merges.forEach((m, i) => {
-      if (!Array.isArray(m) || m.length !== 2 || typeof m[0] !== 'string' || typeof m[1] !== 'string') throw bad(`merge ${i} is not a pair of strings`);
+      if (!Array.isArray(m) || m.length !== 2 || typeof m[0] !== 'string' || typeof m[1] !== 'string')
+        throw bad(`merge ${i} is not a pair of strings`);
     });
     return new Bpe(vocab as string[], merges as [string, string][]);
   }

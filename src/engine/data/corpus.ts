@@ -107,7 +107,10 @@ function describe(source: CorpusSource): string {
 }
 
 /** Read one set of pairs, applying the length filter. Throws CorpusError on malformed input. */
-export function readPairs(source: CorpusSource, options: ReadOptions = {}): { pairs: SentencePair[]; stats: CorpusStats } {
+export function readPairs(
+  source: CorpusSource,
+  options: ReadOptions = {},
+): { pairs: SentencePair[]; stats: CorpusStats } {
   const raw: SentencePair[] = [];
   if ('tsv' in source) {
     const lines = readLines(source.tsv);
@@ -148,7 +151,11 @@ export function readPairs(source: CorpusSource, options: ReadOptions = {}): { pa
   }
   stats.kept = pairs.length;
   if (pairs.length === 0) {
-    throw new CorpusError(describe(source), null, `empty corpus: no pairs left of ${stats.lines} (${stats.empty} with an empty side, ${stats.tooLong} longer than ${max} tokens)`);
+    throw new CorpusError(
+      describe(source),
+      null,
+      `empty corpus: no pairs left of ${stats.lines} (${stats.empty} with an empty side, ${stats.tooLong} longer than ${max} tokens)`,
+    );
   }
   return { pairs, stats };
 }
@@ -159,7 +166,10 @@ export function readPairs(source: CorpusSource, options: ReadOptions = {}): { pa
  */
 export function holdOut<T>(items: readonly T[], fraction: number, seed: number): { kept: T[]; heldOut: T[] } {
   if (!(fraction >= 0 && fraction < 1)) throw new RangeError(`validFraction must be in [0, 1), got ${fraction}`);
-  const idx = shuffleInPlace(items.map((_, i) => i), mulberry32(seed));
+  const idx = shuffleInPlace(
+    items.map((_, i) => i),
+    mulberry32(seed),
+  );
   const nOut = Math.round(fraction * items.length);
   const out = new Set(idx.slice(0, nOut));
   const kept: T[] = [];

@@ -54,13 +54,18 @@ export function parseMo(bytes: Uint8Array, file = '<mo>'): MoCatalog {
   const n = u32(8);
   const origTable = u32(12);
   const transTable = u32(16);
-  for (const [name, at] of [['msgid', origTable], ['msgstr', transTable]] as const) {
-    if (at + 8 * n > bytes.length) throw fail(`${name} table (${n} entries at offset ${at}) runs past the end (${bytes.length} bytes)`);
+  for (const [name, at] of [
+    ['msgid', origTable],
+    ['msgstr', transTable],
+  ] as const) {
+    if (at + 8 * n > bytes.length)
+      throw fail(`${name} table (${n} entries at offset ${at}) runs past the end (${bytes.length} bytes)`);
   }
   const raw = (table: number, i: number, what: string): Uint8Array => {
     const len = u32(table + 8 * i);
     const off = u32(table + 8 * i + 4);
-    if (off + len > bytes.length) throw fail(`entry ${i}: ${what} at offset ${off}, length ${len} runs past the end (${bytes.length} bytes)`);
+    if (off + len > bytes.length)
+      throw fail(`entry ${i}: ${what} at offset ${off}, length ${len} runs past the end (${bytes.length} bytes)`);
     return bytes.subarray(off, off + len);
   };
   const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -183,7 +188,13 @@ export function buildGettextCorpus(options: GettextOptions): GettextCorpus {
   const files = options.files ?? catalogFiles(options.lang, options.localeDir);
   const minWords = options.minWords ?? 3;
   const maxWords = options.maxWords ?? 30;
-  const stats: GettextStats = { catalogs: 0, failed: [], entries: 0, dropped: { untranslated: 0, length: 0, identical: 0, duplicate: 0 }, pairs: 0 };
+  const stats: GettextStats = {
+    catalogs: 0,
+    failed: [],
+    entries: 0,
+    dropped: { untranslated: 0, length: 0, identical: 0, duplicate: 0 },
+    pairs: 0,
+  };
   const out: GettextCorpus = { train: [], valid: [], test: [], stats };
   const seen = new Set<string>();
   for (const file of files) {

@@ -9,7 +9,16 @@ export { Bpe, END_OF_WORD } from './bpe';
 export type { BpeLearnOptions } from './bpe';
 export { TASKS, solveTask, generateTask, taskSplits } from './tasks';
 export type { TaskName, TokenPair, TaskOptions, TaskSplitSizes } from './tasks';
-export { MO_MAGIC, parseMo, readMo, cleanMessage, wordCount, splitOf, catalogFiles, buildGettextCorpus } from './gettext';
+export {
+  MO_MAGIC,
+  parseMo,
+  readMo,
+  cleanMessage,
+  wordCount,
+  splitOf,
+  catalogFiles,
+  buildGettextCorpus,
+} from './gettext';
 export type { MoEntry, MoCatalog, GettextOptions, GettextStats, GettextCorpus, Split } from './gettext';
 export { makeBatches, paddedTokens } from './batching';
 export type { BatchOptions } from './batching';

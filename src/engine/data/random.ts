@@ -32,7 +32,10 @@ export function shuffleInPlace<T>(items: T[], rand: () => number): T[] {
 
 /** Derive an independent 32-bit seed from a base seed and a label (e.g. "train", "valid"). */
 export function deriveSeed(seed: number, label: string): number {
-  return createHash('sha256').update(`${seed >>> 0}:${label}`).digest().readUInt32BE(0);
+  return createHash('sha256')
+    .update(`${seed >>> 0}:${label}`)
+    .digest()
+    .readUInt32BE(0);
 }
 
 /** A stable number in [0, 1) from a string (SHA-1 of its UTF-8 bytes); used for hash-based splits. */

@@ -46,8 +46,10 @@ function checked(options: TaskOptions): { vocabSize: number; minLength: number; 
   const vocabSize = options.vocabSize ?? 11;
   const minLength = options.minLength ?? 1;
   const maxLength = options.maxLength ?? 10;
-  if (!TASKS.includes(options.task)) throw new RangeError(`unknown task "${String(options.task)}" (expected ${TASKS.join(', ')})`);
-  if (!Number.isInteger(vocabSize) || vocabSize <= NUM_SPECIAL) throw new RangeError(`vocabSize must be an integer > ${NUM_SPECIAL}, got ${vocabSize}`);
+  if (!TASKS.includes(options.task))
+    throw new RangeError(`unknown task "${String(options.task)}" (expected ${TASKS.join(', ')})`);
+  if (!Number.isInteger(vocabSize) || vocabSize <= NUM_SPECIAL)
+    throw new RangeError(`vocabSize must be an integer > ${NUM_SPECIAL}, got ${vocabSize}`);
   if (!Number.isInteger(minLength) || !Number.isInteger(maxLength) || minLength < 1 || maxLength < minLength) {
     throw new RangeError(`lengths must satisfy 1 <= minLength <= maxLength, got ${minLength}..${maxLength}`);
   }
@@ -67,7 +69,10 @@ export function generateTask(options: TaskOptions, count: number, exclude?: Read
     const len = randInt(rand, minLength, maxLength);
     const src = Array.from({ length: len }, () => randInt(rand, NUM_SPECIAL, vocabSize - 1));
     if (exclude?.has(src.join(','))) {
-      if (++misses > 1000 + 100 * count) throw new RangeError(`${options.task}: cannot draw ${count} sequences outside the held-out ones; widen vocabSize or lengths`);
+      if (++misses > 1000 + 100 * count)
+        throw new RangeError(
+          `${options.task}: cannot draw ${count} sequences outside the held-out ones; widen vocabSize or lengths`,
+        );
       continue;
     }
     out.push({ src, tgt: solveTask(options.task, src) });
@@ -76,7 +81,10 @@ export function generateTask(options: TaskOptions, count: number, exclude?: Read
 }
 
 /** Reproducible train/valid/test splits of a task, each split seeded from options.seed and its name. */
-export function taskSplits(options: TaskOptions, sizes: TaskSplitSizes): { train: TokenPair[]; valid: TokenPair[]; test: TokenPair[] } {
+export function taskSplits(
+  options: TaskOptions,
+  sizes: TaskSplitSizes,
+): { train: TokenPair[]; valid: TokenPair[]; test: TokenPair[] } {
   const seed = options.seed ?? 1;
   const held = new Set<string>();
   const test = generateTask({ ...options, seed: deriveSeed(seed, 'test') }, sizes.test);

@@ -18,7 +18,15 @@
 //  - The answer is the finished hypothesis with the highest s(Y); nBest lists them all, best
 //    first. Candidates with log-prob −∞ (or NaN) are never taken, except by the forced EOS.
 // Finished sentences leave the batch through `select`, so rows never idle.
-import { checkStep, finish, maxLengths, type Hypothesis, type SearchOptions, type SentenceResult, type StepModel } from './search';
+import {
+  checkStep,
+  finish,
+  maxLengths,
+  type Hypothesis,
+  type SearchOptions,
+  type SentenceResult,
+  type StepModel,
+} from './search';
 
 interface Live {
   tokens: number[];
@@ -69,7 +77,8 @@ export async function beamSearch<State>(
   let rows = n;
   while (active.length > 0) {
     const last = new Int32Array(rows);
-    for (const s of active) for (const h of live[s]!) last[h.row] = h.tokens.length ? h.tokens[h.tokens.length - 1]! : opts.bos;
+    for (const s of active)
+      for (const h of live[s]!) last[h.row] = h.tokens.length ? h.tokens[h.tokens.length - 1]! : opts.bos;
     const out = await model.step(state, last);
     checkStep(out, rows);
     const V = out.vocab;
@@ -79,7 +88,11 @@ export async function beamSearch<State>(
     for (const s of active) {
       const lives = live[s]!;
       const done = finished[s]!;
-      const extend = (h: Live, token: number, logProb: number): { tokens: number[]; stepRows: number[]; logProb: number } => ({
+      const extend = (
+        h: Live,
+        token: number,
+        logProb: number,
+      ): { tokens: number[]; stepRows: number[]; logProb: number } => ({
         tokens: [...h.tokens, token],
         stepRows: [...h.stepRows, h.row],
         logProb,

@@ -54,7 +54,10 @@ function forbid(model: Transformer, logProbs: Float32Array, rows: number, vocab:
 }
 
 function checkPosition(model: Transformer, position: number): void {
-  if (position >= model.config.max_len) throw new RangeError(`target position ${position} is beyond max_len ${model.config.max_len} (cap the output length)`);
+  if (position >= model.config.max_len)
+    throw new RangeError(
+      `target position ${position} is beyond max_len ${model.config.max_len} (cap the output length)`,
+    );
 }
 
 function disposeKV(kvs: readonly (KeysValues | null)[]): void {
@@ -63,7 +66,8 @@ function disposeKV(kvs: readonly (KeysValues | null)[]): void {
 
 /** Keys/values as a flat tensor list (what tf.tidy can return), and back. */
 const flat = (kvs: readonly KeysValues[]): tf.Tensor4D[] => kvs.flatMap((kv) => [kv.k, kv.v]);
-const unflat = (ts: tf.Tensor[]): KeysValues[] => Array.from({ length: ts.length / 2 }, (_, i) => ({ k: ts[2 * i] as tf.Tensor4D, v: ts[2 * i + 1] as tf.Tensor4D }));
+const unflat = (ts: tf.Tensor[]): KeysValues[] =>
+  Array.from({ length: ts.length / 2 }, (_, i) => ({ k: ts[2 * i] as tf.Tensor4D, v: ts[2 * i + 1] as tf.Tensor4D }));
 
 export class IncrementalModel implements StepModel<IncrementalState> {
   private sliced: { params: Params; dispose(): void } | undefined;
@@ -89,7 +93,13 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), EVAL); // [B, S, d], [B, 1, 1, S]
       return [srcMask, ...flat(crossKeysValues(this.model.config, this.params, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
     });
-    return { cross: unflat(cross), srcMask: srcMask as tf.Tensor4D, self: new Array<KeysValues | null>(this.model.config.decoder_layers).fill(null), position: 0, rows: src.length };
+    return {
+      cross: unflat(cross),
+      srcMask: srcMask as tf.Tensor4D,
+      self: new Array<KeysValues | null>(this.model.config.decoder_layers).fill(null),
+      position: 0,
+      rows: src.length,
+    };
   }
 
   async step(state: IncrementalState, lastTokens: Int32Array): Promise<StepOutput<IncrementalState>> {
@@ -131,7 +141,13 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     this.release(state);
     const n = 2 * state.cross.length;
     const self = started ? unflat(kvs.slice(n)) : state.self.map(() => null);
-    return { cross: unflat(kvs.slice(0, n)), srcMask: srcMask as tf.Tensor4D, self, position: state.position, rows: rows.length };
+    return {
+      cross: unflat(kvs.slice(0, n)),
+      srcMask: srcMask as tf.Tensor4D,
+      self,
+      position: state.position,
+      rows: rows.length,
+    };
   }
 
   release(state: IncrementalState): void {
@@ -152,17 +168,25 @@ export class FullRecomputeModel implements StepModel<RecomputeState> {
 
   initial(src: number[][]): RecomputeState {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
-    return { src: src.map((_, b) => Array.from(data.subarray(b * shape[1], (b + 1) * shape[1]))), fed: src.map(() => []) };
+    return {
+      src: src.map((_, b) => Array.from(data.subarray(b * shape[1], (b + 1) * shape[1]))),
+      fed: src.map(() => []),
+    };
   }
 
   async step(state: RecomputeState, lastTokens: Int32Array): Promise<StepOutput<RecomputeState>> {
-    if (lastTokens.length !== state.src.length) throw new RangeError(`${lastTokens.length} tokens for ${state.src.length} rows`);
+    if (lastTokens.length !== state.src.length)
+      throw new RangeError(`${lastTokens.length} tokens for ${state.src.length} rows`);
     const fed = state.fed.map((f, r) => [...f, lastTokens[r]!]);
     const t = fed[0]!.length;
     checkPosition(this.model, t - 1);
     const V = this.model.config.tgt_vocab;
     const last = tf.tidy(() => {
-      const all = this.model.forward(tf.tensor2d(state.src, undefined, 'int32'), tf.tensor2d(fed, undefined, 'int32'), EVAL); // [B, t, V]
+      const all = this.model.forward(
+        tf.tensor2d(state.src, undefined, 'int32'),
+        tf.tensor2d(fed, undefined, 'int32'),
+        EVAL,
+      ); // [B, t, V]
       return tf.reshape(tf.slice(all, [0, t - 1, 0], [fed.length, 1, V]), [fed.length, V]); // [B, V]
     });
     try {

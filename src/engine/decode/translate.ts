@@ -43,8 +43,11 @@ function checkSources(model: Transformer, src: number[][]): void {
   const c = model.config;
   src.forEach((row, i) => {
     if (row.length === 0) throw new RangeError(`source ${i} is empty (it should at least end with EOS)`);
-    if (row.length > c.max_len) throw new RangeError(`source ${i} has ${row.length} tokens, more than max_len ${c.max_len}`);
-    for (const id of row) if (!Number.isInteger(id) || id < 0 || id >= c.src_vocab) throw new RangeError(`source ${i}: token id ${id} is outside the vocabulary [0, ${c.src_vocab})`);
+    if (row.length > c.max_len)
+      throw new RangeError(`source ${i} has ${row.length} tokens, more than max_len ${c.max_len}`);
+    for (const id of row)
+      if (!Number.isInteger(id) || id < 0 || id >= c.src_vocab)
+        throw new RangeError(`source ${i}: token id ${id} is outside the vocabulary [0, ${c.src_vocab})`);
     if (row.every((id) => id === c.pad_id)) throw new RangeError(`source ${i} is all padding`);
   });
 }
@@ -56,18 +59,32 @@ function checkOptions(opts: TranslateOptions): { k: number; alpha: number; offse
   const batch = opts.batchSize ?? 32;
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`beamSize must be a positive integer, got ${k}`);
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batchSize must be a positive integer, got ${batch}`);
-  if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`maxLenOffset must be a non-negative integer, got ${offset}`);
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new RangeError(`maxLenOffset must be a non-negative integer, got ${offset}`);
   if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a number, got ${alpha}`);
   return { k, alpha, offset, batch };
 }
 
 /** Decodes one batch of sources (unpadded) and returns one result per sentence. */
-async function decodeBatch(model: Transformer, src: number[][], k: number, alpha: number, offset: number): Promise<SentenceResult[]> {
+async function decodeBatch(
+  model: Transformer,
+  src: number[][],
+  k: number,
+  alpha: number,
+  offset: number,
+): Promise<SentenceResult[]> {
   const c = model.config;
   const cap = c.max_len - 1; // tokens before EOS that the decoder's positions allow
   const off = Math.min(offset, cap);
   // The search's bound is sourceLength + offset; lowering the length it sees caps it at `cap`.
-  const opts: SearchOptions = { bos: c.bos_id, eos: c.eos_id, sourceLengths: src.map((s) => Math.min(s.length, cap - off)), maxLenOffset: off, beamSize: k, alpha };
+  const opts: SearchOptions = {
+    bos: c.bos_id,
+    eos: c.eos_id,
+    sourceLengths: src.map((s) => Math.min(s.length, cap - off)),
+    maxLenOffset: off,
+    beamSize: k,
+    alpha,
+  };
   const stepModel = new IncrementalModel(model);
   try {
     const initial = stepModel.initial(src);
@@ -87,14 +104,24 @@ function toTranslation(r: SentenceResult, eos: number): Translation {
  * Translates source id lists (unpadded, each ending with EOS as the trainer feeds them). Sentences
  * of similar length are batched together (padded with pad_id); the answers are in input order.
  */
-export async function translate(model: Transformer, src: number[][], opts: TranslateOptions = {}): Promise<Translation[]> {
+export async function translate(
+  model: Transformer,
+  src: number[][],
+  opts: TranslateOptions = {},
+): Promise<Translation[]> {
   checkSources(model, src);
   const { k, alpha, offset, batch } = checkOptions(opts);
   const order = src.map((_, i) => i).sort((a, b) => src[a]!.length - src[b]!.length || a - b);
   const out: Translation[] = new Array(src.length);
   for (let start = 0; start < order.length; start += batch) {
     const ids = order.slice(start, start + batch);
-    const results = await decodeBatch(model, ids.map((i) => src[i]!), k, alpha, offset);
+    const results = await decodeBatch(
+      model,
+      ids.map((i) => src[i]!),
+      k,
+      alpha,
+      offset,
+    );
     ids.forEach((i, j) => (out[i] = toTranslation(results[j]!, model.config.eos_id)));
   }
   return out;
@@ -105,8 +132,19 @@ export async function translate(model: Transformer, src: number[][], opts: Trans
  * teacher-forced pass over [BOS, …tokens] in eval mode, which is exactly what the decoder computed
  * along the chosen path (positions never see later ones).
  */
-export async function translateWithAttention(model: Transformer, srcIds: number[], opts: TranslateOptions = {}): Promise<Translation & { attention: HypothesisAttention }> {
+export async function translateWithAttention(
+  model: Transformer,
+  srcIds: number[],
+  opts: TranslateOptions = {},
+): Promise<Translation & { attention: HypothesisAttention }> {
   const [t] = await translate(model, [srcIds], { ...opts, batchSize: 1 });
   const report = await attentionReport(model, [srcIds], [[model.config.bos_id, ...t!.tokens]]);
-  return { ...t!, attention: { encoder_self: report.encoder_self[0]!, decoder_self: report.decoder_self[0]!, cross: report.cross[0]! } };
+  return {
+    ...t!,
+    attention: {
+      encoder_self: report.encoder_self[0]!,
+      decoder_self: report.decoder_self[0]!,
+      cross: report.cross[0]!,
+    },
+  };
 }

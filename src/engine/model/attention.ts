@@ -11,7 +11,12 @@ import type { Params } from './params';
  * q: [..., T, dk], k: [..., S, dk], v: [..., S, dv]; mask: additive bias broadcastable to
  * [..., T, S] (0 where allowed, −∞ where masked). Returns output [..., T, dv] and weights [..., T, S].
  */
-export function scaledDotProductAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, mask?: tf.Tensor): { output: tf.Tensor; weights: tf.Tensor } {
+export function scaledDotProductAttention(
+  q: tf.Tensor,
+  k: tf.Tensor,
+  v: tf.Tensor,
+  mask?: tf.Tensor,
+): { output: tf.Tensor; weights: tf.Tensor } {
   const dk = q.shape[q.shape.length - 1];
   let scores = tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(dk)); // [..., T, S]
   if (mask) scores = tf.add(scores, mask);
@@ -22,7 +27,9 @@ export function scaledDotProductAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tens
 /** Additive key-padding bias: [B, S] ids → [B, 1, 1, S], −∞ at pad positions. */
 export function paddingMask(ids: tf.Tensor2D, padId: number): tf.Tensor4D {
   const [b, s] = ids.shape;
-  return tf.tidy(() => tf.reshape(tf.where(tf.equal(ids, padId), tf.fill([b, s], -Infinity), tf.zeros([b, s])), [b, 1, 1, s]));
+  return tf.tidy(() =>
+    tf.reshape(tf.where(tf.equal(ids, padId), tf.fill([b, s], -Infinity), tf.zeros([b, s])), [b, 1, 1, s]),
+  );
 }
 
 /** Additive causal bias [1, 1, T, T]: position i may attend to j ≤ i only (§3.2.3). */
@@ -87,7 +94,10 @@ export function slicedProjections(params: Params): { params: Params; dispose(): 
     const prefix = name.slice(0, -'.in_proj_weight'.length);
     for (const which of [0, 1, 2] as const) {
       const [w, b] = tf.tidy(() => projection(params, prefix, which));
-      for (const [part, t] of [['weight', w], ['bias', b]] as const) {
+      for (const [part, t] of [
+        ['weight', w],
+        ['bias', b],
+      ] as const) {
         const v = tf.variable(t, false);
         t.dispose();
         added.push(v);
@@ -109,14 +119,32 @@ export function projectKeysValues(params: Params, prefix: string, h: number, xkv
  * xq: [B, T, d]. Returns [B, T, d] and the weights [B, h, T, S]. `prefix` names the parameters:
  * in_proj_weight holds W^Q, W^K, W^V stacked as PyTorch does.
  */
-export function attendTo(params: Params, prefix: string, h: number, xq: tf.Tensor3D, kv: KeysValues, mask?: tf.Tensor): { output: tf.Tensor3D; weights: tf.Tensor4D } {
+export function attendTo(
+  params: Params,
+  prefix: string,
+  h: number,
+  xq: tf.Tensor3D,
+  kv: KeysValues,
+  mask?: tf.Tensor,
+): { output: tf.Tensor3D; weights: tf.Tensor4D } {
   const q = project(params, prefix, 0, h, xq); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
-  const out = linear(mergeHeads(output), params.get(`${prefix}.out_proj.weight`)!, params.get(`${prefix}.out_proj.bias`)!); // [B, T, d]
+  const out = linear(
+    mergeHeads(output),
+    params.get(`${prefix}.out_proj.weight`)!,
+    params.get(`${prefix}.out_proj.bias`)!,
+  ); // [B, T, d]
   return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D };
 }
 
 /** Multi-head attention of xq over xkv (self-attention when they are the same tensor). */
-export function multiHeadAttention(params: Params, prefix: string, h: number, xq: tf.Tensor3D, xkv: tf.Tensor3D, mask?: tf.Tensor): { output: tf.Tensor3D; weights: tf.Tensor4D } {
+export function multiHeadAttention(
+  params: Params,
+  prefix: string,
+  h: number,
+  xq: tf.Tensor3D,
+  xkv: tf.Tensor3D,
+  mask?: tf.Tensor,
+): { output: tf.Tensor3D; weights: tf.Tensor4D } {
   return attendTo(params, prefix, h, xq, projectKeysValues(params, prefix, h, xkv), mask);
 }

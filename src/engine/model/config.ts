@@ -22,11 +22,26 @@ export interface TransformerConfig {
 }
 
 type Shape = Omit<TransformerConfig, 'src_vocab' | 'tgt_vocab' | 'pad_id' | 'bos_id' | 'eos_id'>;
-const common = { positional: 'sinusoidal', max_len: 512, share_embeddings: true, norm_first: false, final_norm: false } as const;
+const common = {
+  positional: 'sinusoidal',
+  max_len: 512,
+  share_embeddings: true,
+  norm_first: false,
+  final_norm: false,
+} as const;
 
 /** Presets; vocabulary sizes and special ids come from the data. */
 export const PRESETS: Record<'tiny' | 'small' | 'base' | 'big', Shape> = {
-  tiny: { ...common, d_model: 64, heads: 4, d_ff: 256, encoder_layers: 2, decoder_layers: 2, dropout: 0.1, max_len: 256 },
+  tiny: {
+    ...common,
+    d_model: 64,
+    heads: 4,
+    d_ff: 256,
+    encoder_layers: 2,
+    decoder_layers: 2,
+    dropout: 0.1,
+    max_len: 256,
+  },
   small: { ...common, d_model: 256, heads: 4, d_ff: 1024, encoder_layers: 3, decoder_layers: 3, dropout: 0.1 },
   base: { ...common, d_model: 512, heads: 8, d_ff: 2048, encoder_layers: 6, decoder_layers: 6, dropout: 0.1 },
   big: { ...common, d_model: 1024, heads: 16, d_ff: 4096, encoder_layers: 6, decoder_layers: 6, dropout: 0.3 },
@@ -42,7 +57,19 @@ export class ConfigError extends Error {
   }
 }
 
-const INT_FIELDS = ['d_model', 'heads', 'd_ff', 'encoder_layers', 'decoder_layers', 'src_vocab', 'tgt_vocab', 'max_len', 'pad_id', 'bos_id', 'eos_id'] as const;
+const INT_FIELDS = [
+  'd_model',
+  'heads',
+  'd_ff',
+  'encoder_layers',
+  'decoder_layers',
+  'src_vocab',
+  'tgt_vocab',
+  'max_len',
+  'pad_id',
+  'bos_id',
+  'eos_id',
+] as const;
 const BOOL_FIELDS = ['norm_first', 'final_norm', 'share_embeddings'] as const;
 
 /**
@@ -50,7 +77,8 @@ const BOOL_FIELDS = ['norm_first', 'final_norm', 'share_embeddings'] as const;
  * errors. Unknown keys are allowed (a run's config.json also holds training settings).
  */
 export function validateConfig(raw: unknown, source = 'config'): TransformerConfig {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(source, '(root)', 'expected a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError(source, '(root)', 'expected a JSON object');
   const o = raw as Record<string, unknown>;
   const fail = (field: string, msg: string): never => {
     throw new ConfigError(source, field, msg);
@@ -60,16 +88,25 @@ export function validateConfig(raw: unknown, source = 'config'): TransformerConf
     if (v === undefined) fail(f, 'missing');
     if (typeof v !== 'number' || !Number.isInteger(v)) fail(f, `expected an integer, got ${JSON.stringify(v)}`);
   }
-  for (const f of BOOL_FIELDS) if (typeof o[f] !== 'boolean') fail(f, `expected true or false, got ${JSON.stringify(o[f])}`);
-  if (typeof o.dropout !== 'number' || !(o.dropout >= 0 && o.dropout < 1)) fail('dropout', `expected a number in [0, 1), got ${JSON.stringify(o.dropout)}`);
-  if (o.positional !== 'sinusoidal' && o.positional !== 'learned') fail('positional', `expected "sinusoidal" or "learned", got ${JSON.stringify(o.positional)}`);
+  for (const f of BOOL_FIELDS)
+    if (typeof o[f] !== 'boolean') fail(f, `expected true or false, got ${JSON.stringify(o[f])}`);
+  if (typeof o.dropout !== 'number' || !(o.dropout >= 0 && o.dropout < 1))
+    fail('dropout', `expected a number in [0, 1), got ${JSON.stringify(o.dropout)}`);
+  if (o.positional !== 'sinusoidal' && o.positional !== 'learned')
+    fail('positional', `expected "sinusoidal" or "learned", got ${JSON.stringify(o.positional)}`);
   const c = o as unknown as TransformerConfig;
-  for (const f of ['d_model', 'heads', 'd_ff', 'max_len'] as const) if (c[f] < 1) fail(f, `must be at least 1, got ${c[f]}`);
-  for (const f of ['encoder_layers', 'decoder_layers'] as const) if (c[f] < 1) fail(f, `must be at least 1 layer, got ${c[f]}`);
-  if (c.d_model % c.heads !== 0) fail('d_model', `${c.d_model} is not divisible by heads=${c.heads} (d_k = d_model / h must be whole)`);
-  if (c.positional === 'sinusoidal' && c.d_model % 2 !== 0) fail('d_model', `sinusoidal positions need an even d_model, got ${c.d_model}`);
-  for (const f of ['src_vocab', 'tgt_vocab'] as const) if (c[f] < 4) fail(f, `must hold at least the special tokens (4), got ${c[f]}`);
-  if (c.share_embeddings && c.src_vocab !== c.tgt_vocab) fail('share_embeddings', `needs src_vocab == tgt_vocab, got ${c.src_vocab} and ${c.tgt_vocab}`);
+  for (const f of ['d_model', 'heads', 'd_ff', 'max_len'] as const)
+    if (c[f] < 1) fail(f, `must be at least 1, got ${c[f]}`);
+  for (const f of ['encoder_layers', 'decoder_layers'] as const)
+    if (c[f] < 1) fail(f, `must be at least 1 layer, got ${c[f]}`);
+  if (c.d_model % c.heads !== 0)
+    fail('d_model', `${c.d_model} is not divisible by heads=${c.heads} (d_k = d_model / h must be whole)`);
+  if (c.positional === 'sinusoidal' && c.d_model % 2 !== 0)
+    fail('d_model', `sinusoidal positions need an even d_model, got ${c.d_model}`);
+  for (const f of ['src_vocab', 'tgt_vocab'] as const)
+    if (c[f] < 4) fail(f, `must hold at least the special tokens (4), got ${c[f]}`);
+  if (c.share_embeddings && c.src_vocab !== c.tgt_vocab)
+    fail('share_embeddings', `needs src_vocab == tgt_vocab, got ${c.src_vocab} and ${c.tgt_vocab}`);
   for (const f of ['pad_id', 'bos_id', 'eos_id'] as const) {
     if (c[f] < 0 || c[f] >= Math.min(c.src_vocab, c.tgt_vocab)) fail(f, `${c[f]} is outside the vocabulary`);
   }
@@ -77,17 +114,39 @@ export function validateConfig(raw: unknown, source = 'config'): TransformerConf
 }
 
 /** A preset completed with the data's vocabulary, then validated. */
-export function configFromPreset(name: string, vocab: { src_vocab: number; tgt_vocab: number }, overrides: Partial<TransformerConfig> = {}): TransformerConfig {
+export function configFromPreset(
+  name: string,
+  vocab: { src_vocab: number; tgt_vocab: number },
+  overrides: Partial<TransformerConfig> = {},
+): TransformerConfig {
   const preset = PRESETS[name as PresetName];
-  if (!preset) throw new ConfigError('--config', 'name', `unknown preset "${name}" (expected ${Object.keys(PRESETS).join(', ')} or a JSON file)`);
+  if (!preset)
+    throw new ConfigError(
+      '--config',
+      'name',
+      `unknown preset "${name}" (expected ${Object.keys(PRESETS).join(', ')} or a JSON file)`,
+    );
   return validateConfig({ ...preset, ...DEFAULT_SPECIAL_IDS, ...vocab, ...overrides }, `preset ${name}`);
 }
 
 /** The fields of config.json that describe the model, in a stable order. */
 export function modelFields(c: TransformerConfig): TransformerConfig {
   return {
-    d_model: c.d_model, heads: c.heads, d_ff: c.d_ff, encoder_layers: c.encoder_layers, decoder_layers: c.decoder_layers,
-    src_vocab: c.src_vocab, tgt_vocab: c.tgt_vocab, dropout: c.dropout, norm_first: c.norm_first, final_norm: c.final_norm,
-    positional: c.positional, max_len: c.max_len, share_embeddings: c.share_embeddings, pad_id: c.pad_id, bos_id: c.bos_id, eos_id: c.eos_id,
+    d_model: c.d_model,
+    heads: c.heads,
+    d_ff: c.d_ff,
+    encoder_layers: c.encoder_layers,
+    decoder_layers: c.decoder_layers,
+    src_vocab: c.src_vocab,
+    tgt_vocab: c.tgt_vocab,
+    dropout: c.dropout,
+    norm_first: c.norm_first,
+    final_norm: c.final_norm,
+    positional: c.positional,
+    max_len: c.max_len,
+    share_embeddings: c.share_embeddings,
+    pad_id: c.pad_id,
+    bos_id: c.bos_id,
+    eos_id: c.eos_id,
   };
 }

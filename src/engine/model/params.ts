@@ -45,12 +45,21 @@ export function parameterSpecs(c: TransformerConfig): ParamSpec[] {
   const specs: ParamSpec[] = [];
   for (let i = 0; i < c.encoder_layers; i++) {
     const p = `encoder.layers.${i}`;
-    specs.push(...attentionSpecs(`${p}.self_attn`, d), ...ffnSpecs(p, d, c.d_ff), ...normSpecs(`${p}.norm1`, d), ...normSpecs(`${p}.norm2`, d));
+    specs.push(
+      ...attentionSpecs(`${p}.self_attn`, d),
+      ...ffnSpecs(p, d, c.d_ff),
+      ...normSpecs(`${p}.norm1`, d),
+      ...normSpecs(`${p}.norm2`, d),
+    );
   }
   if (c.final_norm) specs.push(...normSpecs('encoder.norm', d));
   for (let i = 0; i < c.decoder_layers; i++) {
     const p = `decoder.layers.${i}`;
-    specs.push(...attentionSpecs(`${p}.self_attn`, d), ...attentionSpecs(`${p}.multihead_attn`, d), ...ffnSpecs(p, d, c.d_ff));
+    specs.push(
+      ...attentionSpecs(`${p}.self_attn`, d),
+      ...attentionSpecs(`${p}.multihead_attn`, d),
+      ...ffnSpecs(p, d, c.d_ff),
+    );
     specs.push(...normSpecs(`${p}.norm1`, d), ...normSpecs(`${p}.norm2`, d), ...normSpecs(`${p}.norm3`, d));
   }
   if (c.final_norm) specs.push(...normSpecs('decoder.norm', d));

@@ -26,18 +26,38 @@ function keep(ctx: ForwardContext, kind: AttentionKind, weights: tf.Tensor4D): v
 }
 
 /** The residual connection around a sublayer, in the configured order. */
-function sublayer(c: TransformerConfig, params: Params, norm: string, x: tf.Tensor3D, ctx: ForwardContext, f: (y: tf.Tensor3D) => tf.Tensor): tf.Tensor3D {
+function sublayer(
+  c: TransformerConfig,
+  params: Params,
+  norm: string,
+  x: tf.Tensor3D,
+  ctx: ForwardContext,
+  f: (y: tf.Tensor3D) => tf.Tensor,
+): tf.Tensor3D {
   const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
   if (c.norm_first) return tf.add(x, drop(f(layerNorm(params, norm, x) as tf.Tensor3D))) as tf.Tensor3D;
   return layerNorm(params, norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
 }
 
 /** Encoder: x [B, S, d], srcMask [B, 1, 1, S] → memory [B, S, d] */
-export function encode(c: TransformerConfig, params: Params, x: tf.Tensor3D, srcMask: tf.Tensor, ctx: ForwardContext): tf.Tensor3D {
+export function encode(
+  c: TransformerConfig,
+  params: Params,
+  x: tf.Tensor3D,
+  srcMask: tf.Tensor,
+  ctx: ForwardContext,
+): tf.Tensor3D {
   for (let i = 0; i < c.encoder_layers; i++) {
     const p = `encoder.layers.${i}`;
     x = sublayer(c, params, `${p}.norm1`, x, ctx, (y) => {
-      const { output, weights } = attendTo(params, `${p}.self_attn`, c.heads, y, projectKeysValues(params, `${p}.self_attn`, c.heads, y), srcMask); // [B, S, d]
+      const { output, weights } = attendTo(
+        params,
+        `${p}.self_attn`,
+        c.heads,
+        y,
+        projectKeysValues(params, `${p}.self_attn`, c.heads, y),
+        srcMask,
+      ); // [B, S, d]
       keep(ctx, 'encoder_self', weights); // [B, h, S, S]
       return output;
     });
@@ -55,7 +75,9 @@ export interface DecoderCache {
 
 /** Projects the memory for every layer's cross-attention. memory: [B, S, d] */
 export function crossKeysValues(c: TransformerConfig, params: Params, memory: tf.Tensor3D): KeysValues[] {
-  return Array.from({ length: c.decoder_layers }, (_, i) => projectKeysValues(params, `decoder.layers.${i}.multihead_attn`, c.heads, memory));
+  return Array.from({ length: c.decoder_layers }, (_, i) =>
+    projectKeysValues(params, `decoder.layers.${i}.multihead_attn`, c.heads, memory),
+  );
 }
 
 /**
@@ -63,7 +85,16 @@ export function crossKeysValues(c: TransformerConfig, params: Params, memory: tf
  * to [B, 1, T, T_total], srcMask [B, 1, 1, S] → [B, T, d]. With `cache`, the self-attention keys and
  * values of earlier positions are taken from it and the new ones appended (incremental decoding).
  */
-export function decode(c: TransformerConfig, params: Params, y: tf.Tensor3D, cross: KeysValues[], tgtMask: tf.Tensor | undefined, srcMask: tf.Tensor, ctx: ForwardContext, cache?: DecoderCache): tf.Tensor3D {
+export function decode(
+  c: TransformerConfig,
+  params: Params,
+  y: tf.Tensor3D,
+  cross: KeysValues[],
+  tgtMask: tf.Tensor | undefined,
+  srcMask: tf.Tensor,
+  ctx: ForwardContext,
+  cache?: DecoderCache,
+): tf.Tensor3D {
   for (let i = 0; i < c.decoder_layers; i++) {
     const p = `decoder.layers.${i}`;
     y = sublayer(c, params, `${p}.norm1`, y, ctx, (z) => {

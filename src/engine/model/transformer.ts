@@ -21,7 +21,13 @@ export class Transformer {
   constructor(config: TransformerConfig, params?: Params, seed = 1) {
     this.config = validateConfig(config);
     this.params = params ?? initParams(this.config, seed);
-    this.sinusoid = this.config.positional === 'sinusoidal' ? tf.tensor2d(sinusoidalTable(this.config.max_len, this.config.d_model), [this.config.max_len, this.config.d_model]) : null;
+    this.sinusoid =
+      this.config.positional === 'sinusoidal'
+        ? tf.tensor2d(sinusoidalTable(this.config.max_len, this.config.d_model), [
+            this.config.max_len,
+            this.config.d_model,
+          ])
+        : null;
   }
 
   private positions(side: 'encoder' | 'decoder'): tf.Tensor {
@@ -71,7 +77,15 @@ export class Transformer {
     const tgtMask = tf.add(causalMask(t), paddingMask(tgt, this.config.pad_id)); // [B, 1, T, T]
     // 3. Embed the shifted-right target and decode against the memory.
     const y = this.drop(embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), tgt), ctx); // [B, T, d]
-    return decode(this.config, this.params, y, crossKeysValues(this.config, this.params, memory), tgtMask, srcMask, ctx); // [B, T, d]
+    return decode(
+      this.config,
+      this.params,
+      y,
+      crossKeysValues(this.config, this.params, memory),
+      tgtMask,
+      srcMask,
+      ctx,
+    ); // [B, T, d]
   }
 
   /** Embeds target positions [offset, offset + T) for incremental decoding. ids: [B, T] → [B, T, d] */

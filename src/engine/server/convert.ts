@@ -14,8 +14,13 @@ import type { RunDir } from '../train/runDir';
 export function toMetricRow(r: MetricsRow): MetricRow | null {
   if (!Number.isFinite(r.loss) || !Number.isFinite(r.lr)) return null;
   return {
-    step: r.step, loss: r.loss, lr: r.lr, tokensPerSec: r.tokens_per_sec ?? 0, gradNorm: r.grad_norm ?? 0,
-    ...(r.val_loss !== undefined ? { valLoss: r.val_loss } : {}), ...(r.val_bleu !== undefined ? { valBleu: r.val_bleu } : {}),
+    step: r.step,
+    loss: r.loss,
+    lr: r.lr,
+    tokensPerSec: r.tokens_per_sec ?? 0,
+    gradNorm: r.grad_norm ?? 0,
+    ...(r.val_loss !== undefined ? { valLoss: r.val_loss } : {}),
+    ...(r.val_bleu !== undefined ? { valBleu: r.val_bleu } : {}),
   };
 }
 
@@ -31,9 +36,16 @@ function flatten(maps: Nested): { shape: [number, number, number, number]; data:
   return { shape: [l, h, q, k], data: float32ToBase64(out) };
 }
 
-export function toWireAttention(step: number, srcTokens: string[], tgtTokens: string[], attention: { encoder_self: Nested; decoder_self: Nested; cross: Nested }): WireAttention {
+export function toWireAttention(
+  step: number,
+  srcTokens: string[],
+  tgtTokens: string[],
+  attention: { encoder_self: Nested; decoder_self: Nested; cross: Nested },
+): WireAttention {
   return {
-    step, srcTokens, tgtTokens,
+    step,
+    srcTokens,
+    tgtTokens,
     maps: (['encoder_self', 'decoder_self', 'cross'] as const).map((kind) => ({ kind, ...flatten(attention[kind]) })),
   };
 }
@@ -46,11 +58,30 @@ function describeData(d: DataSpec): string {
   return d.kind === 'task' ? `${d.task} task` : d.kind === 'gettext' ? `gettext ${d.lang}` : d.dir;
 }
 
-export function runSummary(run: RunDir, config: TransformerConfig, settings: TrainingSettings, data: DataSpec, step: number, running: boolean): RunSummary {
+export function runSummary(
+  run: RunDir,
+  config: TransformerConfig,
+  settings: TrainingSettings,
+  data: DataSpec,
+  step: number,
+  running: boolean,
+): RunSummary {
   return {
-    runDir: run.path, step, totalSteps: settings.steps, dModel: config.d_model, heads: config.heads,
-    encoderLayers: config.encoder_layers, decoderLayers: config.decoder_layers, data: describeData(data),
-    schedule: plannedLrCurve(settings.steps, { dModel: config.d_model, warmupSteps: settings.warmup, factor: settings.lr_factor }, 300),
-    checkpoints: listCheckpoints(run.path).map((c) => c.step), snapshots: run.snapshotSteps(), running,
+    runDir: run.path,
+    step,
+    totalSteps: settings.steps,
+    dModel: config.d_model,
+    heads: config.heads,
+    encoderLayers: config.encoder_layers,
+    decoderLayers: config.decoder_layers,
+    data: describeData(data),
+    schedule: plannedLrCurve(
+      settings.steps,
+      { dModel: config.d_model, warmupSteps: settings.warmup, factor: settings.lr_factor },
+      300,
+    ),
+    checkpoints: listCheckpoints(run.path).map((c) => c.step),
+    snapshots: run.snapshotSteps(),
+    running,
   };
 }

@@ -21,12 +21,16 @@ const VERSION: string = require('../../../package.json').version;
 /** Serves until the client closes the connection (stdin ends); resolves with the exit code. */
 export async function runServer(opts: ServerOptions = {}): Promise<number> {
   keepStdoutForTheWire();
-  const conn = createMessageConnection(new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout), {
-    error: (m) => process.stderr.write(`[rpc] ${m}\n`),
-    warn: (m) => process.stderr.write(`[rpc] ${m}\n`),
-    info: () => undefined,
-    log: () => undefined,
-  });
+  const conn = createMessageConnection(
+    new StreamMessageReader(process.stdin),
+    new StreamMessageWriter(process.stdout),
+    {
+      error: (m) => process.stderr.write(`[rpc] ${m}\n`),
+      warn: (m) => process.stderr.write(`[rpc] ${m}\n`),
+      info: () => undefined,
+      log: () => undefined,
+    },
+  );
   const log = (level: EngineLog['level'], message: string): void => notify(conn, engineLog, { level, message });
 
   // Backend loading starts at once (it can take seconds) and is awaited by the requests needing it.

@@ -6,7 +6,8 @@ export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, han
   // vscode-jsonrpc calls a handler with (token) when there are no params, (params, token) when they
   // come by name and (...params, token) by position; this protocol sends none or one object.
   conn.onRequest(def.method, async (...args: unknown[]) => {
-    if (args.length > 2) throw new ResponseError(ErrorCodes.InvalidParams, `${def.method} params must be sent by name, not by position`);
+    if (args.length > 2)
+      throw new ResponseError(ErrorCodes.InvalidParams, `${def.method} params must be sent by name, not by position`);
     const params = args.length === 2 ? args[0] : undefined;
     const badParams = validate(def.checkParams, params, def.method, 'params');
     if (badParams) throw new ResponseError(ErrorCodes.InvalidParams, badParams);

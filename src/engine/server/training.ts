@@ -6,7 +6,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { EngineLog } from '../../protocol/engine';
-import { decode, float32ToBase64, positional, runOpen, snapshotsGet, trainEnded, trainMetrics, trainResume, trainSnapshot, trainStart, trainStop, type RunSummary } from '../../protocol/training';
+import {
+  decode,
+  float32ToBase64,
+  positional,
+  runOpen,
+  snapshotsGet,
+  trainEnded,
+  trainMetrics,
+  trainResume,
+  trainSnapshot,
+  trainStart,
+  trainStop,
+  type RunSummary,
+} from '../../protocol/training';
 import type { MetricRow } from '../../protocol/webview';
 import { loadCheckpoint, readConfig } from '../checkpoint';
 import { EOS } from '../data/vocab';
@@ -28,12 +41,23 @@ interface Active {
 }
 
 /** Registers the handlers; returns a shutdown that stops a running training with a checkpoint. */
-export function registerTrainingHandlers(conn: MessageConnection, ensureBackend: () => Promise<string>, log: (level: EngineLog['level'], message: string) => void): () => Promise<void> {
+export function registerTrainingHandlers(
+  conn: MessageConnection,
+  ensureBackend: () => Promise<string>,
+  log: (level: EngineLog['level'], message: string) => void,
+): () => Promise<void> {
   let active: Active | null = null;
 
   /** Starts the loop without awaiting it; metrics are sent in batches at most every 200 ms. */
   function begin(opened: OpenRun, resume: boolean): RunSummary {
-    const trainer = new Trainer(opened.run, Trainer.fresh(opened.config, opened.settings), opened.settings, opened.data, undefined, bleuEvaluator(opened.data, opened.settings));
+    const trainer = new Trainer(
+      opened.run,
+      Trainer.fresh(opened.config, opened.settings),
+      opened.settings,
+      opened.data,
+      undefined,
+      bleuEvaluator(opened.data, opened.settings),
+    );
     const from = resume ? trainer.resume() : 0;
     const runDir = opened.run.path;
     let pending: MetricRow[] = [];
@@ -80,7 +104,10 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
     refuseIfBusy();
     await ensureBackend();
     const data: DataSpec = p.data.kind === 'task' ? taskSpec(p.data.task) : p.data;
-    const overrides = { ...(p.steps ? { steps: p.steps } : {}), ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}) };
+    const overrides = {
+      ...(p.steps ? { steps: p.steps } : {}),
+      ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
+    };
     return begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
   });
 
@@ -101,7 +128,10 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
   handle(conn, runOpen, async ({ runDir }) => {
     const run = new RunDir(runDir);
     const { model, raw } = run.readConfig();
-    const rows = run.readMetrics().map(toMetricRow).filter((r): r is MetricRow => r !== null);
+    const rows = run
+      .readMetrics()
+      .map(toMetricRow)
+      .filter((r): r is MetricRow => r !== null);
     const settings = raw.training as OpenRun['settings'];
     const step = rows.length ? rows[rows.length - 1].step : 0;
     const running = active?.opened.run.path === runDir;
@@ -115,9 +145,17 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
     const model = loadCheckpoint(p.checkpoint ?? p.runDir);
     try {
       const src = [...vocab.encode(p.text), EOS];
-      const t = await translateWithAttention(model, src, { ...(p.beam ? { beamSize: p.beam } : {}), ...(p.alpha !== undefined ? { alpha: p.alpha } : {}) });
+      const t = await translateWithAttention(model, src, {
+        ...(p.beam ? { beamSize: p.beam } : {}),
+        ...(p.alpha !== undefined ? { alpha: p.alpha } : {}),
+      });
       const tgtTokens = vocab.tokens([model.config.bos_id, ...t.tokens]);
-      return { text: vocab.decode(t.tokens), score: t.score, logProb: t.logProb, attention: toWireAttention(0, vocab.tokens(src), tgtTokens, t.attention) };
+      return {
+        text: vocab.decode(t.tokens),
+        score: t.score,
+        logProb: t.logProb,
+        attention: toWireAttention(0, vocab.tokens(src), tgtTokens, t.attention),
+      };
     } finally {
       model.dispose();
     }
@@ -140,17 +178,29 @@ export function registerTrainingHandlers(conn: MessageConnection, ensureBackend:
         const model = loadCheckpoint(p.runDir);
         try {
           const rows = (await model.params.get('decoder.pos_embed.weight')!.data()) as Float32Array;
-          return { shape: [positions, config.d_model] as [number, number], data: float32ToBase64(rows.subarray(0, positions * config.d_model)), learned: true };
+          return {
+            shape: [positions, config.d_model] as [number, number],
+            data: float32ToBase64(rows.subarray(0, positions * config.d_model)),
+            learned: true,
+          };
         } finally {
           model.dispose();
         }
       }
-      return { shape: [positions, config.d_model] as [number, number], data: float32ToBase64(sinusoidalTable(positions, config.d_model)), learned: false };
+      return {
+        shape: [positions, config.d_model] as [number, number],
+        data: float32ToBase64(sinusoidalTable(positions, config.d_model)),
+        learned: false,
+      };
     }
     const d = p.dModel ?? 512;
     const positions = p.positions ?? 128;
     if (d % 2 !== 0 || d < 2) throw new Error(`positional params: dModel must be even and ≥ 2, got ${d}`);
-    return { shape: [positions, d] as [number, number], data: float32ToBase64(sinusoidalTable(positions, d)), learned: false };
+    return {
+      shape: [positions, d] as [number, number],
+      data: float32ToBase64(sinusoidalTable(positions, d)),
+      learned: false,
+    };
   });
 
   return async () => {

@@ -43,7 +43,9 @@ export class Adam {
         const v = this.moment(this.v, p);
         if (fused) {
           // One pass of the same arithmetic (backend/nativeOps.ts) instead of ~12 kernels.
-          const [p1, m1, v1] = tf.engine().runKernel(ADAM_UPDATE, { p, g, m, v }, { lr, beta1, beta2, epsilon, c1, c2 }) as tf.Tensor[];
+          const [p1, m1, v1] = tf
+            .engine()
+            .runKernel(ADAM_UPDATE, { p, g, m, v }, { lr, beta1, beta2, epsilon, c1, c2 }) as tf.Tensor[];
           m.assign(m1);
           v.assign(v1);
           p.assign(p1);
@@ -71,13 +73,19 @@ export class Adam {
   }
 
   /** Restores moments saved by state(); every parameter must have both, with its shape. */
-  restore(named: [string, tf.Variable][], step: number, state: Map<string, { shape: number[]; data: Float32Array }>, source: string): void {
+  restore(
+    named: [string, tf.Variable][],
+    step: number,
+    state: Map<string, { shape: number[]; data: Float32Array }>,
+    source: string,
+  ): void {
     this.step = step;
     for (const [name, p] of named) {
       const m = state.get(`${name}.exp_avg`);
       const v = state.get(`${name}.exp_avg_sq`);
       if (!m || !v) throw new Error(`${source}: no Adam moments for "${name}"`);
-      if (m.data.length !== p.size || v.data.length !== p.size) throw new Error(`${source}: Adam moments of "${name}" have ${m.data.length} values, the parameter ${p.size}`);
+      if (m.data.length !== p.size || v.data.length !== p.size)
+        throw new Error(`${source}: Adam moments of "${name}" have ${m.data.length} values, the parameter ${p.size}`);
       this.moment(this.m, p).assign(tf.tensor(m.data, p.shape));
       this.moment(this.v, p).assign(tf.tensor(v.data, p.shape));
     }

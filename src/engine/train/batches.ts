@@ -58,7 +58,11 @@ export class BatchStream {
   /** Batches of a fixed list (validation), in order. */
   static evaluationBatches(pairs: readonly IdPair[], maxTokens: number): Batch[] {
     if (pairs.length === 0) return [];
-    const batches = makeBatches(pairs.map((p) => p.src.length), pairs.map((p) => p.tgt.length + 1), { maxTokens, shuffle: false });
+    const batches = makeBatches(
+      pairs.map((p) => p.src.length),
+      pairs.map((p) => p.tgt.length + 1),
+      { maxTokens, shuffle: false },
+    );
     return batches.map((b) => toBatch(b.map((i) => pairs[i])));
   }
 }

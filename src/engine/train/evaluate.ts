@@ -12,7 +12,11 @@ import type { TrainingSettings } from './settings';
 import { countTokens, type Batch } from './step';
 import type { BleuEvaluator } from './trainer';
 
-export async function validationLoss(model: Transformer, batches: Batch[], labelSmoothing: number): Promise<{ loss: number; nll: number; tokens: number }> {
+export async function validationLoss(
+  model: Transformer,
+  batches: Batch[],
+  labelSmoothing: number,
+): Promise<{ loss: number; nll: number; tokens: number }> {
   let loss = 0;
   let nll = 0;
   let tokens = 0;
@@ -23,7 +27,13 @@ export async function validationLoss(model: Transformer, batches: Batch[], label
       const logits = model.logits(tf.tensor2d(b.src, undefined, 'int32'), tf.tensor2d(b.tgtIn, undefined, 'int32')); // [B, T, V]
       const targets = tf.reshape(tf.tensor2d(b.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
       // The training loss's own op (one native pass on wasm); its gradient output is simply unused.
-      const r = smoothedLossFromLogits(tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D, targets, c.pad_id, labelSmoothing, n);
+      const r = smoothedLossFromLogits(
+        tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D,
+        targets,
+        c.pad_id,
+        labelSmoothing,
+        n,
+      );
       return [r.loss, r.nll];
     });
     const [lv, xv] = await Promise.all([l.data(), x.data()]);
@@ -39,7 +49,11 @@ export function bleuEvaluator(data: PreparedData, settings: TrainingSettings): B
   if (data.vocab.kind !== 'bpe' || settings.bleu_sentences === 0 || data.validText.length === 0) return undefined;
   const n = Math.min(settings.bleu_sentences, data.valid.length, data.validText.length);
   return async (model) => {
-    const out = await translate(model, data.valid.slice(0, n).map((p) => p.src), { beamSize: 1 });
+    const out = await translate(
+      model,
+      data.valid.slice(0, n).map((p) => p.src),
+      { beamSize: 1 },
+    );
     const hyps = out.map((t) => data.vocab.decode(t.tokens));
     return corpusBleu(hyps, [data.validText.slice(0, n).map((p) => p.tgt)]).score;
   };

@@ -22,18 +22,28 @@ function smoothedTargets(v: number, smoothing: number): { confidence: number; sp
   if (smoothing > 0 && v < 3) throw new Error(`label smoothing needs at least 3 classes, got ${v}`);
   const confidence = 1 - smoothing;
   const spread = smoothing > 0 ? smoothing / (v - 2) : 0;
-  const entropy = -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0);
+  const entropy =
+    -(confidence > 0 ? confidence * Math.log(confidence) : 0) - (spread > 0 ? smoothing * Math.log(spread) : 0);
   return { confidence, spread, entropy };
 }
 
 /** logProbs: [N, V] (log-softmax output), targets: [N] int32 */
-export function labelSmoothedLoss(logProbs: tf.Tensor2D, targets: tf.Tensor1D, padId: number, smoothing: number, tokens: number): LossResult {
+export function labelSmoothedLoss(
+  logProbs: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  padId: number,
+  smoothing: number,
+  tokens: number,
+): LossResult {
   const v = logProbs.shape[1];
   const { confidence, spread, entropy } = smoothedTargets(v, smoothing);
   const keep = tf.cast(tf.notEqual(targets, padId), 'float32'); // [N]: 1 for real tokens
   const onTarget = tf.sum(tf.mul(logProbs, tf.oneHot(targets, v)), 1); // [N]: log p(target)
   // Σ_c q_c · log p_c over the V − 2 other non-pad classes = Σ_all − log p_pad − log p_target
-  const onOthers = tf.sub(tf.sub(tf.sum(logProbs, 1), tf.squeeze(tf.slice(logProbs, [0, padId], [-1, 1]), [1])), onTarget); // [N]
+  const onOthers = tf.sub(
+    tf.sub(tf.sum(logProbs, 1), tf.squeeze(tf.slice(logProbs, [0, padId], [-1, 1]), [1])),
+    onTarget,
+  ); // [N]
   const crossEntropy = tf.neg(tf.add(tf.mul(onTarget, confidence), tf.mul(onOthers, spread))); // [N]: −Σ q log p
   const denom = Math.max(tokens, 1);
   return {
@@ -57,25 +67,48 @@ export interface FusedLossResult {
  * wasm (a native kernel, backend/nativeOps.ts) and a handful of tfjs ops elsewhere.
  * logits: [N, V], targets: [N] int32
  */
-export function smoothedLossFromLogits(logits: tf.Tensor2D, targets: tf.Tensor1D, padId: number, smoothing: number, tokens: number): FusedLossResult {
+export function smoothedLossFromLogits(
+  logits: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  padId: number,
+  smoothing: number,
+  tokens: number,
+): FusedLossResult {
   const { confidence, spread, entropy } = smoothedTargets(logits.shape[1], smoothing);
   const scale = 1 / Math.max(tokens, 1);
   let nll: tf.Scalar | undefined;
   const fused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [x, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
     const [rowLoss, rowNll, grad] = hasFusedKernel(SMOOTHED_CROSS_ENTROPY)
-      ? (tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, { logits: x, targets }, { padId, confidence, spread, entropy, scale } as unknown as tf.NamedAttrMap) as tf.Tensor[])
+      ? (tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, { logits: x, targets }, {
+          padId,
+          confidence,
+          spread,
+          entropy,
+          scale,
+        } as unknown as tf.NamedAttrMap) as tf.Tensor[])
       : smoothedCrossEntropyOps(x, targets, padId, confidence, spread, entropy, scale);
     nll = tf.keep(tf.mul(tf.sum(rowNll), scale) as tf.Scalar);
     save([grad]);
-    return { value: tf.mul(tf.sum(rowLoss), scale) as tf.Scalar, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(dy, saved[0]) };
+    return {
+      value: tf.mul(tf.sum(rowLoss), scale) as tf.Scalar,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(dy, saved[0]),
+    };
   });
   const loss = fused(logits) as tf.Scalar;
   return { loss, nll: nll! };
 }
 
 /** The fused kernel's outputs with tfjs ops: rowLoss [N], rowNll [N], grad [N, V] (for backends without it). */
-function smoothedCrossEntropyOps(logits: tf.Tensor2D, targets: tf.Tensor1D, padId: number, confidence: number, spread: number, entropy: number, scale: number): tf.Tensor[] {
+function smoothedCrossEntropyOps(
+  logits: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  padId: number,
+  confidence: number,
+  spread: number,
+  entropy: number,
+  scale: number,
+): tf.Tensor[] {
   const v = logits.shape[1];
   const keep = tf.cast(tf.notEqual(targets, padId), 'float32'); // [N]
   const logProbs = tf.logSoftmax(logits); // [N, V]

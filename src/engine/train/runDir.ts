@@ -35,11 +35,21 @@ export interface DataPosition {
 
 export class RunDir {
   constructor(readonly path: string) {}
-  get configPath(): string { return join(this.path, 'config.json'); }
-  get vocabPath(): string { return join(this.path, 'vocab.json'); }
-  get metricsPath(): string { return join(this.path, 'metrics.jsonl'); }
-  get checkpointsDir(): string { return join(this.path, 'checkpoints'); }
-  get snapshotsDir(): string { return join(this.path, 'snapshots'); }
+  get configPath(): string {
+    return join(this.path, 'config.json');
+  }
+  get vocabPath(): string {
+    return join(this.path, 'vocab.json');
+  }
+  get metricsPath(): string {
+    return join(this.path, 'metrics.jsonl');
+  }
+  get checkpointsDir(): string {
+    return join(this.path, 'checkpoints');
+  }
+  get snapshotsDir(): string {
+    return join(this.path, 'snapshots');
+  }
 
   create(): void {
     mkdirSync(this.checkpointsDir, { recursive: true });
@@ -85,15 +95,28 @@ export class RunDir {
     writeFileAtomic(this.metricsPath, [Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(''))]);
   }
 
-  weightsPath(step: number): string { return join(this.checkpointsDir, `step-${step}.safetensors`); }
-  optimPath(step: number): string { return join(this.checkpointsDir, `step-${step}.optim.safetensors`); }
+  weightsPath(step: number): string {
+    return join(this.checkpointsDir, `step-${step}.safetensors`);
+  }
+  optimPath(step: number): string {
+    return join(this.checkpointsDir, `step-${step}.optim.safetensors`);
+  }
 
   /**
    * Writes the optimizer state first and the model last: the model file's rename is the commit
    * point, and a checkpoint counts only when both files are there.
    */
-  writeCheckpoint(step: number, weights: Map<string, NamedTensor>, optim: Map<string, NamedTensor>, position: DataPosition): void {
-    writeSafetensors(this.optimPath(step), optim, { step: String(step), epoch: String(position.epoch), batch: String(position.batch) });
+  writeCheckpoint(
+    step: number,
+    weights: Map<string, NamedTensor>,
+    optim: Map<string, NamedTensor>,
+    position: DataPosition,
+  ): void {
+    writeSafetensors(this.optimPath(step), optim, {
+      step: String(step),
+      epoch: String(position.epoch),
+      batch: String(position.batch),
+    });
     writeSafetensors(this.weightsPath(step), weights, { step: String(step) });
   }
 
@@ -106,7 +129,12 @@ export class RunDir {
     }
   }
 
-  latestResumable(): { step: number; weights: Map<string, NamedTensor>; optim: Map<string, NamedTensor>; position: DataPosition } | null {
+  latestResumable(): {
+    step: number;
+    weights: Map<string, NamedTensor>;
+    optim: Map<string, NamedTensor>;
+    position: DataPosition;
+  } | null {
     for (const { step } of listCheckpoints(this.path).reverse()) {
       if (!existsSync(this.optimPath(step))) continue;
       try {
@@ -124,7 +152,11 @@ export class RunDir {
   /** Steps that have an attention snapshot, ascending. */
   snapshotSteps(): number[] {
     if (!existsSync(this.snapshotsDir)) return [];
-    return readdirSync(this.snapshotsDir).map((f) => /^step-(\d+)\.json$/.exec(f)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    return readdirSync(this.snapshotsDir)
+      .map((f) => /^step-(\d+)\.json$/.exec(f))
+      .filter((m) => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
   }
 
   snapshotPath(step: number): string {

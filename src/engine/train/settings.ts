@@ -16,19 +16,60 @@ export interface TrainingSettings {
 }
 
 const PAPER: TrainingSettings = {
-  steps: 100000, warmup: 4000, lr_factor: 1, batch_tokens: 50000, label_smoothing: 0.1, clip_norm: 0, seed: 1,
-  checkpoint_every: 1000, eval_every: 1000, snapshot_every: 100, vocab_size: 37000, max_length: 100, bleu_sentences: 200,
+  steps: 100000,
+  warmup: 4000,
+  lr_factor: 1,
+  batch_tokens: 50000,
+  label_smoothing: 0.1,
+  clip_norm: 0,
+  seed: 1,
+  checkpoint_every: 1000,
+  eval_every: 1000,
+  snapshot_every: 100,
+  vocab_size: 37000,
+  max_length: 100,
+  bleu_sentences: 200,
 };
 
 /** Per-preset defaults; the small ones fit two cores and minutes, not days. */
 export const TRAINING_DEFAULTS: Record<string, TrainingSettings> = {
-  tiny: { ...PAPER, steps: 1500, warmup: 400, batch_tokens: 1500, checkpoint_every: 250, eval_every: 250, snapshot_every: 25, vocab_size: 8000, max_length: 60, bleu_sentences: 100 },
-  small: { ...PAPER, steps: 20000, warmup: 2000, batch_tokens: 6000, checkpoint_every: 500, eval_every: 500, snapshot_every: 50, vocab_size: 8000, max_length: 80, bleu_sentences: 200 },
+  tiny: {
+    ...PAPER,
+    steps: 1500,
+    warmup: 400,
+    batch_tokens: 1500,
+    checkpoint_every: 250,
+    eval_every: 250,
+    snapshot_every: 25,
+    vocab_size: 8000,
+    max_length: 60,
+    bleu_sentences: 100,
+  },
+  small: {
+    ...PAPER,
+    steps: 20000,
+    warmup: 2000,
+    batch_tokens: 6000,
+    checkpoint_every: 500,
+    eval_every: 500,
+    snapshot_every: 50,
+    vocab_size: 8000,
+    max_length: 80,
+    bleu_sentences: 200,
+  },
   base: PAPER,
   big: { ...PAPER, steps: 300000 },
 };
 
-const POSITIVE_INT: (keyof TrainingSettings)[] = ['steps', 'warmup', 'batch_tokens', 'checkpoint_every', 'eval_every', 'vocab_size', 'max_length'];
+const POSITIVE_INT: (keyof TrainingSettings)[] = [
+  'steps',
+  'warmup',
+  'batch_tokens',
+  'checkpoint_every',
+  'eval_every',
+  'vocab_size',
+  'max_length',
+];
 const NON_NEGATIVE_INT: (keyof TrainingSettings)[] = ['snapshot_every', 'bleu_sentences', 'seed'];
 
 export function validateSettings(raw: Record<string, unknown>, source: string): TrainingSettings {
@@ -36,10 +77,17 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
   const fail = (field: string, msg: string): never => {
     throw new Error(`${source}: ${field}: ${msg}`);
   };
-  for (const f of POSITIVE_INT) if (!Number.isInteger(s[f]) || (s[f] as number) < 1) fail(f, `expected a whole number ≥ 1, got ${JSON.stringify(s[f])}`);
-  for (const f of NON_NEGATIVE_INT) if (!Number.isInteger(s[f]) || (s[f] as number) < 0) fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
-  if (typeof s.lr_factor !== 'number' || !(s.lr_factor > 0)) fail('lr_factor', `expected a positive number, got ${JSON.stringify(s.lr_factor)}`);
-  if (typeof s.label_smoothing !== 'number' || !(s.label_smoothing >= 0 && s.label_smoothing < 1)) fail('label_smoothing', `expected a number in [0, 1), got ${JSON.stringify(s.label_smoothing)}`);
-  if (typeof s.clip_norm !== 'number' || !(s.clip_norm >= 0)) fail('clip_norm', `expected a number ≥ 0, got ${JSON.stringify(s.clip_norm)}`);
+  for (const f of POSITIVE_INT)
+    if (!Number.isInteger(s[f]) || (s[f] as number) < 1)
+      fail(f, `expected a whole number ≥ 1, got ${JSON.stringify(s[f])}`);
+  for (const f of NON_NEGATIVE_INT)
+    if (!Number.isInteger(s[f]) || (s[f] as number) < 0)
+      fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
+  if (typeof s.lr_factor !== 'number' || !(s.lr_factor > 0))
+    fail('lr_factor', `expected a positive number, got ${JSON.stringify(s.lr_factor)}`);
+  if (typeof s.label_smoothing !== 'number' || !(s.label_smoothing >= 0 && s.label_smoothing < 1))
+    fail('label_smoothing', `expected a number in [0, 1), got ${JSON.stringify(s.label_smoothing)}`);
+  if (typeof s.clip_norm !== 'number' || !(s.clip_norm >= 0))
+    fail('clip_norm', `expected a number ≥ 0, got ${JSON.stringify(s.clip_norm)}`);
   return s;
 }

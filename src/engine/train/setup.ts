@@ -32,7 +32,9 @@ function readJsonFile(path: string): Record<string, unknown> {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('expected a JSON object');
     return v;
   } catch (err) {
-    throw new Error(`${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : (err as Error).message}`);
+    throw new Error(
+      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : (err as Error).message}`,
+    );
   }
 }
 
@@ -46,12 +48,20 @@ export function createRun(spec: NewRun): OpenRun {
   if (run.exists()) throw new Error(`${spec.out} already holds a run; resume it with --resume or choose another --out`);
   const isPreset = spec.config in PRESETS;
   const file = isPreset ? null : readJsonFile(spec.config);
-  const settings = validateSettings({ ...baseSettings(isPreset ? spec.config : 'tiny', file), ...spec.overrides }, isPreset ? '--config' : spec.config);
+  const settings = validateSettings(
+    { ...baseSettings(isPreset ? spec.config : 'tiny', file), ...spec.overrides },
+    isPreset ? '--config' : spec.config,
+  );
   run.create();
-  const data = prepareData(spec.data, run.vocabPath, { vocabSize: settings.vocab_size, maxLength: settings.max_length });
+  const data = prepareData(spec.data, run.vocabPath, {
+    vocabSize: settings.vocab_size,
+    maxLength: settings.max_length,
+  });
   const vocab = { src_vocab: data.vocab.size, tgt_vocab: data.vocab.size };
   const config = isPreset
-    ? configFromPreset(spec.config, vocab, { max_len: Math.max(PRESETS[spec.config as keyof typeof PRESETS].max_len, settings.max_length + 2) })
+    ? configFromPreset(spec.config, vocab, {
+        max_len: Math.max(PRESETS[spec.config as keyof typeof PRESETS].max_len, settings.max_length + 2),
+      })
     : validateConfig({ ...DEFAULT_SPECIAL_IDS, ...file, ...vocab }, spec.config);
   run.writeConfig({ ...modelFields(config), training: settings, data: spec.data });
   return { run, config, settings, data, dataSpec: spec.data };
@@ -64,9 +74,11 @@ export function openRun(path: string, overrides: Partial<TrainingSettings> = {})
   const { model, raw } = run.readConfig();
   const settings = validateSettings({ ...(raw.training as object), ...overrides }, run.configPath);
   const dataSpec = raw.data as DataSpec | undefined;
-  if (!dataSpec || typeof dataSpec !== 'object' || !('kind' in dataSpec)) throw new Error(`${run.configPath}: data: missing the data spec of the run`);
+  if (!dataSpec || typeof dataSpec !== 'object' || !('kind' in dataSpec))
+    throw new Error(`${run.configPath}: data: missing the data spec of the run`);
   const data = prepareData(dataSpec, run.vocabPath, { vocabSize: settings.vocab_size, maxLength: settings.max_length });
-  if (data.vocab.size !== model.tgt_vocab) throw new Error(`${run.vocabPath}: ${data.vocab.size} tokens, config.json says tgt_vocab ${model.tgt_vocab}`);
+  if (data.vocab.size !== model.tgt_vocab)
+    throw new Error(`${run.vocabPath}: ${data.vocab.size} tokens, config.json says tgt_vocab ${model.tgt_vocab}`);
   if (Object.keys(overrides).length) run.writeConfig({ ...raw, training: settings });
   return { run, config: model, settings, data, dataSpec };
 }

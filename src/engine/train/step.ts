@@ -36,7 +36,12 @@ export function countTokens(rows: number[][], padId: number): number {
   return rows.reduce((n, row) => n + row.filter((id) => id !== padId).length, 0);
 }
 
-export async function trainStep(model: Transformer, optimizer: Adam, batch: Batch, opts: StepOptions): Promise<StepResult> {
+export async function trainStep(
+  model: Transformer,
+  optimizer: Adam,
+  batch: Batch,
+  opts: StepOptions,
+): Promise<StepResult> {
   const c = model.config;
   const vars = uniqueVariables(model.params);
   const tokens = countTokens(batch.tgtOut, c.pad_id);
@@ -49,13 +54,23 @@ export async function trainStep(model: Transformer, optimizer: Adam, batch: Batc
     let nllValue: tf.Scalar | undefined;
     const { value, grads } = tf.variableGrads(() => {
       const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
-      const r = smoothedLossFromLogits(tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
+      const r = smoothedLossFromLogits(
+        tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D,
+        tgtOut,
+        c.pad_id,
+        opts.labelSmoothing,
+        tokens,
+      );
       nllValue = r.nll; // kept: survives the gradient scope; disposed below
       return r.loss;
     }, vars);
     // Global L2 norm. Summed pairwise, not with addN: one addN shader over every parameter exceeds
     // WebGPU's storage-buffer limit per stage (8 on lavapipe) and the pipeline fails to build.
-    const norm = tf.sqrt(Object.values(grads).map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)));
+    const norm = tf.sqrt(
+      Object.values(grads)
+        .map((g) => tf.sum(tf.square(g)))
+        .reduce((a, b) => tf.add(a, b)),
+    );
     if (opts.clipNorm && opts.clipNorm > 0) {
       const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(norm, 1e-6)));
       for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);

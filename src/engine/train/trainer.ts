@@ -88,7 +88,11 @@ export class Trainer {
   }
 
   lr(step: number): number {
-    return transformerLr(step, { dModel: this.model.config.d_model, warmupSteps: this.settings.warmup, factor: this.settings.lr_factor });
+    return transformerLr(step, {
+      dModel: this.model.config.d_model,
+      warmupSteps: this.settings.warmup,
+      factor: this.settings.lr_factor,
+    });
   }
 
   async checkpoint(): Promise<void> {
@@ -128,12 +132,28 @@ export class Trainer {
       const { batch, next } = this.stream.at(this.position);
       const lr = this.lr(this.step + 1);
       const started = performance.now();
-      const r = await trainStep(this.model, this.optimizer, batch, { lr, labelSmoothing: s.label_smoothing, clipNorm: s.clip_norm, seed: s.seed * 1_000_003 + this.step * 1000 });
+      const r = await trainStep(this.model, this.optimizer, batch, {
+        lr,
+        labelSmoothing: s.label_smoothing,
+        clipNorm: s.clip_norm,
+        seed: s.seed * 1_000_003 + this.step * 1000,
+      });
       const seconds = (performance.now() - started) / 1000;
       this.step++;
       this.position = next;
-      const row: MetricsRow = { step: this.step, lr, loss: r.loss, nll: r.nll, tokens_per_sec: r.tokens / seconds, grad_norm: r.gradNorm, time: Date.now() };
-      if (!Number.isFinite(r.loss)) throw new Error(`training diverged at step ${this.step}: loss is ${r.loss} (grad norm ${r.gradNorm}); lower --lr-factor or set --clip-norm`);
+      const row: MetricsRow = {
+        step: this.step,
+        lr,
+        loss: r.loss,
+        nll: r.nll,
+        tokens_per_sec: r.tokens / seconds,
+        grad_norm: r.gradNorm,
+        time: Date.now(),
+      };
+      if (!Number.isFinite(r.loss))
+        throw new Error(
+          `training diverged at step ${this.step}: loss is ${r.loss} (grad norm ${r.gradNorm}); lower --lr-factor or set --clip-norm`,
+        );
       const evaluated = s.eval_every && this.step % s.eval_every === 0;
       if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
       this.run.appendMetrics([row]);

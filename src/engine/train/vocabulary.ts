@@ -26,7 +26,10 @@ export class TaskVocabulary implements Vocabulary {
   readonly kind = 'task';
   constructor(readonly size: number) {}
   encode(text: string): number[] {
-    return text.split(/\s+/).filter(Boolean).map((w) => (/^\d+$/.test(w) && Number(w) >= NUM_SPECIAL && Number(w) < this.size ? Number(w) : UNK));
+    return text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((w) => (/^\d+$/.test(w) && Number(w) >= NUM_SPECIAL && Number(w) < this.size ? Number(w) : UNK));
   }
   decode(ids: readonly number[]): string {
     return ids.filter((id) => id >= NUM_SPECIAL).join(' ');
@@ -64,10 +67,13 @@ export function loadVocabulary(path: string): Vocabulary {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`);
+    throw new Error(
+      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`,
+    );
   }
   if (raw.kind === 'task') {
-    if (!Number.isInteger(raw.size) || raw.size! <= NUM_SPECIAL) throw new Error(`${path}: size: expected an integer > ${NUM_SPECIAL}`);
+    if (!Number.isInteger(raw.size) || raw.size! <= NUM_SPECIAL)
+      throw new Error(`${path}: size: expected an integer > ${NUM_SPECIAL}`);
     return new TaskVocabulary(raw.size!);
   }
   return new BpeVocabulary(Bpe.load(path));

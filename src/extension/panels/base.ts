@@ -36,7 +36,10 @@ export interface PanelHost {
 export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
   return {
     enableScripts: true,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'node_modules', 'plotly.js-dist-min')],
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      vscode.Uri.joinPath(extensionUri, 'node_modules', 'plotly.js-dist-min'),
+    ],
   };
 }
 
@@ -72,7 +75,10 @@ export const NOT_SHOWN = 'the panel did not show within 15 s';
 /** The save dialog for an export: `name` in the first workspace folder, filtered to `format`. */
 export function askSaveTarget(format: string, name: string): Thenable<vscode.Uri | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  return vscode.window.showSaveDialog({ filters: { [format.toUpperCase()]: [format] }, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}) });
+  return vscode.window.showSaveDialog({
+    filters: { [format.toUpperCase()]: [format] },
+    ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}),
+  });
 }
 
 export abstract class BasePanel implements vscode.Disposable {
@@ -83,7 +89,9 @@ export abstract class BasePanel implements vscode.Disposable {
   private disposed = false;
   private ready = false;
   /** An image asked for by the Export View command: where to save it, and who waits. */
-  private pendingImage: { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void } | undefined;
+  private pendingImage:
+    | { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
+    | undefined;
 
   protected constructor(
     readonly panel: vscode.WebviewPanel,
@@ -124,7 +132,9 @@ export abstract class BasePanel implements vscode.Disposable {
       title: this.panel.title,
       cspSource: w.cspSource,
       nonce: randomBytes(16).toString('base64'),
-      plotlyUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'node_modules', 'plotly.js-dist-min', 'plotly.min.js')).toString(),
+      plotlyUri: w
+        .asWebviewUri(vscode.Uri.joinPath(ext, 'node_modules', 'plotly.js-dist-min', 'plotly.min.js'))
+        .toString(),
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', `${this.kind}.js`)).toString(),
     });
   }
@@ -144,7 +154,8 @@ export abstract class BasePanel implements vscode.Disposable {
     }
     this.panel.webview.postMessage(message).then(
       (delivered) => {
-        if (!delivered) this.host.log(`${this.kind} panel: ${body.type} message not delivered (state follows when visible)`);
+        if (!delivered)
+          this.host.log(`${this.kind} panel: ${body.type} message not delivered (state follows when visible)`);
       },
       (err: unknown) => this.host.log(`${this.kind} panel: postMessage failed: ${(err as Error).message}`),
     );
@@ -190,7 +201,8 @@ export abstract class BasePanel implements vscode.Disposable {
           break;
         case 'error':
           this.host.log(`${this.kind} panel (webview): ${m.message}`);
-          if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`)) this.finishImage(m.message);
+          if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`))
+            this.finishImage(m.message);
           break;
       }
     } catch (err) {
@@ -218,7 +230,14 @@ export abstract class BasePanel implements vscode.Disposable {
     if (this.disposed || !this.panel.visible || !this.ready) return NOT_SHOWN;
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.finishImage('the panel did not answer within 30 s'), 30_000);
-      this.pendingImage = { format, target, done: (r) => { clearTimeout(timer); resolve(r); } };
+      this.pendingImage = {
+        format,
+        target,
+        done: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+      };
       this.post({ type: 'exportImage', format });
     });
   }
@@ -230,7 +249,10 @@ export abstract class BasePanel implements vscode.Disposable {
   }
 
   private async saveExport(m: ExportMsg): Promise<void> {
-    const pending = this.pendingImage && this.pendingImage.format === m.format && m.dataUrl !== undefined ? this.pendingImage : undefined;
+    const pending =
+      this.pendingImage && this.pendingImage.format === m.format && m.dataUrl !== undefined
+        ? this.pendingImage
+        : undefined;
     const target = pending?.target ?? (await askSaveTarget(m.format, m.name));
     if (!target) {
       if (pending) this.finishImage('no file chosen');
@@ -243,7 +265,9 @@ export abstract class BasePanel implements vscode.Disposable {
       if (pending) this.finishImage(target);
     } catch (err) {
       this.host.log(`${this.kind} panel: export to ${target.fsPath} failed: ${(err as Error).message}`);
-      void vscode.window.showErrorMessage(`Attention Debugger: could not save ${target.fsPath}: ${(err as Error).message}`);
+      void vscode.window.showErrorMessage(
+        `Attention Debugger: could not save ${target.fsPath}: ${(err as Error).message}`,
+      );
       if (pending) this.finishImage((err as Error).message);
     }
   }

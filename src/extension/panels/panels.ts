@@ -11,7 +11,10 @@ import type { ScheduleBody } from './store';
 
 export class DashboardPanel extends BasePanel {
   static readonly slot = new PanelSlot({
-    kind: 'dashboard', viewType: 'attentionDebugger.dashboard', title: 'Training Dashboard', column: vscode.ViewColumn.Active,
+    kind: 'dashboard',
+    viewType: 'attentionDebugger.dashboard',
+    title: 'Training Dashboard',
+    column: vscode.ViewColumn.Active,
     make: (panel, host) => new DashboardPanel(panel, host, 'dashboard'),
   });
 
@@ -34,7 +37,10 @@ export class DashboardPanel extends BasePanel {
 
 export class AttentionPanel extends BasePanel {
   static readonly slot: PanelSlot<AttentionPanel> = new PanelSlot({
-    kind: 'attention', viewType: 'attentionDebugger.attention', title: 'Attention', column: vscode.ViewColumn.Active,
+    kind: 'attention',
+    viewType: 'attentionDebugger.attention',
+    title: 'Attention',
+    column: vscode.ViewColumn.Active,
     make: (panel, host) => {
       const p = new AttentionPanel(panel, host, 'attention');
       p.disposables.add(p.openHeadEmitter);
@@ -71,7 +77,10 @@ export class AttentionPanel extends BasePanel {
 
 export class HeadInspectorPanel extends BasePanel {
   static readonly slot: PanelSlot<HeadInspectorPanel> = new PanelSlot({
-    kind: 'head', viewType: 'attentionDebugger.headInspector', title: 'Head Inspector', column: vscode.ViewColumn.Beside,
+    kind: 'head',
+    viewType: 'attentionDebugger.headInspector',
+    title: 'Head Inspector',
+    column: vscode.ViewColumn.Beside,
     make: (panel, host) => new HeadInspectorPanel(panel, host, 'head'),
     restore: (p, saved) => {
       p.head = saved?.head ?? null;
@@ -103,13 +112,21 @@ export class HeadInspectorPanel extends BasePanel {
   }
 
   protected snapshot(): PanelState {
-    return { panel: 'head', head: this.head, attention: this.host.store.attention, snapshots: this.host.store.snapshots };
+    return {
+      panel: 'head',
+      head: this.head,
+      attention: this.host.store.attention,
+      snapshots: this.host.store.snapshots,
+    };
   }
 }
 
 export class PositionalPanel extends BasePanel {
   static readonly slot = new PanelSlot({
-    kind: 'positional', viewType: 'attentionDebugger.positional', title: 'Positional Encoding', column: vscode.ViewColumn.Active,
+    kind: 'positional',
+    viewType: 'attentionDebugger.positional',
+    title: 'Positional Encoding',
+    column: vscode.ViewColumn.Active,
     make: (panel, host) => new PositionalPanel(panel, host, 'positional'),
   });
 

@@ -31,7 +31,10 @@ export class PanelSlot<P extends BasePanel> {
       this.current.reveal(column);
       return this.current;
     }
-    return this.adopt(vscode.window.createWebviewPanel(this.spec.viewType, this.spec.title, column, webviewOptions(host.extensionUri)), host);
+    return this.adopt(
+      vscode.window.createWebviewPanel(this.spec.viewType, this.spec.title, column, webviewOptions(host.extensionUri)),
+      host,
+    );
   }
 
   revive(panel: vscode.WebviewPanel, host: PanelHost, state: unknown): P {

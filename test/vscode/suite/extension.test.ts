@@ -16,11 +16,16 @@ test('attentionDebugger.showEngineInfo is registered and answers with a backend 
   await activateExtension();
   const commands = await vscode.commands.getCommands(true);
   assert.ok(commands.includes('attentionDebugger.showEngineInfo'), 'command registered');
-  const info = await vscode.commands.executeCommand<{ version: string; backend: string; backends: string[] }>('attentionDebugger.showEngineInfo');
+  const info = await vscode.commands.executeCommand<{ version: string; backend: string; backends: string[] }>(
+    'attentionDebugger.showEngineInfo',
+  );
   assert.ok(info, 'the command returned no engine info (see the "Attention Debugger" output)');
   // The four names DESIGN.md allows, written out here rather than imported from the engine.
   assert.ok(['webgpu', 'tensorflow', 'wasm', 'cpu'].includes(info.backend), `backend ${info.backend}`);
-  assert.ok(info.backends.includes(info.backend), `active backend ${info.backend} listed in ${info.backends.join(',')}`);
+  assert.ok(
+    info.backends.includes(info.backend),
+    `active backend ${info.backend} listed in ${info.backends.join(',')}`,
+  );
   const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { version: string };
   assert.equal(info.version, pkg.version);
 }, 120_000);

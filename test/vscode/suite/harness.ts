@@ -33,14 +33,19 @@ export async function runAll(): Promise<{ passed: number; failed: number }> {
     try {
       await Promise.race([
         Promise.resolve().then(t.fn),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${t.timeoutMs} ms`)), t.timeoutMs))),
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error(`timed out after ${t.timeoutMs} ms`)), t.timeoutMs)),
+        ),
       ]);
       passed++;
       console.log(`  ok    ${t.name} (${Date.now() - t0} ms)`);
     } catch (err) {
       failed++;
       console.log(`  FAIL  ${t.name} (${Date.now() - t0} ms)`);
-      console.log(`        ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`.replace(/\n/g, '\n        '));
+      console.log(
+        `        ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`.replace(/\n/g, '\n        '),
+      );
       for (const line of diagnose?.() ?? []) console.log(`        | ${line}`);
     } finally {
       clearTimeout(timer);
@@ -51,7 +56,12 @@ export async function runAll(): Promise<{ passed: number; failed: number }> {
 }
 
 /** Resolves when `event` fires with a value satisfying `pred`, or rejects after `ms`. */
-export function waitFor<T>(event: (listener: (e: T) => void) => { dispose(): void }, pred: (e: T) => boolean, ms: number, what: string): Promise<T> {
+export function waitFor<T>(
+  event: (listener: (e: T) => void) => { dispose(): void },
+  pred: (e: T) => boolean,
+  ms: number,
+  what: string,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       sub.dispose();

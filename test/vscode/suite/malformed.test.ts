@@ -19,13 +19,26 @@ const messages = [
   { method: 'train/metrics', params: ['/r', [good]] },
   { method: 'train/ended', params: { runDir: '/r', step: 3, reason: 'exploded' } },
   // Well formed on the wire, but 2×2 weights for a 1×1 map of one token: caught on conversion.
-  { method: 'train/snapshot', params: { runDir: '/r', attention: { step: 1, srcTokens: ['a'], tgtTokens: ['b'], maps: [{ kind: 'cross', shape: [1, 1, 1, 1], data: 'AACAPwAAgD8AAIA/AACAPw==' }] } } },
+  {
+    method: 'train/snapshot',
+    params: {
+      runDir: '/r',
+      attention: {
+        step: 1,
+        srcTokens: ['a'],
+        tgtTokens: ['b'],
+        maps: [{ kind: 'cross', shape: [1, 1, 1, 1], data: 'AACAPwAAgD8AAIA/AACAPw==' }],
+      },
+    },
+  },
   { method: 'train/metrics', params: { runDir: '/r', rows: [good] } },
 ];
 
 function fakeEngine(dir: string): string {
   const file = path.join(dir, 'fake-engine.js');
-  fs.writeFileSync(file, `
+  fs.writeFileSync(
+    file,
+    `
 const frames = ${JSON.stringify(messages)};
 for (const m of frames) {
   const body = JSON.stringify({ jsonrpc: '2.0', ...m });
@@ -33,7 +46,8 @@ for (const m of frames) {
 }
 process.stdin.resume();
 process.stdin.on('end', () => process.exit(0));
-`);
+`,
+  );
   return file;
 }
 
@@ -53,7 +67,10 @@ test('malformed engine notifications are logged naming the field, and a good one
     const log = engine.recentLog().join('\n');
     assert.match(log, /malformed notification ignored: train\/metrics params\.rows\[0\]\.loss must be a finite number/);
     assert.match(log, /malformed notification ignored: train\/metrics params(\.runDir)? must be/);
-    assert.match(log, /malformed notification ignored: train\/ended params\.reason must be one of completed, stopped, failed/);
+    assert.match(
+      log,
+      /malformed notification ignored: train\/ended params\.reason must be one of completed, stopped, failed/,
+    );
     assert.match(log, /malformed train\/snapshot ignored: .*weights must hold 1 values/);
   } finally {
     session.dispose();
