@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
 import { readSafetensors } from '../../src/engine/checkpoint/safetensors';
-import { taskSpec } from '../../src/engine/train/dataset';
-import { createRun } from '../../src/engine/train/setup';
-import { Trainer } from '../../src/engine/train/trainer';
+import { taskSpec } from '../../src/engine/data/dataset';
+import { createRun } from '../../src/engine/run/setup';
+import { startTrainer } from '../../src/engine/train/start';
 import { readJson, REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
 
@@ -30,7 +30,7 @@ before(async () => {
     config: microConfig(dir, { steps: 12, checkpoint_every: 4 }),
     overrides: {},
   });
-  const t = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
+  const t = startTrainer(o, { resume: false }).trainer;
   await t.train();
   t.dispose();
 });

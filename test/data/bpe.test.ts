@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Bpe, END_OF_WORD } from '../../src/engine/data/bpe';
 import { pretokenize, detokenize, stripJoiners } from '../../src/engine/data/tokenize';
-import { PAD, BOS, EOS, UNK } from '../../src/engine/data/vocab';
+import { PAD, BOS, EOS, UNK } from '../../src/engine/data/specialTokens';
 
 const W = END_OF_WORD;
 // Sennrich et al.'s toy dictionary: low x5, lower x2, newest x6, widest x3.

@@ -14,12 +14,12 @@ import { initBackend } from '../../src/engine/backend';
 import { listCheckpoints, loadCheckpoint } from '../../src/engine/checkpoint';
 import { averageCheckpoints } from '../../src/engine/checkpoint/average';
 import { writeSafetensors } from '../../src/engine/checkpoint/safetensors';
-import { BOS, EOS } from '../../src/engine/data/vocab';
+import { BOS, EOS } from '../../src/engine/data/specialTokens';
 import { translate } from '../../src/engine/decode/translate';
 import { attentionReport } from '../../src/engine/inspect';
-import { taskSpec } from '../../src/engine/train/dataset';
-import { createRun, openRun } from '../../src/engine/train/setup';
-import { Trainer } from '../../src/engine/train/trainer';
+import { taskSpec } from '../../src/engine/data/dataset';
+import { createRun, openRun } from '../../src/engine/run/setup';
+import { startTrainer } from '../../src/engine/train/start';
 import { scratch } from './helpers';
 
 const STEPS = 1500; // the tiny preset's default; checkpoints every 250 steps
@@ -38,7 +38,7 @@ test(
         config: 'tiny',
         overrides: { steps: STEPS, snapshot_every: 0, eval_every: STEPS },
       });
-      const trainer = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
+      const trainer = startTrainer(o, { resume: false }).trainer;
       await trainer.train();
       trainer.dispose();
     }

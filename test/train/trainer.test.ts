@@ -4,10 +4,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
-import { taskSpec } from '../../src/engine/train/dataset';
-import { RunDir } from '../../src/engine/train/runDir';
-import { createRun, openRun } from '../../src/engine/train/setup';
-import { Trainer } from '../../src/engine/train/trainer';
+import { taskSpec } from '../../src/engine/data/dataset';
+import { RunDir } from '../../src/engine/run/runDir';
+import { createRun, openRun } from '../../src/engine/run/setup';
+import { startTrainer } from '../../src/engine/train/start';
 import { microConfig, scratch } from './helpers';
 
 before(async () => {
@@ -23,7 +23,7 @@ async function trainRun(out: string, config: string, steps?: number, resume = fa
         config,
         overrides: steps ? { steps } : {},
       });
-  const t = new Trainer(o.run, Trainer.fresh(o.config, o.settings), o.settings, o.data);
+  const t = startTrainer(o, { resume: false }).trainer;
   if (resume) t.resume();
   await t.train();
   t.dispose();

@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { modelFields, validateConfig, type TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES, uniqueVariables, variablePrefix, type Params } from '../model/params';
 import { Transformer } from '../model/transformer';
-import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from './safetensors';
+import { writeFileAtomic } from '../io/atomicFile';
+import { readSafetensors, writeSafetensors, type NamedTensor } from './safetensors';
 
 export function readConfig(path: string): TransformerConfig {
   let raw: unknown;

@@ -4,7 +4,8 @@
  * offsets relative to the end of the header. Every inconsistency is an error naming the file and
  * the tensor; nothing is trusted before it is checked.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../io/atomicFile';
 
 export interface NamedTensor {
   shape: number[];
@@ -93,22 +94,6 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
     });
   }
   return { tensors, metadata };
-}
-
-/** Writes the file whole or not at all: a temp file in the same folder, fsync, then rename. */
-export function writeFileAtomic(path: string, chunks: Uint8Array[]): void {
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    for (const c of chunks) writeSync(fd, c);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
 }
 
 /** Writes float32 tensors as safetensors, atomically. Names keep the given order. */

@@ -2,9 +2,9 @@
 import { initBackend } from '../backend';
 import { loadCheckpoint } from '../checkpoint';
 import { attentionReport } from '../inspect';
-import { BOS, EOS } from '../data/vocab';
-import { RunDir } from '../train/runDir';
-import { loadVocabulary } from '../train/vocabulary';
+import { BOS, EOS } from '../data/specialTokens';
+import { RunDir } from '../run/runDir';
+import { loadVocabulary } from '../data/vocabulary';
 import { type OptionSpec, parseCommand, parseIds, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {

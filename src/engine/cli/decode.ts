@@ -3,9 +3,9 @@ import { createInterface } from 'node:readline';
 import { initBackend } from '../backend';
 import { loadCheckpoint } from '../checkpoint';
 import { translate, translateWithAttention } from '../decode/translate';
-import { EOS } from '../data/vocab';
-import { loadVocabulary } from '../train/vocabulary';
-import { RunDir } from '../train/runDir';
+import { EOS } from '../data/specialTokens';
+import { loadVocabulary } from '../data/vocabulary';
+import { RunDir } from '../run/runDir';
 import { DECODING_SPECS, decodingOptions, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {

@@ -5,7 +5,7 @@ import { initBackend } from '../backend';
 import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { translate } from '../decode/translate';
 import { corpusBleu, formatBleu } from '../metrics/bleu';
-import { openRun } from '../train/setup';
+import { openRun } from '../run/setup';
 import { DECODING_SPECS, decodingOptions, numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {

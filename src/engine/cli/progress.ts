@@ -1,5 +1,5 @@
 /** A progress line on stderr: redrawn in place on a terminal, a line every few percent otherwise. */
-import type { MetricsRow } from '../train/runDir';
+import type { MetricsRow } from '../run/runDir';
 
 function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';

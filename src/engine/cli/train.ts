@@ -1,12 +1,11 @@
 /** `train`: the paper's recipe on a built-in task, parallel files, or the machine's gettext catalogs. */
 import { initBackend } from '../backend';
-import { taskSpec, type DataSpec } from '../train/dataset';
-import type { TrainingSettings } from '../train/settings';
-import { createRun, openRun } from '../train/setup';
-import { Trainer } from '../train/trainer';
+import { taskSpec, type DataSpec } from '../data/dataset';
+import type { TrainingSettings } from '../run/settings';
+import { createRun, openRun } from '../run/setup';
+import { startTrainer } from '../train/start';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
-import { bleuEvaluator } from '../train/evaluate';
 
 const NUMERIC: Record<string, keyof TrainingSettings> = {
   steps: 'steps',
@@ -91,15 +90,7 @@ export async function trainCommand(argv: string[]): Promise<number> {
         overrides: overrides(options),
       });
   const { run, config, settings, data } = opened;
-  const trainer = new Trainer(
-    run,
-    Trainer.fresh(config, settings),
-    settings,
-    data,
-    undefined,
-    bleuEvaluator(data, settings),
-  );
-  const from = options.resume ? trainer.resume() : 0;
+  const { trainer, from } = startTrainer(opened, { resume: options.resume === true });
   const progress = new Progress(settings.steps, from);
   progress.message(`backend ${backend}; ${data.summary}`);
   progress.message(

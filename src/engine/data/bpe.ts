@@ -6,8 +6,9 @@
 // first (JS string order), so the learned merges are deterministic. Learning keeps pair counts and
 // a pair -> words index up to date incrementally; only the words containing the merged pair are
 // revisited per merge.
-import { renameSync, unlinkSync, writeFileSync, readFileSync } from 'node:fs';
-import { SPECIAL_TOKENS, NUM_SPECIAL, PAD, BOS, EOS, UNK } from './vocab';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../io/atomicFile';
+import { SPECIAL_TOKENS, NUM_SPECIAL, PAD, BOS, EOS, UNK } from './specialTokens';
 import { pretokenize, detokenize, stripJoiners } from './tokenize';
 import { MaxHeap } from './heap';
 
@@ -253,20 +254,9 @@ export class Bpe {
     return { format: FORMAT, version: 1, endOfWord: END_OF_WORD, vocab: this.vocab, merges: this.merges };
   }
 
-  /** Write the model as JSON atomically (temp file in the same directory, then rename). */
+  /** Writes the model as JSON, whole or not at all (io/atomicFile.ts). */
   save(path: string): void {
-    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-    try {
-      writeFileSync(tmp, JSON.stringify(this.toJSON()));
-      renameSync(tmp, path);
-    } catch (e) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        /* temp file never created */
-      }
-      throw e;
-    }
+    writeFileAtomic(path, [Buffer.from(JSON.stringify(this.toJSON()))]);
   }
 
   static fromJSON(json: unknown, file = '<json>'): Bpe {

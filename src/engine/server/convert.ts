@@ -4,12 +4,12 @@ import type { MetricRow } from '../../protocol/webview';
 import { listCheckpoints } from '../checkpoint';
 import type { Nested } from '../inspect';
 import type { TransformerConfig } from '../model/config';
-import type { DataSpec } from '../train/dataset';
-import type { MetricsRow } from '../train/runDir';
+import type { DataSpec } from '../data/dataset';
+import type { MetricsRow } from '../run/runDir';
 import { plannedLrCurve } from '../train/schedule';
-import type { TrainingSettings } from '../train/settings';
+import type { TrainingSettings } from '../run/settings';
 import type { Snapshot } from '../train/trainer';
-import type { RunDir } from '../train/runDir';
+import type { RunDir } from '../run/runDir';
 
 export function toMetricRow(r: MetricsRow): MetricRow | null {
   if (!Number.isFinite(r.loss) || !Number.isFinite(r.lr)) return null;

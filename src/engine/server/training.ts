@@ -22,15 +22,15 @@ import {
 } from '../../protocol/training';
 import type { MetricRow } from '../../protocol/webview';
 import { loadCheckpoint, readConfig } from '../checkpoint';
-import { EOS } from '../data/vocab';
+import { EOS } from '../data/specialTokens';
 import { translateWithAttention } from '../decode/translate';
 import { sinusoidalTable } from '../model/embedding';
-import { taskSpec, type DataSpec } from '../train/dataset';
-import { RunDir } from '../train/runDir';
-import { createRun, openRun, type OpenRun } from '../train/setup';
-import { Trainer, type Snapshot } from '../train/trainer';
-import { loadVocabulary } from '../train/vocabulary';
-import { bleuEvaluator } from '../train/evaluate';
+import { taskSpec, type DataSpec } from '../data/dataset';
+import { RunDir } from '../run/runDir';
+import { createRun, openRun, type OpenRun } from '../run/setup';
+import { startTrainer } from '../train/start';
+import type { Snapshot, Trainer } from '../train/trainer';
+import { loadVocabulary } from '../data/vocabulary';
 import { runSummary, snapshotToWire, toMetricRow, toWireAttention } from './convert';
 import { handle, notify } from './rpc';
 
@@ -50,15 +50,7 @@ export function registerTrainingHandlers(
 
   /** Starts the loop without awaiting it; metrics are sent in batches at most every 200 ms. */
   function begin(opened: OpenRun, resume: boolean): RunSummary {
-    const trainer = new Trainer(
-      opened.run,
-      Trainer.fresh(opened.config, opened.settings),
-      opened.settings,
-      opened.data,
-      undefined,
-      bleuEvaluator(opened.data, opened.settings),
-    );
-    const from = resume ? trainer.resume() : 0;
+    const { trainer, from } = startTrainer(opened, { resume });
     const runDir = opened.run.path;
     let pending: MetricRow[] = [];
     let lastFlush = 0;

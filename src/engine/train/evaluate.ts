@@ -6,11 +6,11 @@ import * as tf from '@tensorflow/tfjs-core';
 import { translate } from '../decode/translate';
 import { corpusBleu } from '../metrics/bleu';
 import type { Transformer } from '../model/transformer';
-import type { PreparedData } from './dataset';
+import type { PreparedData } from '../data/dataset';
 import { smoothedLossFromLogits } from './loss';
-import type { TrainingSettings } from './settings';
-import { countTokens, type Batch } from './step';
-import type { BleuEvaluator } from './trainer';
+import type { TrainingSettings } from '../run/settings';
+import type { Batch } from '../data/batchStream';
+import { countTokens } from './step';
 
 export async function validationLoss(
   model: Transformer,
@@ -44,6 +44,9 @@ export async function validationLoss(
   }
   return { loss: loss / Math.max(tokens, 1), nll: nll / Math.max(tokens, 1), tokens };
 }
+
+/** Decodes validation sentences and scores them; supplied to the trainer so its loop stays small. */
+export type BleuEvaluator = (model: Transformer, step: number) => Promise<number>;
 
 export function bleuEvaluator(data: PreparedData, settings: TrainingSettings): BleuEvaluator | undefined {
   if (data.vocab.kind !== 'bpe' || settings.bleu_sentences === 0 || data.validText.length === 0) return undefined;

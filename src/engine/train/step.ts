@@ -5,15 +5,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { uniqueVariables } from '../model/params';
 import type { Transformer } from '../model/transformer';
+import type { Batch } from '../data/batchStream';
 import type { Adam } from './adam';
 import { smoothedLossFromLogits } from './loss';
-
-/** A batch as token ids: target input starts with BOS, target output is it shifted left (ends with EOS). */
-export interface Batch {
-  src: number[][]; // [B, S], padded with pad_id
-  tgtIn: number[][]; // [B, T]
-  tgtOut: number[][]; // [B, T]
-}
 
 export interface StepOptions {
   lr: number;

@@ -7,16 +7,15 @@
 import { namedVariables } from '../model/params';
 import { tensorsOf, paramsFromTensors } from '../checkpoint';
 import { attentionReport, type Nested } from '../inspect';
-import type { TransformerConfig } from '../model/config';
-import { Transformer } from '../model/transformer';
-import { BOS } from '../data/vocab';
+import type { Transformer } from '../model/transformer';
+import { BOS } from '../data/specialTokens';
 import { Adam } from './adam';
-import { BatchStream } from './batches';
-import type { IdPair, PreparedData } from './dataset';
-import { validationLoss } from './evaluate';
-import type { DataPosition, MetricsRow, RunDir } from './runDir';
+import { BatchStream } from '../data/batchStream';
+import type { IdPair, PreparedData } from '../data/dataset';
+import { type BleuEvaluator, validationLoss } from './evaluate';
+import type { DataPosition, MetricsRow, RunDir } from '../run/runDir';
 import { transformerLr } from './schedule';
-import type { TrainingSettings } from './settings';
+import type { TrainingSettings } from '../run/settings';
 import { trainStep } from './step';
 
 export interface Snapshot {
@@ -33,9 +32,6 @@ export interface TrainerCallbacks {
   onSnapshot?(snapshot: Snapshot): void;
 }
 
-/** Decodes validation sentences and scores them; supplied by the caller so the loop stays small. */
-export type BleuEvaluator = (model: Transformer, step: number) => Promise<number>;
-
 export class Trainer {
   private step = 0;
   private position: DataPosition = { epoch: 0, batch: 0 };
@@ -48,16 +44,11 @@ export class Trainer {
     readonly model: Transformer,
     readonly settings: TrainingSettings,
     readonly data: PreparedData,
-    private readonly optimizer = new Adam(),
     private readonly bleu?: BleuEvaluator,
+    private readonly optimizer = new Adam(),
   ) {
     this.stream = new BatchStream(data.train, settings.batch_tokens, settings.seed);
     this.probe = data.valid[0] ?? data.train[0];
-  }
-
-  /** A fresh model for a new run (weights from the seed). */
-  static fresh(config: TransformerConfig, settings: TrainingSettings): Transformer {
-    return new Transformer(config, undefined, settings.seed);
   }
 
   /** Restores model, optimizer, step and data position from the newest complete checkpoint. */

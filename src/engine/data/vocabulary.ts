@@ -4,9 +4,9 @@
  * `vocab.json` in the run folder and applied the same way to training, validation and decoding.
  */
 import { readFileSync } from 'node:fs';
-import { Bpe } from '../data/bpe';
-import { NUM_SPECIAL, UNK } from '../data/vocab';
-import { writeFileAtomic } from '../checkpoint/safetensors';
+import { Bpe } from './bpe';
+import { NUM_SPECIAL, UNK } from './specialTokens';
+import { writeFileAtomic } from '../io/atomicFile';
 
 export interface Vocabulary {
   readonly kind: 'bpe' | 'task';

@@ -12,7 +12,8 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
-import { readSafetensors, writeFileAtomic, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
+import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
+import { TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
 import type { TransformerConfig } from '../model/config';
 
 export interface MetricsRow {
@@ -125,7 +126,7 @@ export class RunDir {
   removeTornWrites(): void {
     for (const dir of [this.checkpointsDir, this.snapshotsDir]) {
       if (!existsSync(dir)) continue;
-      for (const f of readdirSync(dir)) if (/\.tmp-\d+-\d+$/.test(f)) unlinkSync(join(dir, f));
+      for (const f of readdirSync(dir)) if (TEMP_SUFFIX.test(f)) unlinkSync(join(dir, f));
     }
   }
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { configFromPreset, modelFields, PRESETS, validateConfig, type TransformerConfig } from '../model/config';
 import { DEFAULT_SPECIAL_IDS } from '../model/config';
-import { prepareData, type DataSpec, type PreparedData } from './dataset';
+import { prepareData, type DataSpec, type PreparedData } from '../data/dataset';
 import { RunDir } from './runDir';
 import { TRAINING_DEFAULTS, validateSettings, type TrainingSettings } from './settings';
 

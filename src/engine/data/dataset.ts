@@ -4,11 +4,11 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Bpe } from '../data/bpe';
-import { loadCorpus, type CorpusSource, type SentencePair } from '../data/corpus';
-import { buildGettextCorpus } from '../data/gettext';
-import { taskSplits, TASKS, type TaskName } from '../data/tasks';
-import { EOS } from '../data/vocab';
+import { Bpe } from './bpe';
+import { loadCorpus, type CorpusSource, type SentencePair } from './corpus';
+import { buildGettextCorpus } from './gettext';
+import { taskSplits, TASKS, type TaskName } from './tasks';
+import { EOS } from './specialTokens';
 import { BpeVocabulary, loadVocabulary, TaskVocabulary, type Vocabulary } from './vocabulary';
 
 export type DataSpec =

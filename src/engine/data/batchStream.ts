@@ -3,10 +3,16 @@
  * each epoch from the run's seed, so that a position (epoch, batch) names the same batch again after
  * a resume.
  */
-import { makeBatches } from '../data/batching';
-import { BOS, EOS, PAD } from '../data/vocab';
+import { makeBatches } from './batching';
+import { BOS, EOS, PAD } from './specialTokens';
 import type { IdPair } from './dataset';
-import type { Batch } from './step';
+
+/** A batch as token ids: target input starts with BOS, target output is it shifted left (ends with EOS). */
+export interface Batch {
+  src: number[][]; // [B, S], padded with pad_id
+  tgtIn: number[][]; // [B, T]
+  tgtOut: number[][]; // [B, T]
+}
 
 function padRows(rows: number[][]): number[][] {
   const width = Math.max(...rows.map((r) => r.length));

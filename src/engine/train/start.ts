@@ -1,0 +1,17 @@
+/**
+ * The one way a run's trainer is made, for the CLI's `train` and the server's train/start and
+ * train/resume: a model initialised from the run's seed, validation BLEU when the data is text,
+ * and, when resuming, the newest complete checkpoint restored.
+ */
+import type { OpenRun } from '../run/setup';
+import { Transformer } from '../model/transformer';
+import { bleuEvaluator } from './evaluate';
+import { Trainer } from './trainer';
+
+export function startTrainer(opened: OpenRun, opts: { resume: boolean }): { trainer: Trainer; from: number } {
+  const { run, config, settings, data } = opened;
+  const model = new Transformer(config, undefined, settings.seed);
+  const trainer = new Trainer(run, model, settings, data, bleuEvaluator(data, settings));
+  const from = opts.resume ? trainer.resume() : 0;
+  return { trainer, from };
+}
