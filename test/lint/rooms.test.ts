@@ -1,0 +1,49 @@
+/**
+ * The lint rules that keep the rooms (docs/ARCHITECTURE.md): each planted import below must be
+ * reported by `npm run lint`'s ESLint configuration, and the allowed ones must not.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ESLint } from 'eslint';
+import { REPO } from '../helpers';
+
+const eslint = new ESLint({ cwd: REPO });
+
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(REPO, file) });
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+test('the engine never imports vscode', async () => {
+  const found = await problems('src/engine/model/planted.ts', "import * as vscode from 'vscode';\nvoid vscode;\n");
+  assert.equal(found.length, 1);
+  assert.match(found[0], /the engine never imports vscode/);
+});
+
+test('the extension never imports tfjs', async () => {
+  const code = "import * as tf from '@tensorflow/tfjs-core';\nvoid tf;\n";
+  const found = await problems('src/extension/planted.ts', code);
+  assert.equal(found.length, 1);
+  assert.match(found[0], /the extension never imports tfjs/);
+});
+
+test('webview code never imports Node, vscode, tfjs or the Node-only wire codec', async () => {
+  for (const spec of ['node:fs', 'fs', 'child_process', 'vscode', '@tensorflow/tfjs-core', '../src/protocol/wire']) {
+    const found = await problems('webview/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `${spec} is not reported`);
+    assert.match(found[0], /webview code runs in a browser/);
+  }
+});
+
+test('the protocol imports nothing heavy; what each room may import passes', async () => {
+  assert.equal((await problems('src/protocol/planted.ts', "import { x } from 'node:fs';\nvoid x;\n")).length, 1);
+  assert.deepEqual(
+    await problems('src/engine/planted.ts', "import * as tf from '@tensorflow/tfjs-core';\nvoid tf;\n"),
+    [],
+  );
+  assert.deepEqual(
+    await problems('webview/planted.ts', "import { headMap } from '../src/protocol/attention';\nvoid headMap;\n"),
+    [],
+  );
+});
