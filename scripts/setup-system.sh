@@ -3,7 +3,7 @@
 #  - python3-torch (WANT_TORCH=1): the PyTorch reference that regenerates golden fixtures (tests only
 #    read them) and the benchmarks' peer; python3-matplotlib with it, the drawing benchmark's peer
 #  - mesa-vulkan-drivers 25.x from bookworm-backports: lavapipe, so the webgpu backend runs without a GPU
-#    (bookworm's own Mesa 22.3 lacks what Dawn needs; ../shared/TESTING.md)
+#    (bookworm's own Mesa 22.3 lacks what Dawn needs: its lavapipe has no shaderUniform*ArrayDynamicIndexing)
 #  - libopenblas0-pthread: the BLAS the engine's matMul calls on wasm (native/blas.c), and PyTorch's
 set -euo pipefail
 want_torch=${WANT_TORCH:-0}

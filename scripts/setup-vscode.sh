@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the integration tests in a real VS Code need (idempotent; quick when done; runs as root on CI
-# with no network but npm and Debian's archive). See ../shared/TESTING.md and test/vscode/README.md.
+# with no network but npm and Debian's archive). See test/vscode/README.md.
 #  - Debian chromium: the browser that opens VS Code's workbench (no browser download works here)
 #  - ripgrep: its rg is handed to @vscode/ripgrep, whose postinstall would fetch rg from GitHub
 #  - libkrb5-dev: gssapi headers for the kerberos addon that code-server's VS Code builds

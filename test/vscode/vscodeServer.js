@@ -1,6 +1,6 @@
 // VS Code's own server (code-server's bare server-main.js) and headless-or-not Debian Chromium:
 // the parts that test/vscode/launcher (integration tests) and scripts/start.mjs (the demo) share.
-// See ../shared/TESTING.md for why it is done this way on these machines.
+// test/vscode/README.md says why it is done this way on machines that can download neither VS Code nor Electron.
 /* global require, module, process, __dirname, fetch, setTimeout, URLSearchParams */
 'use strict';
 const { spawn } = require('node:child_process');
