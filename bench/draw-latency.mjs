@@ -1,8 +1,8 @@
 /* global window, document, performance, MutationObserver -- the page functions below run in Chromium */
 // Attention drawing latency, end to end: (1) a training step's end → its attention snapshot drawn
 // in the attention panel, through the real path (`node dist/cli.js serve` on JSON-RPC/stdio,
-// train/snapshot → the extension's toAttentionPayload + checkToWebview → postMessage into the
-// panel's page in headless Chromium → body[data-render-done], as scripts/test-webview.mjs waits);
+// train/snapshot → the extension's toAttention (decode and check, once) → postMessage into the
+// panel's page in headless Chromium → body[data-render-done], as test/webview/browser/ waits);
 // (2) post → drawn for synthetic 3 kinds × 6 layers × 8 heads at 128 and 512 tokens, against
 // matplotlib (bench/draw_peer.py: the same grid as imshow subplots, Agg, saved to PNG);
 // (3) peak RSS of the engine (VmHWM), of this process and of the peer. Needs `npm run build`.
@@ -37,7 +37,7 @@ const outfile = join(root, 'out', 'bench', 'draw-ext.mjs');
 await esbuild.build({
   stdin: {
     contents:
-      "export { toAttentionPayload } from './src/extension/convert'; export { checkToWebview, WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
+      "export { toAttention } from './src/extension/convert'; export { WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
     resolveDir: root,
     loader: 'ts',
     sourcefile: 'draw-ext.ts',
@@ -48,19 +48,10 @@ await esbuild.build({
   platform: 'node',
   logLevel: 'warning',
 });
-const { toAttentionPayload, checkToWebview, WEBVIEW_PROTOCOL_VERSION } = await import(
-  `${pathToFileURL(outfile).href}?t=${Date.now()}`
-);
-/** What AttentionPanel.showAttention + BasePanel.post do with a snapshot before webview.postMessage. */
+const { toAttention, WEBVIEW_PROTOCOL_VERSION } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
+/** What TrainingSession.onSnapshot + BasePanel.post do with a snapshot before webview.postMessage. */
 function toMessage(wire) {
-  const message = {
-    type: 'attention',
-    ...toAttentionPayload(wire, 'train/snapshot attention'),
-    v: WEBVIEW_PROTOCOL_VERSION,
-  };
-  const why = checkToWebview(message);
-  if (why) throw new Error(why);
-  return message;
+  return { type: 'attention', ...toAttention(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };
 }
 
 // The attention panel's page as VS Code gives it to a webview (scripts/panel-server.mjs, the webview tests' server).
@@ -118,8 +109,8 @@ const SYNTHETIC = async ({ n, L, H, kinds }) => {
   const tok = (p) => Array.from({ length: n }, (_, i) => `${p}${i}`);
   const ms = await window.__postAndWait({
     type: 'attention',
-    v: 1,
-    step: n,
+    v: 2,
+    source: { runDir: '/bench', step: n, input: 'probe' },
     srcTokens: tok('s'),
     tgtTokens: tok('t'),
     maps,
@@ -186,7 +177,7 @@ try {
       .then(async () => {
         const pageMs = await page.evaluate((m) => window.__postAndWait(m), msg);
         samples.push({
-          step: msg.step,
+          step: msg.source.step,
           arrived,
           drawn: Date.now(),
           convertMs,
@@ -300,7 +291,7 @@ try {
     col((s) => s.drawn - s.arrived),
   );
   row(
-    '  convert (toAttentionPayload + checkToWebview)',
+    '  convert (toAttention: base64 → Float32Array, checked)',
     col((s) => s.convertMs),
   );
   row(

@@ -1,8 +1,10 @@
-// Runs every test suite: the engine's unit and golden tests under node:test (compiled by tsc to
-// out/), then any further suites registered in SUITES (integration tests in a real VS Code, webview
-// tests in a real browser) once they exist. Exits non-zero if any suite fails.
+// Runs every test suite and exits non-zero if any fails:
+//   1. the engine's unit and golden tests under node:test (bundled by `npm run build` into out/test);
+//   2. the integration tests in a real VS Code (scripts/test-vscode.mjs, test/vscode/README.md);
+//   3. the webview tests in a real browser (test/webview/browser/index.mjs).
+// `node scripts/run-tests.mjs <text>…` runs only the unit-test files whose path contains a <text>.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync, existsSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 function findTests(dir) {
@@ -18,9 +20,7 @@ function findTests(dir) {
 const only = process.argv.slice(2);
 const unit = findTests('out/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 const suites = [['node', ['--test', '--test-reporter=spec', ...unit]]];
-for (const extra of ['scripts/test-vscode.mjs', 'scripts/test-webview.mjs']) {
-  if (only.length === 0 && existsSync(extra)) suites.push(['node', [extra]]);
-}
+if (only.length === 0) suites.push(['node', ['scripts/test-vscode.mjs']], ['node', ['test/webview/browser/index.mjs']]);
 
 // On CI the setup step installed lavapipe, so the webgpu path must run there: a missing adapter fails.
 const env = { ...process.env };

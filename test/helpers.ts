@@ -5,6 +5,7 @@ import { initBackend, type BackendName } from '../src/engine/backend';
 import { Transformer } from '../src/engine/model/transformer';
 import { Adam } from '../src/engine/train/adam';
 import { trainStep } from '../src/engine/train/step';
+import { attentionOfPairs } from '../src/engine/inspect';
 
 /** The repository root: the nearest folder above this (bundled) test file with a package.json. */
 function findRepo(from: string): string {
@@ -92,4 +93,38 @@ export async function tinyTrainingStep(): Promise<{ loss: number; after: number[
   model.dispose();
   adam.dispose();
   return { loss: r.loss, after };
+}
+
+type Nest4 = number[][][][];
+export interface NestedAttention {
+  encoder_self: Nest4[]; // [B][L][H][S][S]
+  decoder_self: Nest4[]; // [B][L][H][T][T]
+  cross: Nest4[]; // [B][L][H][T][S]
+  log_probs: number[][][]; // [B][T][V]
+}
+
+/** Splits a flat row-major buffer into nested arrays of `shape` (written here, apart from the engine's exports). */
+export function unflatten(data: ArrayLike<number>, shape: number[]): unknown {
+  if (shape.length === 1) return Array.from({ length: shape[0] }, (_, i) => data[i]);
+  const size = shape.slice(1).reduce((a, b) => a * b, 1);
+  return Array.from({ length: shape[0] }, (_, i) =>
+    unflatten(Array.prototype.slice.call(data, i * size, (i + 1) * size), shape.slice(1)),
+  );
+}
+
+/** attentionOfPairs as nested arrays, in the shape the golden fixtures hold (expected.json). */
+export async function nestedAttention(model: Transformer, src: number[][], tgt: number[][]): Promise<NestedAttention> {
+  const pairs = await attentionOfPairs(model, src, tgt);
+  const V = model.config.tgt_vocab;
+  const kind = (k: string) =>
+    pairs.map((p) => {
+      const m = p.maps.find((x) => x.kind === k)!;
+      return unflatten(m.weights, m.shape) as Nest4;
+    });
+  return {
+    encoder_self: kind('encoder_self'),
+    decoder_self: kind('decoder_self'),
+    cross: kind('cross'),
+    log_probs: pairs.map((p, b) => unflatten(p.logProbs, [tgt[b].length, V]) as number[][]),
+  };
 }

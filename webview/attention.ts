@@ -7,11 +7,16 @@
  */
 import {
   ATTENTION_KINDS,
+  type Attention,
   type AttentionKind,
-  type AttentionPayload,
+  findMaps,
+  type HeadMap,
+  headMap,
   type HeadRef,
-  type ToWebview,
-} from '../src/protocol/webview';
+  tokensOf,
+} from '../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../src/protocol/export';
+import type { ToWebview } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -28,9 +33,8 @@ import {
   watchTheme,
 } from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
-import { type HeadMap, findMaps, headMap, maxOf, poolMax, tokensOf } from './lib/attention';
+import { maxOf, poolMax } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
-import { headCsv, headJson } from './lib/csv';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -43,7 +47,7 @@ const KIND_TITLES: Record<AttentionKind, string> = {
   cross: 'Encoder–decoder (cross) attention',
 };
 
-let payload: AttentionPayload | null = null;
+let payload: Attention | null = null;
 let selected: HeadRef | null = loadState()?.head ?? null;
 let generation = 0;
 
@@ -55,12 +59,9 @@ const detailTitle = h('h2', { id: 'detail-title' }, 'Click a head to open it');
 const detail = h('div', { class: 'chart detail', id: 'detail' });
 
 function exportHead(format: 'csv' | 'json'): void {
-  if (!payload || !selected) return;
-  const m = headMap(payload, selected);
-  if (!m) return;
-  const name = `${selected.kind}-L${selected.layer + 1}-H${selected.head + 1}-step${payload.step}.${format}`;
-  const text = format === 'csv' ? headCsv(m) : headJson(m, { ...selected, step: payload.step });
-  post({ type: 'export', format, name, text });
+  if (!payload || !selected || !headMap(payload, selected)) return;
+  const text = format === 'csv' ? headCsv(payload, selected) : headJson(payload, selected);
+  post({ type: 'export', format, name: headFileName(payload, selected, format), text });
 }
 
 /** The head opened large, as an image. */
@@ -178,7 +179,7 @@ function render(): void {
       ),
     );
   }
-  status.textContent = `step ${p.step} · source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
+  status.textContent = `step ${p.source.step} · source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
   let done = 0;
   const slice = () => {
     if (gen !== generation) return; // a newer message replaced this one
@@ -258,7 +259,7 @@ function openHead(ref: HeadRef): void {
 function handle(m: ToWebview): void {
   switch (m.type) {
     case 'attention':
-      payload = { step: m.step, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
+      payload = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       break;
     case 'state':
       if (m.state.panel !== 'attention') throw new Error(`state for panel ${m.state.panel} sent to the attention view`);

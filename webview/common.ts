@@ -5,6 +5,7 @@
  */
 import {
   type FromWebview,
+  type MessageBody,
   type PanelKind,
   type PersistedState,
   type ToWebview,
@@ -24,10 +25,8 @@ const api: VsCodeApi =
     ? acquireVsCodeApi()
     : { postMessage: (m) => console.log('postMessage', m), getState: () => undefined, setState: () => undefined };
 
-type Body<T> = T extends unknown ? Omit<T, 'v'> : never;
-
 /** Posts a message to the extension, stamped with the protocol version. */
-export function post(body: Body<FromWebview>): void {
+export function post(body: MessageBody<FromWebview>): void {
   api.postMessage({ ...body, v: WEBVIEW_PROTOCOL_VERSION });
 }
 

@@ -4,7 +4,9 @@
  * live; each redraw downsamples every series to ~1,500 points and calls Plotly.react with new
  * arrays and a fixed uirevision, so a zoom survives updates.
  */
-import type { MetricRow, ScheduleMsg, ToWebview } from '../src/protocol/webview';
+import { metricsCsv, metricsJson } from '../src/protocol/export';
+import type { MetricRow } from '../src/protocol/metrics';
+import type { Schedule, ToWebview } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -20,11 +22,10 @@ import {
   watchTheme,
 } from './common';
 import { column, downsampleMinMax } from './lib/downsample';
-import { metricsCsv } from './lib/csv';
 import { assembleLr } from './lib/lr';
 
 let rows: MetricRow[] = [];
-let schedule: Omit<ScheduleMsg, 'type' | 'v'> | null = null;
+let schedule: Schedule | null = null;
 
 const charts = {
   loss: { title: 'Loss', el: h('div', { class: 'chart', id: 'chart-loss' }) },
@@ -58,7 +59,7 @@ function layoutPage(): void {
   );
   const json = h('button', { title: 'Save every logged step as JSON' }, 'Export JSON');
   json.addEventListener('click', () =>
-    post({ type: 'export', format: 'json', name: 'metrics.json', text: JSON.stringify({ schedule, rows }, null, 1) }),
+    post({ type: 'export', format: 'json', name: 'metrics.json', text: metricsJson(rows, schedule) }),
   );
   const grid = h('div', { class: 'chart-grid' });
   for (const name of Object.keys(charts) as ChartName[]) {

@@ -3,7 +3,9 @@
  * attention is: ln n for uniform, 0 for one key), the top-k keys of each query, and a slider over
  * the probe sentence's snapshots at earlier steps that redraws all three.
  */
-import type { AttentionPayload, HeadRef, ToWebview } from '../src/protocol/webview';
+import { type Attention, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../src/protocol/export';
+import type { ToWebview } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -19,15 +21,14 @@ import {
   watchTheme,
 } from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
-import { type HeadMap, headMap, rowEntropy, topK } from './lib/attention';
-import { headCsv, headJson } from './lib/csv';
+import { rowEntropy, topK } from './lib/attention';
 
 const MAP_SIDE = 480;
 const K = 3;
 
 let head: HeadRef | null = loadState()?.head ?? null;
-let latest: AttentionPayload | null = null;
-let snapshots: AttentionPayload[] = [];
+let latest: Attention | null = null;
+let snapshots: Attention[] = [];
 let wantedStep: number | undefined = loadState()?.snapshotStep;
 
 const title = h('h2', { id: 'head-title' }, 'No head selected: click a thumbnail in the attention view');
@@ -43,13 +44,13 @@ const entropyChart = h('div', { class: 'chart', id: 'entropy' });
 const topTable = h('table', { id: 'topk' });
 
 /** The payloads the slider ranges over: snapshots oldest first, then the latest attention. */
-function frames(): AttentionPayload[] {
+function frames(): Attention[] {
   const all = [...snapshots];
-  if (latest && !all.some((s) => s.step === latest!.step)) all.push(latest);
-  return all.sort((a, b) => a.step - b.step);
+  if (latest && !all.some((s) => s.source.step === latest!.source.step)) all.push(latest);
+  return all.sort((a, b) => a.source.step - b.source.step);
 }
 
-function current(): { map: HeadMap; frame: AttentionPayload } | undefined {
+function current(): { map: HeadMap; frame: Attention } | undefined {
   const fs = frames();
   const f = fs[Number(slider.value)];
   const map = f && head ? headMap(f, head) : undefined;
@@ -59,15 +60,10 @@ function current(): { map: HeadMap; frame: AttentionPayload } | undefined {
 function exportHead(format: 'csv' | 'json' | 'png'): void {
   const c = current();
   if (!c || !head) return;
-  const name = `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.${format}`;
+  const name = headFileName(c.frame, head, format);
   if (format === 'png') post({ type: 'export', format, name, dataUrl: canvas.toDataURL('image/png') });
   else
-    post({
-      type: 'export',
-      format,
-      name,
-      text: format === 'csv' ? headCsv(c.map) : headJson(c.map, { ...head, step: c.frame.step }),
-    });
+    post({ type: 'export', format, name, text: format === 'csv' ? headCsv(c.frame, head) : headJson(c.frame, head) });
 }
 
 function layoutPage(): void {
@@ -77,7 +73,7 @@ function layoutPage(): void {
     return b;
   });
   slider.addEventListener('input', () => {
-    wantedStep = frames()[Number(slider.value)]?.step;
+    wantedStep = frames()[Number(slider.value)]?.source.step;
     if (head) saveState({ panel: 'head', head, ...(wantedStep !== undefined ? { snapshotStep: wantedStep } : {}) });
     draw();
   });
@@ -123,12 +119,12 @@ function draw(): void {
   }
   const { map, frame } = c;
   title.textContent = `${head.kind} · layer ${head.layer + 1} · head ${head.head + 1}`;
-  stepLabel.textContent = `step ${frame.step} (${Number(slider.value) + 1} of ${fs.length})`;
+  stepLabel.textContent = `step ${frame.source.step} (${Number(slider.value) + 1} of ${fs.length})`;
   const size = fitSize(map.queries, map.keys, Math.max(MAP_SIDE, Math.min(1024, Math.max(map.queries, map.keys))));
   drawHeatmap(canvas, map.weights, map.queries, map.keys, size.width, size.height);
   canvas.style.width = `${Math.min(size.width, MAP_SIDE)}px`;
   canvas.style.height = `${Math.round((Math.min(size.width, MAP_SIDE) * size.height) / size.width)}px`;
-  canvas.dataset.step = String(frame.step);
+  canvas.dataset.step = String(frame.source.step);
   const cssW = Math.min(size.width, MAP_SIDE);
   const cssH = Math.round((cssW * size.height) / size.width);
   const few = map.queries <= LABEL_MAX && map.keys <= LABEL_MAX;
@@ -207,13 +203,13 @@ function draw(): void {
       ),
     );
   topTable.replaceChildren(...body);
-  document.body.dataset.drawnStep = String(frame.step);
+  document.body.dataset.drawnStep = String(frame.source.step);
 }
 
 /** Keeps the slider on the step the user chose when frames arrive; else follows the newest. */
 function placeSlider(): void {
   const fs = frames();
-  const i = wantedStep === undefined ? -1 : fs.findIndex((f) => f.step === wantedStep);
+  const i = wantedStep === undefined ? -1 : fs.findIndex((f) => f.source.step === wantedStep);
   slider.max = String(Math.max(0, fs.length - 1));
   slider.value = String(i >= 0 ? i : Math.max(0, fs.length - 1));
 }
@@ -221,7 +217,7 @@ function placeSlider(): void {
 function handle(m: ToWebview): void {
   switch (m.type) {
     case 'attention':
-      latest = { step: m.step, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
+      latest = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       break;
     case 'snapshots':
       snapshots = m.items;
@@ -246,8 +242,5 @@ start('head', handle, async (format) => {
   const c = current();
   if (!c || !head) return 'no head is shown yet';
   if (format === 'svg') return 'the head inspector draws on a canvas: PNG only';
-  return {
-    dataUrl: canvas.toDataURL('image/png'),
-    name: `${head.kind}-L${head.layer + 1}-H${head.head + 1}-step${c.frame.step}.png`,
-  };
+  return { dataUrl: canvas.toDataURL('image/png'), name: headFileName(c.frame, head, 'png') };
 });

@@ -13,7 +13,7 @@ import {
   themedLayout,
   watchTheme,
 } from './common';
-import { csvLine } from './lib/csv';
+import { positionalCsv } from '../src/protocol/export';
 
 /** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
 const MAX_SIDE = 256;
@@ -71,11 +71,7 @@ function layoutPage(): void {
   const png = imageButton('png', peImage);
   const csv = h('button', { class: 'small' }, 'CSV');
   csv.addEventListener('click', () => {
-    if (!pe) return;
-    const [n, d] = pe.shape;
-    const lines = [csvLine(['position', ...Array.from({ length: d }, (_, i) => `dim${i}`)])];
-    for (let r = 0; r < n; r++) lines.push(csvLine([r, ...Array.from(pe.values.subarray(r * d, (r + 1) * d))]));
-    post({ type: 'export', format: 'csv', name: 'positional.csv', text: lines.join('\n') + '\n' });
+    if (pe) post({ type: 'export', format: 'csv', name: 'positional.csv', text: positionalCsv(pe.shape, pe.values) });
   });
   app().append(
     h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv),

@@ -12,7 +12,8 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
-import { type EngineLog, engineLog, type NotificationDef, type RequestDef, validate } from '../protocol/engine';
+import { type EngineLog, engineLog } from '../protocol/engine';
+import { type NotificationDef, type RequestDef, validate } from '../protocol/rpc';
 
 /** Restart delays after consecutive unexpected exits; the last one repeats. */
 const BACKOFF_MS = [250, 1000, 4000, 15000, 30000];

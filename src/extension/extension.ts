@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelKind } from '../protocol/webview';
-import { createCommands } from './commands';
+import { createCommands } from './commands/index';
 import { stamp } from './pickers';
 import { settings } from './settings';
 import { EngineClient } from './engineClient';

@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DataChoice } from '../protocol/training';
-import type { Ctx } from './commands';
+import type { Ctx } from './ctx';
 import { CONFIG_PRESETS, settings } from './settings';
 import { listRuns, runsRoot } from './views';
 

@@ -5,7 +5,6 @@
  * a run trains, the client restarts it and this resumes the run (train/resume) from its last
  * checkpoint as soon as the new engine is up.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -18,8 +17,11 @@ import {
   trainStart,
   trainStop,
 } from '../protocol/training';
-import type { AttentionPayload, MetricRow } from '../protocol/webview';
-import { toAttentionPayload } from './convert';
+import type { Attention } from '../protocol/attention';
+import type { MetricRow } from '../protocol/metrics';
+import type { Schedule } from '../protocol/webview';
+import type { WireAttention } from '../protocol/wire';
+import { toAttention } from './convert';
 import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
 
@@ -40,31 +42,11 @@ export interface TrainResumed {
   cause: 'crash' | 'command';
 }
 
-/** The schedule body the dashboard wants, from a run summary (warmup read from config.json). */
-export function scheduleOf(summary: RunSummary): {
-  totalSteps: number;
-  warmupSteps: number;
-  dModel: number;
-  points: { step: number; lr: number }[];
-} {
-  let warmup = 0;
-  try {
-    const raw = JSON.parse(fs.readFileSync(path.join(summary.runDir, 'config.json'), 'utf8')) as {
-      training?: { warmup?: unknown };
-    };
-    if (typeof raw.training?.warmup === 'number') warmup = raw.training.warmup;
-  } catch {
-    // a PyTorch checkpoint folder has no training section: estimate below
-  }
-  if (!(warmup >= 1)) {
-    // eq. 3 peaks at step = warmup_steps: the sampled curve's highest point is close to it.
-    let best = summary.schedule[0];
-    for (const p of summary.schedule) if (best === undefined || p.lr > best.lr) best = p;
-    warmup = Math.max(1, Math.round(best?.step ?? 1));
-  }
+/** The schedule the dashboard draws, from a run summary. */
+export function scheduleOf(summary: RunSummary): Schedule {
   return {
     totalSteps: Math.max(1, summary.totalSteps),
-    warmupSteps: warmup,
+    warmupSteps: summary.warmupSteps,
     dModel: Math.max(1, summary.dModel),
     points: summary.schedule,
   };
@@ -84,17 +66,13 @@ export class TrainingSession implements vscode.Disposable {
   /** The last metrics row of the live run. */
   lastRow: MetricRow | undefined;
   /** The newest probe snapshot of the live run. */
-  lastSnapshot: AttentionPayload | undefined;
-  /** Every metrics row received, for tests and the Current Run view (bounded). */
-  readonly received: MetricRow[] = [];
+  lastSnapshot: Attention | undefined;
 
   private readonly metricsEmitter = new vscode.EventEmitter<{ runDir: string; rows: MetricRow[] }>();
-  private readonly snapshotEmitter = new vscode.EventEmitter<{ runDir: string; attention: AttentionPayload }>();
   private readonly endEmitter = new vscode.EventEmitter<TrainEnd>();
   private readonly resumeEmitter = new vscode.EventEmitter<TrainResumed>();
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   readonly onDidMetrics = this.metricsEmitter.event;
-  readonly onDidSnapshot = this.snapshotEmitter.event;
   readonly onDidEnd = this.endEmitter.event;
   readonly onDidResume = this.resumeEmitter.event;
   /** Anything the Current Run view shows changed. */
@@ -111,7 +89,6 @@ export class TrainingSession implements vscode.Disposable {
     this.subs.push(
       this.status,
       this.metricsEmitter,
-      this.snapshotEmitter,
       this.endEmitter,
       this.resumeEmitter,
       this.changeEmitter,
@@ -214,7 +191,6 @@ export class TrainingSession implements vscode.Disposable {
     if (fresh) {
       this.lastRow = undefined;
       this.lastSnapshot = undefined;
-      this.received.length = 0;
       this.panels.appendMetrics([], true);
     }
     this.panels.setSchedule(scheduleOf(summary));
@@ -250,12 +226,6 @@ export class TrainingSession implements vscode.Disposable {
       return;
     }
     this.lastRow = rows[rows.length - 1];
-    for (const r of rows) {
-      // A resumed run resends steps from its checkpoint: they replace the later ones.
-      while (this.received.length && this.received[this.received.length - 1].step >= r.step) this.received.pop();
-      this.received.push(r);
-    }
-    if (this.received.length > 20_000) this.received.splice(0, this.received.length - 10_000);
     this.panels.appendMetrics(rows);
     this.progressReport?.(this.lastRow.step, this.lastRow);
     this.updateStatus();
@@ -263,10 +233,14 @@ export class TrainingSession implements vscode.Disposable {
     this.changeEmitter.fire();
   }
 
-  private onSnapshot(runDir: string, wire: Parameters<typeof toAttentionPayload>[0]): void {
-    let attention: AttentionPayload;
+  private onSnapshot(runDir: string, wire: WireAttention): void {
+    if (this.active && runDir !== this.active.runDir) {
+      this.log(`train/snapshot for ${runDir} ignored: ${this.active.runDir} is the live run`);
+      return;
+    }
+    let attention: Attention;
     try {
-      attention = toAttentionPayload(wire, 'train/snapshot attention');
+      attention = toAttention(wire, 'train/snapshot attention');
     } catch (err) {
       this.log(`malformed train/snapshot ignored: ${(err as Error).message}`);
       return;
@@ -274,7 +248,6 @@ export class TrainingSession implements vscode.Disposable {
     this.lastSnapshot = attention;
     this.panels.showAttention(attention);
     this.panels.addSnapshots([attention]);
-    this.snapshotEmitter.fire({ runDir, attention });
   }
 
   private onEnded(e: TrainEnd): void {

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../protocol/runFolder';
 import { settings } from './settings';
 import type { TrainingSession } from './training';
 
@@ -31,7 +32,7 @@ export function listRuns(root: string): { dir: string; mtime: number }[] {
     const dir = path.join(root, name);
     try {
       if (!fs.statSync(dir).isDirectory()) continue;
-      const marker = ['metrics.jsonl', 'config.json'].map((f) => path.join(dir, f)).find((f) => fs.existsSync(f));
+      const marker = [RUN_FILES.metrics, RUN_FILES.config].map((f) => path.join(dir, f)).find((f) => fs.existsSync(f));
       if (marker) runs.push({ dir, mtime: fs.statSync(marker).mtimeMs });
     } catch {
       // vanished while listing
@@ -44,14 +45,13 @@ export function listRuns(root: string): { dir: string; mtime: number }[] {
 export function listCheckpoints(runDir: string): { step: number; file: string }[] {
   let names: string[];
   try {
-    names = fs.readdirSync(path.join(runDir, 'checkpoints'));
+    names = fs.readdirSync(path.join(runDir, RUN_FILES.checkpoints));
   } catch {
     return [];
   }
   return names
-    .map((f) => ({ m: /^step-(\d+)\.safetensors$/.exec(f), f }))
-    .filter((x) => x.m)
-    .map((x) => ({ step: Number(x.m![1]), file: path.join(runDir, 'checkpoints', x.f) }))
+    .map((f) => ({ step: stepOf(CHECKPOINT_FILE, f), file: path.join(runDir, RUN_FILES.checkpoints, f) }))
+    .filter((c): c is { step: number; file: string } => c.step !== undefined)
     .sort((a, b) => b.step - a.step);
 }
 

@@ -58,3 +58,60 @@ export const isNothing: Check = (v, path) =>
   (typeof v === 'object' && Object.keys(v).length === 0)
     ? undefined
     : `${path} must be empty, got ${describe(v)}`;
+
+export const isBoolean: Check = (v, path) =>
+  typeof v === 'boolean' ? undefined : `${path} must be true or false, got ${describe(v)}`;
+
+/** A whole number ≥ 0: a step, an index, a count that may be zero. */
+export const isIndex: Check = (v, path) =>
+  Number.isInteger(v) && (v as number) >= 0 ? undefined : `${path} must be a whole number ≥ 0, got ${shown(v)}`;
+
+/** A whole number ≥ 1: a size, a beam width, a dimension. */
+export const isPositiveInt: Check = (v, path) =>
+  Number.isInteger(v) && (v as number) >= 1 ? undefined : `${path} must be a whole number ≥ 1, got ${shown(v)}`;
+
+/** A whole number in [lo, hi]: every size a request can ask for is bounded (docs/ARCHITECTURE.md). */
+export function intIn(lo: number, hi: number): Check {
+  return (v, path) =>
+    Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi
+      ? undefined
+      : `${path} must be a whole number from ${lo} to ${hi}, got ${shown(v)}`;
+}
+
+export function optional(check: Check): Check {
+  return (v, path) => (v === undefined ? undefined : check(v, path));
+}
+
+export function nullable(check: Check): Check {
+  return (v, path) => (v === null ? undefined : check(v, path));
+}
+
+export const isFloat32Array: Check = (v, path) =>
+  v instanceof Float32Array
+    ? undefined
+    : `${path} must be a Float32Array, got ${
+        v === null || typeof v !== 'object'
+          ? describe(v)
+          : Array.isArray(v)
+            ? 'array'
+            : (v.constructor?.name ?? 'object')
+      }`;
+
+/** An array of `rank` whole numbers ≥ 1. */
+export function shapeOf(rank: number): Check {
+  return (v, path) => {
+    if (!Array.isArray(v) || v.length !== rank)
+      return `${path} must be an array of ${rank} dimensions, got ${Array.isArray(v) ? `${v.length}` : describe(v)}`;
+    for (let i = 0; i < rank; i++) {
+      const why = isPositiveInt(v[i], `${path}[${i}]`);
+      if (why) return why;
+    }
+    return undefined;
+  };
+}
+
+/** A value for an error message: short, never a whole file or a 50 MB string. */
+export function shown(v: unknown, max = 60): string {
+  const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? describe(v));
+  return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
+}

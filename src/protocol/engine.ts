@@ -4,26 +4,8 @@
  * here (method name, TS types, runtime validators); the client (src/extension/engineClient.ts)
  * and the server (src/engine/server/) wrap these with vscode-jsonrpc. Nothing heavy is imported.
  */
-import { type Check, arrayOf, isNothing, isString, object, oneOf } from './check';
-
-export interface RequestDef<P, R> {
-  readonly method: string;
-  readonly checkParams: Check;
-  readonly checkResult: Check;
-  /** Type carrier only; never set. */
-  readonly types?: { params: P; result: R };
-}
-
-export interface NotificationDef<P> {
-  readonly method: string;
-  readonly checkParams: Check;
-  readonly types?: { params: P };
-}
-
-/** Validates `value` against `check`, prefixed with the method; undefined when well formed. */
-export function validate(check: Check, value: unknown, method: string, what: 'params' | 'result'): string | undefined {
-  return check(value, `${method} ${what}`);
-}
+import { arrayOf, isNothing, isString, object, oneOf } from './check';
+import type { NotificationDef, RequestDef } from './rpc';
 
 // ---- engine/info: who is answering, and on which tfjs backend ------------------------------
 

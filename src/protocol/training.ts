@@ -1,30 +1,24 @@
 /**
- * Training, decoding and inspection on the engine ↔ extension wire (same JSON-RPC connection as
- * engine.ts). Rows and attention reuse the webview's payload types; attention weights travel as
- * base64 of little-endian float32 (JSON cannot carry typed arrays), and the extension turns them
- * back into Float32Array for the panels.
+ * Training, decoding and inspection on the engine ↔ extension wire (the JSON-RPC connection of
+ * engine.ts). Attention travels as WireAttention (wire.ts: base64 weights); the extension decodes
+ * it once, where it enters its process.
  */
-import { type Check, arrayOf, isFiniteNumber, isNothing, isString, object, oneOf } from './check';
-import type { NotificationDef, RequestDef } from './engine';
 import {
-  ATTENTION_KINDS,
-  type AttentionKind,
-  checkMetricRow,
-  checkSchedulePoint,
-  type MetricRow,
-  type SchedulePoint,
-} from './webview';
-
-const optional =
-  (check: Check): Check =>
-  (v, path) =>
-    v === undefined ? undefined : check(v, path);
-const isBoolean: Check = (v, path) =>
-  typeof v === 'boolean' ? undefined : `${path} must be true or false, got ${typeof v}`;
-const isCount: Check = (v, path) =>
-  Number.isInteger(v) && (v as number) >= 0
-    ? undefined
-    : `${path} must be a whole number ≥ 0, got ${JSON.stringify(v)}`;
+  type Check,
+  arrayOf,
+  isBoolean,
+  isFiniteNumber,
+  isIndex,
+  isNothing,
+  isPositiveInt,
+  isString,
+  object,
+  oneOf,
+  optional,
+} from './check';
+import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
+import type { NotificationDef, RequestDef } from './rpc';
+import { checkWireAttention, checkWireMatrix, type WireAttention, type WireMatrix } from './wire';
 
 // ---- payloads ------------------------------------------------------------------------------
 
@@ -43,25 +37,6 @@ const checkData: Check = (v, path) => {
   return `${path}.kind must be one of task, gettext, files, got ${JSON.stringify(kind)}`;
 };
 
-/** All layers × heads of one kind, weights as base64 float32 (row-major [layers, heads, queries, keys]). */
-export interface WireAttentionMaps {
-  kind: AttentionKind;
-  shape: [number, number, number, number];
-  data: string;
-}
-export interface WireAttention {
-  step: number;
-  srcTokens: string[];
-  tgtTokens: string[];
-  maps: WireAttentionMaps[];
-}
-const checkWireAttention: Check = object({
-  step: isFiniteNumber,
-  srcTokens: arrayOf(isString),
-  tgtTokens: arrayOf(isString),
-  maps: arrayOf(object({ kind: oneOf(ATTENTION_KINDS), shape: arrayOf(isCount), data: isString })),
-});
-
 /** What a run is, for the dashboard and the side bar. */
 export interface RunSummary {
   runDir: string;
@@ -72,6 +47,8 @@ export interface RunSummary {
   encoderLayers: number;
   decoderLayers: number;
   data: string;
+  /** warmup_steps of eq. 3 (0 when the run does not say, e.g. a PyTorch checkpoint folder). */
+  warmupSteps: number;
   schedule: SchedulePoint[];
   checkpoints: number[];
   snapshots: number[];
@@ -79,16 +56,17 @@ export interface RunSummary {
 }
 const checkRunSummary: Check = object({
   runDir: isString,
-  step: isCount,
-  totalSteps: isCount,
-  dModel: isCount,
-  heads: isCount,
-  encoderLayers: isCount,
-  decoderLayers: isCount,
+  step: isIndex,
+  totalSteps: isIndex,
+  dModel: isIndex,
+  heads: isIndex,
+  encoderLayers: isIndex,
+  decoderLayers: isIndex,
   data: isString,
+  warmupSteps: isIndex,
   schedule: arrayOf(checkSchedulePoint),
-  checkpoints: arrayOf(isCount),
-  snapshots: arrayOf(isCount),
+  checkpoints: arrayOf(isIndex),
+  snapshots: arrayOf(isIndex),
   running: isBoolean,
 });
 
@@ -110,15 +88,15 @@ export const trainStart: RequestDef<TrainParams, RunSummary> = {
     runDir: isString,
     data: checkData,
     config: isString,
-    steps: optional(isCount),
-    snapshotEvery: optional(isCount),
+    steps: optional(isIndex),
+    snapshotEvery: optional(isIndex),
   }),
   checkResult: checkRunSummary,
 };
 
 export const trainResume: RequestDef<{ runDir: string; steps?: number }, RunSummary> = {
   method: 'train/resume',
-  checkParams: object({ runDir: isString, steps: optional(isCount) }),
+  checkParams: object({ runDir: isString, steps: optional(isIndex) }),
   checkResult: checkRunSummary,
 };
 
@@ -126,7 +104,7 @@ export const trainResume: RequestDef<{ runDir: string; steps?: number }, RunSumm
 export const trainStop: RequestDef<void, { step: number; runDir: string } | null> = {
   method: 'train/stop',
   checkParams: isNothing,
-  checkResult: (v, path) => (v === null ? undefined : object({ step: isCount, runDir: isString })(v, path)),
+  checkResult: (v, path) => (v === null ? undefined : object({ step: isIndex, runDir: isString })(v, path)),
 };
 
 /** A run on disk: summary, every metrics row, checkpoints and snapshot steps. */
@@ -156,7 +134,7 @@ export const decode: RequestDef<DecodeParams, DecodeResult> = {
     runDir: isString,
     checkpoint: optional(isString),
     text: isString,
-    beam: optional(isCount),
+    beam: optional(isPositiveInt),
     alpha: optional(isFiniteNumber),
   }),
   checkResult: object({
@@ -170,18 +148,22 @@ export const decode: RequestDef<DecodeParams, DecodeResult> = {
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */
 export const snapshotsGet: RequestDef<{ runDir: string; steps?: number[] }, WireAttention[]> = {
   method: 'snapshots/get',
-  checkParams: object({ runDir: isString, steps: optional(arrayOf(isCount)) }),
+  checkParams: object({ runDir: isString, steps: optional(arrayOf(isIndex)) }),
   checkResult: arrayOf(checkWireAttention),
 };
 
 /** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions. */
 export const positional: RequestDef<
   { runDir?: string; dModel?: number; positions?: number },
-  { shape: [number, number]; data: string; learned: boolean }
+  WireMatrix & { learned: boolean }
 > = {
   method: 'positional',
-  checkParams: object({ runDir: optional(isString), dModel: optional(isCount), positions: optional(isCount) }),
-  checkResult: object({ shape: arrayOf(isCount), data: isString, learned: isBoolean }),
+  checkParams: object({
+    runDir: optional(isString),
+    dModel: optional(isPositiveInt),
+    positions: optional(isPositiveInt),
+  }),
+  checkResult: (v, path) => checkWireMatrix(v, path) ?? object({ learned: isBoolean })(v, path),
 };
 
 // ---- notifications (engine → extension) ----------------------------------------------------
@@ -206,46 +188,8 @@ export const trainEnded: NotificationDef<{
   method: 'train/ended',
   checkParams: object({
     runDir: isString,
-    step: isCount,
+    step: isIndex,
     reason: oneOf(TRAIN_END_REASONS),
     message: optional(isString),
   }),
 };
-
-// ---- float32 ↔ base64, usable on both sides (no Buffer in a webview, no atob in old Node) --------
-
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-export function float32ToBase64(values: Float32Array | number[]): string {
-  const f = values instanceof Float32Array ? values : Float32Array.from(values);
-  const bytes = new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    out +=
-      B64[(n >> 18) & 63] +
-      B64[(n >> 12) & 63] +
-      (i + 1 < bytes.length ? B64[(n >> 6) & 63] : '=') +
-      (i + 2 < bytes.length ? B64[n & 63] : '=');
-  }
-  return out;
-}
-
-export function base64ToFloat32(text: string): Float32Array {
-  const clean = text.replace(/=+$/, '');
-  const bytes = new Uint8Array(Math.floor((clean.length * 3) / 4));
-  let j = 0;
-  for (let i = 0; i < clean.length; i += 4) {
-    const n =
-      (B64.indexOf(clean[i]) << 18) |
-      (B64.indexOf(clean[i + 1]) << 12) |
-      (Math.max(B64.indexOf(clean[i + 2] ?? 'A'), 0) << 6) |
-      Math.max(B64.indexOf(clean[i + 3] ?? 'A'), 0);
-    if (j < bytes.length) bytes[j++] = (n >> 16) & 255;
-    if (j < bytes.length) bytes[j++] = (n >> 8) & 255;
-    if (j < bytes.length) bytes[j++] = n & 255;
-  }
-  if (bytes.length % 4 !== 0)
-    throw new Error(`base64 attention data of ${bytes.length} bytes is not whole float32 values`);
-  return new Float32Array(bytes.buffer);
-}

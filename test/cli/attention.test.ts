@@ -33,7 +33,21 @@ test("attention --json prints PyTorch's weights and log-probs for sentence 0 of 
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /backend: wasm/);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(out), ['encoder_self', 'decoder_self', 'cross', 'log_probs']);
+  // What it shows first (the one export format), then the weights.
+  assert.deepEqual(Object.keys(out), [
+    'run',
+    'checkpoint',
+    'step',
+    'input',
+    'src_tokens',
+    'tgt_tokens',
+    'encoder_self',
+    'decoder_self',
+    'cross',
+    'log_probs',
+  ]);
+  assert.equal(out.checkpoint, join(dir, 'model.safetensors'));
+  assert.deepEqual(out.src_tokens, e.src[0].map(String));
   for (const key of ['encoder_self', 'decoder_self', 'cross', 'log_probs'] as const) {
     assert.ok(maxAbsDiff(out[key], e[key][0]) < 1e-4, key);
   }

@@ -10,12 +10,12 @@ test("require('attention-debugger/engine') works from the repository root after 
     const engine = require('attention-debugger/engine');
     (async () => {
       await engine.initBackend('cpu');
-      console.log(JSON.stringify({ keys: ['Transformer', 'loadCheckpoint', 'attentionReport', 'initBackend'].filter((k) => typeof engine[k] === 'function'), presets: Object.keys(engine.PRESETS) }));
+      console.log(JSON.stringify({ keys: ['Transformer', 'loadCheckpoint', 'attentionOfPairs', 'initBackend'].filter((k) => typeof engine[k] === 'function'), presets: Object.keys(engine.PRESETS) }));
     })();`;
   const r = spawnSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual(out.keys, ['Transformer', 'loadCheckpoint', 'attentionReport', 'initBackend']);
+  assert.deepEqual(out.keys, ['Transformer', 'loadCheckpoint', 'attentionOfPairs', 'initBackend']);
   assert.deepEqual(out.presets, ['tiny', 'small', 'base', 'big']);
 });
 

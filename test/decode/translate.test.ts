@@ -13,7 +13,7 @@ import { FullRecomputeModel, IncrementalModel } from '../../src/engine/decode/in
 import { translate, translateWithAttention, type Translation } from '../../src/engine/decode/translate';
 import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
-import { testBackends } from '../helpers';
+import { testBackends, unflatten } from '../helpers';
 
 const config: TransformerConfig = {
   d_model: 16,
@@ -179,7 +179,11 @@ test('translateWithAttention: the chosen hypothesis and its attention, shaped pe
     assertClose([got], [plain!], 'same translation');
     const S = src.length;
     const T = got.tokens.length + 1;
-    const { encoder_self, decoder_self, cross } = got.attention;
+    const nest = (k: string) => {
+      const m = got.maps.find((x) => x.kind === k)!;
+      return unflatten(m.weights, m.shape) as number[][][][];
+    };
+    const [encoder_self, decoder_self, cross] = [nest('encoder_self'), nest('decoder_self'), nest('cross')];
     for (const [name, w, rows, cols] of [
       ['encoder_self', encoder_self, S, S],
       ['decoder_self', decoder_self, T, T],

@@ -4,9 +4,9 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
 import { scaledDotProductAttention } from '../../src/engine/model/attention';
-import { attentionReport } from '../../src/engine/inspect';
+
 import { Transformer } from '../../src/engine/model/transformer';
-import { maxAbsDiff } from '../helpers';
+import { maxAbsDiff, nestedAttention } from '../helpers';
 
 before(async () => {
   await initBackend('wasm');
@@ -57,8 +57,8 @@ const config = {
 test('changing target tokens after position t leaves everything at positions ≤ t unchanged', async () => {
   const model = new Transformer(config, undefined, 7);
   const src = [[5, 6, 7, 8, 9, 2]];
-  const a = await attentionReport(model, src, [[1, 10, 11, 12, 13, 14]]);
-  const b = await attentionReport(model, src, [[1, 10, 11, 20, 21, 22]]); // differs from position 3 on
+  const a = await nestedAttention(model, src, [[1, 10, 11, 12, 13, 14]]);
+  const b = await nestedAttention(model, src, [[1, 10, 11, 20, 21, 22]]); // differs from position 3 on
   const upTo = 2; // positions 0..2 see only tokens 0..2, which agree
   for (let l = 0; l < config.decoder_layers; l++) {
     for (let h = 0; h < config.heads; h++) {
@@ -85,7 +85,7 @@ test('changing target tokens after position t leaves everything at positions ≤
 
 test('padded source positions get exactly zero attention everywhere', async () => {
   const model = new Transformer(config, undefined, 8);
-  const r = await attentionReport(
+  const r = await nestedAttention(
     model,
     [
       [5, 6, 7, 2, 0, 0],

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
 import { loadCheckpoint } from '../../src/engine/checkpoint';
-import { attentionReport, type AttentionReport } from '../../src/engine/inspect';
-import { GOLDEN, maxAbsDiff, readJson, testBackends } from '../helpers';
 
-interface Expected extends AttentionReport {
+import { GOLDEN, maxAbsDiff, readJson, testBackends, nestedAttention, type NestedAttention } from '../helpers';
+
+interface Expected extends NestedAttention {
   src: number[][];
   tgt: number[][];
   tolerance: number;
@@ -44,7 +44,7 @@ test('attention weights and log-probs equal PyTorch on every backend', async (t)
         const e = readJson<Expected>(join(GOLDEN, name, 'expected.json'));
         const model = loadCheckpoint(join(GOLDEN, name));
         try {
-          const got = await attentionReport(model, e.src, e.tgt);
+          const got = await nestedAttention(model, e.src, e.tgt);
           for (const key of ['encoder_self', 'decoder_self', 'cross', 'log_probs'] as const) {
             const diff = maxAbsDiff(got[key], e[key]);
             assert.ok(

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { attentionReport } from '../../src/engine/inspect';
+
 import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { trainStep } from '../../src/engine/train/step';
-import { testBackends } from '../helpers';
+import { testBackends, nestedAttention } from '../helpers';
 
 const config = {
   d_model: 16,
@@ -55,7 +55,7 @@ test('forward, inspection and training steps allocate no lasting tensors', async
       );
       logProbs.dispose();
       assert.equal(tf.memory().numTensors, before, 'forward pass');
-      await attentionReport(model, batch.src, batch.tgtIn);
+      await nestedAttention(model, batch.src, batch.tgtIn);
       assert.equal(tf.memory().numTensors, before, 'attention report');
       await trainStep(model, adam, batch, { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 1, seed: 2 });
       assert.equal(tf.memory().numTensors, before, 'training step');

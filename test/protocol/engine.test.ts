@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { engineInfo, engineLog, validate } from '../../src/protocol/engine';
+import { engineInfo, engineLog } from '../../src/protocol/engine';
+import { validate } from '../../src/protocol/rpc';
 
 const info = (v: unknown): string | undefined => validate(engineInfo.checkResult, v, engineInfo.method, 'result');
 const log = (v: unknown): string | undefined => validate(engineLog.checkParams, v, engineLog.method, 'params');

@@ -12,8 +12,9 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
-import { base64ToFloat32, type RunSummary, type WireAttention } from '../../src/protocol/training';
-import type { MetricRow } from '../../src/protocol/webview';
+import type { RunSummary } from '../../src/protocol/training';
+import { base64ToFloat32, type WireAttention } from '../../src/protocol/wire';
+import type { MetricRow } from '../../src/protocol/metrics';
 import { runServer } from '../../src/engine/server';
 import { microConfig, scratch } from '../train/helpers';
 
@@ -81,7 +82,7 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     const snap = e.snapshots[0];
     const cross = snap.maps.find((m) => m.kind === 'cross')!;
     assert.deepEqual(cross.shape, [1, 2, snap.tgtTokens.length, snap.srcTokens.length]);
-    const w = base64ToFloat32(cross.data);
+    const w = base64ToFloat32(cross.weights);
     const k = cross.shape[3];
     for (let row = 0; row < w.length / k; row++)
       assert.ok(Math.abs(w.slice(row * k, row * k + k).reduce((a, b) => a + b, 0) - 1) < 1e-5);
@@ -106,7 +107,7 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
 
     const history = (await e.conn.sendRequest('snapshots/get', { runDir, steps: [5, 10] })) as WireAttention[];
     assert.deepEqual(
-      history.map((h) => h.step),
+      history.map((h) => h.source.step),
       [5, 10],
     );
 

@@ -10,13 +10,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { nestedAttention } from '../helpers';
 import { initBackend } from '../../src/engine/backend';
 import { listCheckpoints, loadCheckpoint } from '../../src/engine/checkpoint';
 import { averageCheckpoints } from '../../src/engine/checkpoint/average';
 import { writeSafetensors } from '../../src/engine/checkpoint/safetensors';
 import { BOS, EOS } from '../../src/engine/data/specialTokens';
 import { translate } from '../../src/engine/decode/translate';
-import { attentionReport } from '../../src/engine/inspect';
+
 import { taskSpec } from '../../src/engine/data/dataset';
 import { createRun, openRun } from '../../src/engine/run/setup';
 import { startTrainer } from '../../src/engine/train/start';
@@ -71,7 +72,7 @@ test(
       let positions = 0;
       for (const p of tests) {
         const n = p.src.length - 1; // without EOS
-        const r = await attentionReport(model, [p.src], [[BOS, ...p.tgt]]);
+        const r = await nestedAttention(model, [p.src], [[BOS, ...p.tgt]]);
         for (let t = 0; t < n; t++) {
           positions++;
           r.cross[0][last].forEach((rows, h) => {

@@ -53,7 +53,13 @@ test('the logged learning rate follows eq. 3 at step 1, warmup and 4·warmup, an
       .sort(),
     ['step-10.safetensors', 'step-15.safetensors', 'step-16.safetensors', 'step-5.safetensors'],
   );
-  assert.ok(existsSync(join(run.snapshotsDir, 'step-15.json')));
+  assert.ok(existsSync(join(run.snapshotsDir, 'step-15.safetensors')));
+  const snap = run.readSnapshot(15);
+  assert.equal(snap.step, 15);
+  assert.deepEqual(
+    snap.pairs[0].maps.map((m) => m.kind),
+    ['encoder_self', 'decoder_self', 'cross'],
+  );
 });
 
 test('a resumed run continues with the same step count, schedule and numbers as one that never stopped', async () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { headMap, poolMax, rowEntropy, topK } from '../../webview/lib/attention';
+import { headMap } from '../../src/protocol/attention';
+import { poolMax, rowEntropy, topK } from '../../webview/lib/attention';
 
 const near = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps, `${a} ≉ ${b}`);
 
@@ -56,7 +57,7 @@ test('headMap slices layer l, head h of [L, H, Tq, Tk] with the right tokens', (
   for (let l = 0; l < 2; l++)
     for (let h = 0; h < 3; h++) for (let c = 0; c < 6; c++) w[(l * 3 + h) * 6 + c] = 100 * l + 10 * h + c;
   const p = {
-    step: 1,
+    source: { runDir: '/r', step: 1, input: 'probe' as const },
     srcTokens: ['a', 'b', 'c'],
     tgtTokens: ['x', 'y'],
     maps: [{ kind: 'cross' as const, shape: [2, 3, 2, 3] as [number, number, number, number], weights: w }],

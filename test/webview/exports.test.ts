@@ -1,39 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { csvField, headCsv, metricsCsv } from '../../webview/lib/csv';
 import { dataUrlBytes } from '../../src/extension/panels/dataUrl';
 import { PanelStore } from '../../src/extension/panels/store';
-
-test('CSV quoting per RFC 4180', () => {
-  assert.equal(csvField('plain'), 'plain');
-  assert.equal(csvField('a,b'), '"a,b"');
-  assert.equal(csvField('say "hi"'), '"say ""hi"""');
-  assert.equal(csvField(' pad'), '" pad"');
-  assert.equal(csvField(undefined), '');
-  assert.equal(csvField(0.25), '0.25');
-});
-
-test('metrics CSV: header, one line a row, optional columns empty', () => {
-  const csv = metricsCsv([
-    { step: 1, loss: 9.5, lr: 1e-7, tokensPerSec: 1200, gradNorm: 3 },
-    { step: 2, loss: 9, lr: 2e-7, tokensPerSec: 1250, gradNorm: 2.5, valLoss: 9.25, valBleu: 0.5 },
-  ]);
-  assert.equal(
-    csv,
-    'step,loss,lr,tokensPerSec,gradNorm,valLoss,valBleu\n1,9.5,1e-7,1200,3,,\n2,9,2e-7,1250,2.5,9.25,0.5\n',
-  );
-});
-
-test('head CSV: key tokens across, query tokens down', () => {
-  const csv = headCsv({
-    queries: 2,
-    keys: 2,
-    weights: new Float32Array([0.75, 0.25, 0.5, 0.5]),
-    queryTokens: ['x', ','],
-    keyTokens: ['a', 'b'],
-  });
-  assert.equal(csv, 'query\\key,a,b\nx,0.75,0.25\n",",0.5,0.5\n');
-});
 
 test('data: URLs from webviews decode (base64 PNG, percent-encoded SVG)', () => {
   assert.deepEqual(Array.from(dataUrlBytes('data:image/png;base64,iVBORw==')), [0x89, 0x50, 0x4e, 0x47]);
@@ -60,11 +28,16 @@ test('the panel store replaces resent steps and merges snapshots by step', () =>
     s.rows.map((r) => r.step),
     [1],
   );
-  const snap = (step: number) => ({ step, srcTokens: [], tgtTokens: [], maps: [] });
+  const snap = (step: number) => ({
+    source: { runDir: '/r', step, input: 'probe' as const },
+    srcTokens: [],
+    tgtTokens: [],
+    maps: [],
+  });
   s.addSnapshots([snap(200), snap(100)]);
   s.addSnapshots([snap(300), snap(200)]);
   assert.deepEqual(
-    s.snapshots.map((x) => x.step),
+    s.snapshots.map((x) => x.source.step),
     [100, 200, 300],
   );
 });

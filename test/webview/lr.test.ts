@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 // The engine's schedule, imported only in tests (the webview never imports the engine).
 import { plannedLrCurve, transformerLr } from '../../src/engine/train/schedule';
 import { assembleLr } from '../../webview/lib/lr';
-import type { MetricRow } from '../../src/protocol/webview';
+import type { MetricRow } from '../../src/protocol/metrics';
 
 const close = (a: number, b: number, rel = 1e-5) => assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${a} ≉ ${b}`);
 // eq. 3 by hand, d_model 512, warmup 4000 (see test/train/schedule.test.ts):

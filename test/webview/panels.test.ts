@@ -10,12 +10,13 @@ import {
   Panels,
   registerPanels,
 } from '../../src/extension/panels';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../src/protocol/webview';
 
-const v = 1;
+const v = WEBVIEW_PROTOCOL_VERSION;
 const ext = FakeUri.file('/ext');
 const row = (step: number) => ({ step, loss: 5 - step / 100, lr: 1e-4, tokensPerSec: 900, gradNorm: 1 });
 const attention = (S = 2) => ({
-  step: 10,
+  source: { runDir: '/runs/r', step: 10, input: 'probe' as const },
   srcTokens: Array.from({ length: S }, (_, i) => `s${i}`),
   tgtTokens: ['t0'],
   maps: [
@@ -80,13 +81,13 @@ test('nothing is posted before ready; ready and requestState get the full state'
   p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
   assert.equal(posted(p).length, 1);
   assert.equal(posted(p)[0].type, 'state');
-  assert.equal(posted(p)[0].v, 1);
+  assert.equal(posted(p)[0].v, v);
   assert.deepEqual(
     (posted(p)[0].state!.rows as { step: number }[]).map((r) => r.step),
     [1, 2, 3],
   );
   dash.appendMetrics([row(4)]);
-  assert.deepEqual(posted(p)[1], { type: 'metrics', v: 1, rows: [row(4)] });
+  assert.deepEqual(posted(p)[1], { type: 'metrics', v, rows: [row(4)] });
   p.fromWebview({ type: 'requestState', v });
   assert.equal(posted(p)[2].type, 'state');
   assert.equal(log.length, 0, log.join('\n'));
@@ -102,10 +103,10 @@ test('malformed messages from the webview are logged with the field, never throw
   assert.doesNotThrow(() => p.fromWebview({ type: 'ready', v: 7, panel: 'attention' }));
   assert.match(
     log[0],
-    /attention panel: malformed message from the webview ignored: openHead\.layer must be a non-negative integer/,
+    /attention panel: malformed message from the webview ignored: openHead\.layer must be a whole number ≥ 0/,
   );
   assert.match(log[1], /message must be an object, got string/);
-  assert.match(log[2], /ready\.v must be protocol version 1, got 7/);
+  assert.match(log[2], new RegExp(`ready\\.v must be protocol version ${v}, got 7`));
   assert.equal(p.webview.posted.length, 0, 'a malformed ready does not count');
   panels.dispose();
 });
@@ -138,26 +139,19 @@ test('a hidden panel gets nothing; shown again, it is pinged, and once it says r
   panels.dispose();
 });
 
-test('outgoing messages are validated: a malformed payload is logged, not sent', () => {
+test('attention is posted as the extension holds it: weights stay a Float32Array (the page validates)', () => {
   const { panels, log } = fresh();
   const att = panels.openAttention();
   const p = lastPanel();
   p.fromWebview({ type: 'ready', v, panel: 'attention' });
   const n = p.webview.posted.length;
-  const bad = attention(2);
-  bad.maps[0].weights = new Float32Array(3);
-  att.showAttention(bad);
-  assert.equal(p.webview.posted.length, n);
-  assert.match(
-    log.join('\n'),
-    /not sending a malformed attention message: attention\.maps\[0\]\.weights must hold 4 values/,
-  );
   att.showAttention(attention(2));
   assert.equal(posted(p)[n].type, 'attention');
   assert.ok(
     (p.webview.posted[n] as { maps: { weights: unknown }[] }).maps[0].weights instanceof Float32Array,
     'weights stay a Float32Array',
   );
+  assert.equal(log.length, 0, log.join('\n'));
   panels.dispose();
 });
 
@@ -193,9 +187,9 @@ test('openHead in the attention view opens the head inspector on that head', () 
   assert.equal(h.viewType, 'attentionDebugger.headInspector');
   assert.equal(h.title, 'Head encoder_self L1 H1');
   h.fromWebview({ type: 'ready', v, panel: 'head' });
-  const st = posted(h)[0].state as { head: unknown; attention: { step: number } };
+  const st = posted(h)[0].state as { head: unknown; attention: { source: { step: number } } };
   assert.deepEqual(st.head, { kind: 'encoder_self', layer: 0, head: 0 });
-  assert.equal(st.attention.step, 10);
+  assert.equal(st.attention.source.step, 10);
   // the attention view remembers the selection for its next state
   a.fromWebview({ type: 'requestState', v });
   assert.deepEqual((posted(a)[posted(a).length - 1].state as { selected: unknown }).selected, {
@@ -221,10 +215,10 @@ test('registerPanels registers a serializer per panel; restored state is validat
   const junk = new FakePanel('attentionDebugger.attention', 'Attention');
   await serializers
     .get('attentionDebugger.attention')!
-    .deserializeWebviewPanel(junk, { v: 1, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
+    .deserializeWebviewPanel(junk, { v, panel: 'attention', head: { kind: 'cross', layer: -4, head: 0 } });
   assert.match(
     log.join('\n'),
-    /ignoring saved state from an earlier session: state\.head\.layer must be a non-negative integer/,
+    /ignoring saved state from an earlier session: state\.head\.layer must be a whole number ≥ 0/,
   );
   assert.equal(AttentionPanel.slot.current?.panel, junk as never, 'the panel is revived all the same');
   for (const s of subs.reverse()) s.dispose();

@@ -1,41 +1,8 @@
 /**
- * Pure builders over attention weights (no DOM): slicing one head out of a [L, H, Tq, Tk] buffer,
- * pooling a map down to a thumbnail, entropy per query row and the top-k keys of each query.
+ * Pure builders over attention weights (no DOM): pooling a map down to a thumbnail, entropy per
+ * query row and the top-k keys of each query. (Slicing one head out of a [L, H, Tq, Tk] buffer is
+ * the protocol's headMap.)
  */
-import type { AttentionKind, AttentionMaps, AttentionPayload, HeadRef } from '../../src/protocol/webview';
-
-/** One head's map: a view (no copy) of `queries × keys` weights, row-major. */
-export interface HeadMap {
-  queries: number;
-  keys: number;
-  weights: Float32Array;
-  queryTokens: string[];
-  keyTokens: string[];
-}
-
-export function findMaps(p: AttentionPayload, kind: AttentionKind): AttentionMaps | undefined {
-  return p.maps.find((m) => m.kind === kind);
-}
-
-/** Query and key tokens of a kind: encoder self src×src, decoder self tgt×tgt, cross tgt×src. */
-export function tokensOf(p: AttentionPayload, kind: AttentionKind): { queryTokens: string[]; keyTokens: string[] } {
-  return {
-    queryTokens: kind === 'encoder_self' ? p.srcTokens : p.tgtTokens,
-    keyTokens: kind === 'decoder_self' ? p.tgtTokens : p.srcTokens,
-  };
-}
-
-/** The map of one head, or undefined when the payload lacks that kind, layer or head. */
-export function headMap(p: AttentionPayload, ref: HeadRef): HeadMap | undefined {
-  const m = findMaps(p, ref.kind);
-  if (!m) return undefined;
-  const [layers, heads, queries, keys] = m.shape;
-  if (ref.layer >= layers || ref.head >= heads) return undefined;
-  const size = queries * keys;
-  const offset = (ref.layer * heads + ref.head) * size;
-  return { queries, keys, weights: m.weights.subarray(offset, offset + size), ...tokensOf(p, ref.kind) };
-}
-
 /**
  * Resamples a rows × cols map to outRows × outCols cells. Where the map is larger than the output,
  * each output cell takes the MAXIMUM of the input cells it covers (a sharp attention peak stays

@@ -4,7 +4,7 @@
  * drawn on it. The webview never recomputes the schedule: training and UI share the engine's one
  * definition; this file only assembles and downsamples what arrived.
  */
-import type { MetricRow, SchedulePoint } from '../../src/protocol/webview';
+import type { MetricRow, SchedulePoint } from '../../src/protocol/metrics';
 import { type Series, DISPLAY_POINTS, downsampleMinMax } from './downsample';
 
 export interface LrTraces {

@@ -4,10 +4,11 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { modelFields, validateConfig, type TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES, uniqueVariables, variablePrefix, type Params } from '../model/params';
 import { Transformer } from '../model/transformer';
+import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../../protocol/runFolder';
 import { writeFileAtomic } from '../io/atomicFile';
 import { readSafetensors, writeSafetensors, type NamedTensor } from './safetensors';
 
@@ -23,19 +24,19 @@ export function readConfig(path: string): TransformerConfig {
   return validateConfig(raw, path);
 }
 
-function stepOf(name: string): number {
-  const m = /^step-(\d+)\.safetensors$/.exec(name);
-  return m ? Number(m[1]) : -1;
-}
-
 /** The checkpoints of a run folder (`checkpoints/step-N.safetensors`), oldest first. */
 export function listCheckpoints(runDir: string): { step: number; path: string }[] {
-  const dir = join(runDir, 'checkpoints');
+  const dir = join(runDir, RUN_FILES.checkpoints);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .map((f) => ({ step: stepOf(f), path: join(dir, f) }))
+    .map((f) => ({ step: stepOf(CHECKPOINT_FILE, f) ?? -1, path: join(dir, f) }))
     .filter((c) => c.step >= 0)
     .sort((a, b) => a.step - b.step);
+}
+
+/** The training step of a checkpoint file, from its name (`step-N.safetensors`); 0 when it has none. */
+export function checkpointStep(weightsPath: string): number {
+  return stepOf(CHECKPOINT_FILE, basename(weightsPath)) ?? 0;
 }
 
 /**

@@ -1,7 +1,9 @@
 /** `attention`: every layer's and head's attention weights and the log-probs for one sentence pair. */
+import type { Attention } from '../../protocol/attention';
+import { attentionJson } from '../../protocol/export';
 import { initBackend } from '../backend';
-import { loadCheckpoint } from '../checkpoint';
-import { attentionReport } from '../inspect';
+import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { attentionOfPairs } from '../inspect';
 import { BOS, EOS } from '../data/specialTokens';
 import { RunDir } from '../run/runDir';
 import { loadVocabulary } from '../data/vocabulary';
@@ -18,21 +20,22 @@ const specs: Record<string, OptionSpec> = {
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
 };
 const SUMMARY =
-  'Prints encoder_self [L][H][S][S], decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
+  'Prints one JSON object: run, step, checkpoint, input, src_tokens, tgt_tokens, encoder_self [L][H][S][S], ' +
+  'decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
 
 export async function attentionCommand(argv: string[]): Promise<number> {
   const options = parseCommand(argv, 'attention', SUMMARY, specs);
   if (!options) return 0;
   let src: number[];
   let tgt: number[];
-  let labels: { src_tokens: string[]; tgt_tokens: string[] } | undefined;
+  let tokens: (ids: number[]) => string[] = (ids) => ids.map(String);
   if (options.run) {
     if (options.src === undefined || options.tgt === undefined)
       throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
     const vocab = loadVocabulary(new RunDir(options.run as string).vocabPath);
     src = [...vocab.encode(options.src as string), EOS];
     tgt = [BOS, ...vocab.encode(options.tgt as string)];
-    labels = { src_tokens: vocab.tokens(src), tgt_tokens: vocab.tokens(tgt) };
+    tokens = (ids) => vocab.tokens(ids);
   } else {
     for (const required of ['checkpoint', 'src-ids', 'tgt-ids'])
       if (!options[required])
@@ -42,17 +45,22 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   }
   const backend = await initBackend(options.backend as string | undefined);
   process.stderr.write(`backend: ${backend}\n`);
-  const model = loadCheckpoint((options.checkpoint as string) ?? (options.run as string));
+  const where = (options.checkpoint as string) ?? (options.run as string);
+  const { weightsPath } = resolveCheckpoint(where);
+  const model = loadCheckpoint(where);
   try {
-    const r = await attentionReport(model, [src], [tgt]);
-    const out = {
-      ...labels,
-      encoder_self: r.encoder_self[0],
-      decoder_self: r.decoder_self[0],
-      cross: r.cross[0],
-      log_probs: r.log_probs[0],
+    const [pair] = await attentionOfPairs(model, [src], [tgt]);
+    const attention: Attention = {
+      source: { runDir: where, step: checkpointStep(weightsPath), checkpoint: weightsPath, input: 'input' },
+      srcTokens: tokens(src),
+      tgtTokens: tokens(tgt),
+      maps: pair.maps,
     };
-    process.stdout.write(`${JSON.stringify(out)}\n`);
+    const V = model.config.tgt_vocab;
+    const logProbs = Array.from({ length: tgt.length }, (_, t) =>
+      Array.from(pair.logProbs.subarray(t * V, (t + 1) * V)),
+    );
+    process.stdout.write(`${attentionJson(attention, { log_probs: logProbs })}\n`);
     return 0;
   } finally {
     model.dispose();

@@ -1,7 +1,8 @@
 /** `decode`: translate stdin, one sentence a line, with a run's newest (or a given) checkpoint. */
 import { createInterface } from 'node:readline';
 import { initBackend } from '../backend';
-import { loadCheckpoint } from '../checkpoint';
+import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { attentionObject } from '../../protocol/export';
 import { translate, translateWithAttention } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
 import { loadVocabulary } from '../data/vocabulary';
@@ -37,7 +38,8 @@ export async function decodeCommand(argv: string[]): Promise<number> {
   const vocab = loadVocabulary(run.vocabPath);
   const backend = await initBackend(options.backend as string | undefined);
   process.stderr.write(`backend: ${backend}\n`);
-  const model = loadCheckpoint((options.checkpoint as string) ?? run.path);
+  const { weightsPath } = resolveCheckpoint((options.checkpoint as string) ?? run.path);
+  const model = loadCheckpoint(weightsPath);
   try {
     const lines = await readStdin();
     const sources = lines.map((line) => [...vocab.encode(line), EOS].slice(-model.config.max_len));
@@ -56,7 +58,12 @@ export async function decodeCommand(argv: string[]): Promise<number> {
         score: t.score,
         log_prob: t.logProb,
         src_tokens: vocab.tokens(src),
-        attention: t.attention,
+        attention: attentionObject({
+          source: { runDir: run.path, step: checkpointStep(weightsPath), checkpoint: weightsPath, input: 'input' },
+          srcTokens: vocab.tokens(src),
+          tgtTokens: vocab.tokens([model.config.bos_id, ...t.tokens]),
+          maps: t.maps,
+        }),
       };
       process.stdout.write(`${JSON.stringify(record)}\n`);
     }

@@ -5,7 +5,8 @@
 // terminating early when possible. The output length is also capped by the model's positions:
 // BOS and at most max_len − 1 tokens fill the decoder's max_len positions (EOS is predicted at
 // the last one and never fed).
-import { attentionReport } from '../inspect';
+import type { AttentionMaps } from '../../protocol/attention';
+import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
 import { beamSearch } from './beam';
 import { greedyDecode } from './greedy';
@@ -30,13 +31,6 @@ export interface Translation {
   score: number;
   /** log P(Y | X), the final EOS included. */
   logProb: number;
-}
-
-type Nested = number[][][][];
-export interface HypothesisAttention {
-  encoder_self: Nested; // [L][H][S][S]
-  decoder_self: Nested; // [L][H][T][T], T = 1 + tokens (BOS and the chosen tokens; the last row predicts EOS)
-  cross: Nested; // [L][H][T][S]
 }
 
 function checkSources(model: Transformer, src: number[][]): void {
@@ -130,21 +124,15 @@ export async function translate(
 /**
  * Translates one sentence and returns, with it, the attention of the chosen hypothesis: the
  * teacher-forced pass over [BOS, …tokens] in eval mode, which is exactly what the decoder computed
- * along the chosen path (positions never see later ones).
+ * along the chosen path (positions never see later ones). decoder_self and cross have 1 + tokens
+ * query rows: BOS and the chosen tokens (the last row predicts EOS).
  */
 export async function translateWithAttention(
   model: Transformer,
   srcIds: number[],
   opts: TranslateOptions = {},
-): Promise<Translation & { attention: HypothesisAttention }> {
+): Promise<Translation & { maps: AttentionMaps[] }> {
   const [t] = await translate(model, [srcIds], { ...opts, batchSize: 1 });
-  const report = await attentionReport(model, [srcIds], [[model.config.bos_id, ...t!.tokens]]);
-  return {
-    ...t!,
-    attention: {
-      encoder_self: report.encoder_self[0]!,
-      decoder_self: report.decoder_self[0]!,
-      cross: report.cross[0]!,
-    },
-  };
+  const [pair] = await attentionOfPairs(model, [srcIds], [[model.config.bos_id, ...t!.tokens]]);
+  return { ...t!, maps: pair.maps };
 }

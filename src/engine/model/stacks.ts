@@ -4,13 +4,11 @@
  * (norm_first): x + Dropout(Sublayer(LayerNorm(x))).
  */
 import * as tf from '@tensorflow/tfjs-core';
+import type { AttentionKind } from '../../protocol/attention';
 import { attendTo, projectKeysValues, type KeysValues } from './attention';
 import type { TransformerConfig } from './config';
 import { dropout, layerNorm, positionwiseFeedForward } from './layers';
 import type { Params } from './params';
-
-export type AttentionKind = 'encoder_self' | 'decoder_self' | 'cross';
-export const ATTENTION_KINDS: readonly AttentionKind[] = ['encoder_self', 'decoder_self', 'cross'];
 
 /** What one forward pass needs besides its inputs. */
 export interface ForwardContext {

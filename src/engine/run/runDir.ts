@@ -5,9 +5,11 @@
  *   metrics.jsonl                  one JSON object a step (and validation lines)
  *   checkpoints/step-N.safetensors the model, PyTorch state_dict names (loadable on its own)
  *   checkpoints/step-N.optim.safetensors  Adam's moments and the data position, for --resume
- *   snapshots/step-N.json          attention of the probe sentence at step N
- * Every file is written whole (temp + rename) or appended a line at a time, so a process killed at
- * any moment leaves a folder that resumes from its newest complete checkpoint.
+ *   snapshots/step-N.safetensors   attention of the probe pair at step N (snapshots.ts)
+ *   status.json                    running, completed, stopped, failed
+ * (docs/RUN_FOLDER.md has the whole format.) Every file is written whole (temp + rename) or appended
+ * a line at a time, so a process killed at any moment leaves a folder that resumes from its newest
+ * complete checkpoint.
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +17,16 @@ import { listCheckpoints, readConfig } from '../checkpoint';
 import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import { TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
 import type { TransformerConfig } from '../model/config';
+import {
+  checkpointName,
+  optimizerName,
+  RUN_FILES,
+  SNAPSHOT_FILE,
+  snapshotName,
+  stepOf,
+  type RunState,
+} from '../../protocol/runFolder';
+import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots';
 
 export interface MetricsRow {
   step: number;
@@ -37,19 +49,19 @@ export interface DataPosition {
 export class RunDir {
   constructor(readonly path: string) {}
   get configPath(): string {
-    return join(this.path, 'config.json');
+    return join(this.path, RUN_FILES.config);
   }
   get vocabPath(): string {
-    return join(this.path, 'vocab.json');
+    return join(this.path, RUN_FILES.vocab);
   }
   get metricsPath(): string {
-    return join(this.path, 'metrics.jsonl');
+    return join(this.path, RUN_FILES.metrics);
   }
   get checkpointsDir(): string {
-    return join(this.path, 'checkpoints');
+    return join(this.path, RUN_FILES.checkpoints);
   }
   get snapshotsDir(): string {
-    return join(this.path, 'snapshots');
+    return join(this.path, RUN_FILES.snapshots);
   }
 
   create(): void {
@@ -97,10 +109,10 @@ export class RunDir {
   }
 
   weightsPath(step: number): string {
-    return join(this.checkpointsDir, `step-${step}.safetensors`);
+    return join(this.checkpointsDir, checkpointName(step));
   }
   optimPath(step: number): string {
-    return join(this.checkpointsDir, `step-${step}.optim.safetensors`);
+    return join(this.checkpointsDir, optimizerName(step));
   }
 
   /**
@@ -124,7 +136,7 @@ export class RunDir {
   /** Newest checkpoint with both files readable, or null. */
   /** Removes what a writer killed mid-write left (writeFileAtomic's `<file>.tmp-<pid>-<time>`); never a whole file. */
   removeTornWrites(): void {
-    for (const dir of [this.checkpointsDir, this.snapshotsDir]) {
+    for (const dir of [this.path, this.checkpointsDir, this.snapshotsDir]) {
       if (!existsSync(dir)) continue;
       for (const f of readdirSync(dir)) if (TEMP_SUFFIX.test(f)) unlinkSync(join(dir, f));
     }
@@ -150,21 +162,32 @@ export class RunDir {
     return null;
   }
 
-  /** Steps that have an attention snapshot, ascending. */
+  /** Steps that have an attention snapshot (either format), ascending. */
   snapshotSteps(): number[] {
     if (!existsSync(this.snapshotsDir)) return [];
-    return readdirSync(this.snapshotsDir)
-      .map((f) => /^step-(\d+)\.json$/.exec(f))
-      .filter((m) => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b);
+    const steps = readdirSync(this.snapshotsDir)
+      .map((f) => stepOf(SNAPSHOT_FILE, f))
+      .filter((n) => n !== undefined);
+    return [...new Set(steps)].sort((a, b) => a - b);
   }
 
-  snapshotPath(step: number): string {
-    return join(this.snapshotsDir, `step-${step}.json`);
+  writeSnapshot(snapshot: Snapshot): void {
+    writeSnapshotFile(join(this.snapshotsDir, snapshotName(snapshot.step)), snapshot);
   }
 
-  writeSnapshot(step: number, snapshot: object): void {
-    writeFileAtomic(this.snapshotPath(step), [Buffer.from(JSON.stringify(snapshot))]);
+  /** The snapshot of a step: format 2 when both exist. */
+  readSnapshot(step: number): Snapshot {
+    const path = join(this.snapshotsDir, snapshotName(step));
+    return readSnapshotFile(existsSync(path) ? path : join(this.snapshotsDir, `step-${step}.json`));
+  }
+
+  get statusPath(): string {
+    return join(this.path, RUN_FILES.status);
+  }
+
+  /** Rewrites status.json: what a follower of the folder reads to tell a live run from an ended one. */
+  writeStatus(state: RunState, step: number, message?: string): void {
+    const status = { state, step, time: Date.now(), writer: 'engine', ...(message ? { message } : {}) };
+    writeFileAtomic(this.statusPath, [Buffer.from(`${JSON.stringify(status)}\n`)]);
   }
 }

@@ -1,15 +1,14 @@
-/** From the engine's own records (metrics.jsonl rows, attention reports) to the wire's payloads. */
-import { float32ToBase64, type RunSummary, type WireAttention } from '../../protocol/training';
-import type { MetricRow } from '../../protocol/webview';
+/** From the engine's own records (metrics.jsonl rows, run settings, snapshots) to the wire's payloads. */
+import type { Attention } from '../../protocol/attention';
+import type { MetricRow } from '../../protocol/metrics';
+import type { RunSummary } from '../../protocol/training';
 import { listCheckpoints } from '../checkpoint';
-import type { Nested } from '../inspect';
-import type { TransformerConfig } from '../model/config';
 import type { DataSpec } from '../data/dataset';
-import type { MetricsRow } from '../run/runDir';
-import { plannedLrCurve } from '../train/schedule';
+import type { TransformerConfig } from '../model/config';
+import type { MetricsRow, RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
-import type { Snapshot } from '../train/trainer';
-import type { RunDir } from '../run/runDir';
+import type { Snapshot } from '../run/snapshots';
+import { plannedLrCurve } from '../train/schedule';
 
 export function toMetricRow(r: MetricsRow): MetricRow | null {
   if (!Number.isFinite(r.loss) || !Number.isFinite(r.lr)) return null;
@@ -24,62 +23,52 @@ export function toMetricRow(r: MetricsRow): MetricRow | null {
   };
 }
 
-/** [L][H][q][k] nested arrays → row-major float32, base64. */
-function flatten(maps: Nested): { shape: [number, number, number, number]; data: string } {
-  const l = maps.length;
-  const h = maps[0]?.length ?? 0;
-  const q = maps[0]?.[0]?.length ?? 0;
-  const k = maps[0]?.[0]?.[0]?.length ?? 0;
-  const out = new Float32Array(l * h * q * k);
-  let i = 0;
-  for (const layer of maps) for (const head of layer) for (const row of head) for (const w of row) out[i++] = w;
-  return { shape: [l, h, q, k], data: float32ToBase64(out) };
-}
-
-export function toWireAttention(
-  step: number,
-  srcTokens: string[],
-  tgtTokens: string[],
-  attention: { encoder_self: Nested; decoder_self: Nested; cross: Nested },
-): WireAttention {
+/** The probe pair (pair 0) of a snapshot, as the views show it. */
+export function snapshotAttention(run: RunDir, s: Snapshot): Attention {
+  const probe = s.pairs[0];
+  if (!probe) throw new Error(`${run.path}: the snapshot of step ${s.step} holds no pair`);
   return {
-    step,
-    srcTokens,
-    tgtTokens,
-    maps: (['encoder_self', 'decoder_self', 'cross'] as const).map((kind) => ({ kind, ...flatten(attention[kind]) })),
+    source: { runDir: run.path, step: s.step, input: 'probe' },
+    srcTokens: probe.src,
+    tgtTokens: probe.tgt,
+    maps: probe.maps,
   };
 }
 
-export function snapshotToWire(s: Snapshot): WireAttention {
-  return toWireAttention(s.step, s.src, s.tgt, s.attention);
-}
-
-function describeData(d: DataSpec): string {
+function describeData(d: DataSpec | undefined): string {
+  if (!d) return 'unknown data';
   return d.kind === 'task' ? `${d.task} task` : d.kind === 'gettext' ? `gettext ${d.lang}` : d.dir;
 }
 
 export function runSummary(
   run: RunDir,
   config: TransformerConfig,
-  settings: TrainingSettings,
-  data: DataSpec,
+  settings: Partial<TrainingSettings>,
+  data: DataSpec | undefined,
   step: number,
   running: boolean,
 ): RunSummary {
+  const totalSteps = settings.steps ?? step;
+  const warmup = settings.warmup ?? 0;
+  const schedule =
+    totalSteps >= 1 && warmup >= 1
+      ? plannedLrCurve(
+          totalSteps,
+          { dModel: config.d_model, warmupSteps: warmup, factor: settings.lr_factor ?? 1 },
+          300,
+        )
+      : [];
   return {
     runDir: run.path,
     step,
-    totalSteps: settings.steps,
+    totalSteps,
     dModel: config.d_model,
     heads: config.heads,
     encoderLayers: config.encoder_layers,
     decoderLayers: config.decoder_layers,
     data: describeData(data),
-    schedule: plannedLrCurve(
-      settings.steps,
-      { dModel: config.d_model, warmupSteps: settings.warmup, factor: settings.lr_factor },
-      300,
-    ),
+    warmupSteps: warmup,
+    schedule,
     checkpoints: listCheckpoints(run.path).map((c) => c.step),
     snapshots: run.snapshotSteps(),
     running,

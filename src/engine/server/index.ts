@@ -8,7 +8,8 @@
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
 import { handle, notify } from './rpc';
-import { registerTrainingHandlers } from './training';
+import { registerInspectionHandlers } from './inspection';
+import { TrainingService } from './training';
 import { availableBackends, initBackend, matMulDetail } from '../backend';
 
 export interface ServerOptions {
@@ -50,13 +51,14 @@ export async function runServer(opts: ServerOptions = {}): Promise<number> {
     return { version: VERSION, backend: active, backends, matmul: matMulDetail() };
   });
 
-  const stopTraining = registerTrainingHandlers(conn, ensureBackend, log);
+  const training = new TrainingService(conn, ensureBackend, log);
+  registerInspectionHandlers(conn, ensureBackend, () => training.runDir);
 
   const closed = new Promise<number>((resolve) => conn.onClose(() => resolve(0)));
   conn.listen();
   log('info', `engine ${VERSION} serving JSON-RPC on stdio (pid ${process.pid}, node ${process.version})`);
   const code = await closed;
-  await stopTraining(); // the client is gone: end the run with a checkpoint it can resume from
+  await training.shutdown(); // the client is gone: end the run with a checkpoint it can resume from
   conn.dispose();
   // The client is gone. Should a native backend hold the event loop open, do not linger as an orphan.
   setTimeout(() => process.exit(code), 2000).unref();

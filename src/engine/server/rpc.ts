@@ -1,6 +1,6 @@
 /** Typed request handlers and notifications over vscode-jsonrpc, validated against src/protocol on both ends. */
 import { ErrorCodes, type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
-import { type NotificationDef, type RequestDef, validate } from '../../protocol/engine';
+import { type NotificationDef, type RequestDef, validate } from '../../protocol/rpc';
 
 export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, handler: (params: P) => Promise<R>): void {
   // vscode-jsonrpc calls a handler with (token) when there are no params, (params, token) when they

@@ -1,17 +1,12 @@
 /**
- * The engine's training and inspection service: one training run at a time, in this process,
- * streamed to the client as train/metrics, train/snapshot and train/ended notifications.
+ * The engine's training service: one run at a time in this process, started by train/start or
+ * train/resume, stopped by train/stop, streamed to the client as train/metrics, train/snapshot and
+ * train/ended notifications.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { EngineLog } from '../../protocol/engine';
+import type { MetricRow } from '../../protocol/metrics';
 import {
-  decode,
-  float32ToBase64,
-  positional,
-  runOpen,
-  snapshotsGet,
   trainEnded,
   trainMetrics,
   trainResume,
@@ -20,18 +15,12 @@ import {
   trainStop,
   type RunSummary,
 } from '../../protocol/training';
-import type { MetricRow } from '../../protocol/webview';
-import { loadCheckpoint, readConfig } from '../checkpoint';
-import { EOS } from '../data/specialTokens';
-import { translateWithAttention } from '../decode/translate';
-import { sinusoidalTable } from '../model/embedding';
+import { attentionToWire } from '../../protocol/wire';
 import { taskSpec, type DataSpec } from '../data/dataset';
-import { RunDir } from '../run/runDir';
 import { createRun, openRun, type OpenRun } from '../run/setup';
 import { startTrainer } from '../train/start';
-import type { Snapshot, Trainer } from '../train/trainer';
-import { loadVocabulary } from '../data/vocabulary';
-import { runSummary, snapshotToWire, toMetricRow, toWireAttention } from './convert';
+import type { Trainer } from '../train/trainer';
+import { runSummary, toMetricRow } from './convert';
 import { handle, notify } from './rpc';
 
 interface Active {
@@ -40,22 +29,75 @@ interface Active {
   done: Promise<void>;
 }
 
-/** Registers the handlers; returns a shutdown that stops a running training with a checkpoint. */
-export function registerTrainingHandlers(
-  conn: MessageConnection,
-  ensureBackend: () => Promise<string>,
-  log: (level: EngineLog['level'], message: string) => void,
-): () => Promise<void> {
-  let active: Active | null = null;
+/** Metrics go out in batches at most this often (and at once with validation figures). */
+const FLUSH_MS = 200;
 
-  /** Starts the loop without awaiting it; metrics are sent in batches at most every 200 ms. */
-  function begin(opened: OpenRun, resume: boolean): RunSummary {
+export class TrainingService {
+  private active: Active | null = null;
+  /** Set from the moment a start is accepted until it is active or has failed: no second start slips in. */
+  private starting = false;
+
+  constructor(
+    private readonly conn: MessageConnection,
+    private readonly ensureBackend: () => Promise<string>,
+    private readonly log: (level: EngineLog['level'], message: string) => void,
+  ) {
+    handle(conn, trainStart, (p) =>
+      this.exclusive(() => {
+        const data: DataSpec = p.data.kind === 'task' ? taskSpec(p.data.task) : p.data;
+        const overrides = {
+          ...(p.steps ? { steps: p.steps } : {}),
+          ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
+        };
+        return this.begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
+      }),
+    );
+    handle(conn, trainResume, (p) =>
+      this.exclusive(() => this.begin(openRun(p.runDir, p.steps ? { steps: p.steps } : {}), true)),
+    );
+    handle(conn, trainStop, async () => {
+      const a = this.active;
+      if (!a) return null;
+      a.trainer.stop();
+      await a.done;
+      return { step: a.trainer.currentStep, runDir: a.opened.run.path };
+    });
+  }
+
+  /** The run folder that trains now, if any. */
+  get runDir(): string | undefined {
+    return this.active?.opened.run.path;
+  }
+
+  /** Stops a running training with a checkpoint (the client went away). */
+  async shutdown(): Promise<void> {
+    const a = this.active;
+    if (!a) return;
+    a.trainer.stop();
+    await a.done;
+  }
+
+  /** Runs a start when no run trains or starts; the check and the claim happen before any await. */
+  private async exclusive(start: () => RunSummary): Promise<RunSummary> {
+    const busy = this.active?.opened.run.path ?? (this.starting ? 'another run, starting' : undefined);
+    if (busy) throw new Error(`a run is already training (${busy}); stop it first`);
+    this.starting = true;
+    try {
+      await this.ensureBackend();
+      return start();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Starts the loop without awaiting it. */
+  private begin(opened: OpenRun, resume: boolean): RunSummary {
     const { trainer, from } = startTrainer(opened, { resume });
     const runDir = opened.run.path;
     let pending: MetricRow[] = [];
     let lastFlush = 0;
     const flush = (): void => {
-      if (pending.length) notify(conn, trainMetrics, { runDir, rows: pending });
+      if (pending.length) notify(this.conn, trainMetrics, { runDir, rows: pending });
       pending = [];
       lastFlush = Date.now();
     };
@@ -64,141 +106,28 @@ export function registerTrainingHandlers(
         onStep: (row) => {
           const m = toMetricRow(row);
           if (m) pending.push(m);
-          if (Date.now() - lastFlush > 200 || row.val_loss !== undefined) flush();
+          if (Date.now() - lastFlush > FLUSH_MS || row.val_loss !== undefined) flush();
         },
-        onSnapshot: (s: Snapshot) => notify(conn, trainSnapshot, { runDir, attention: snapshotToWire(s) }),
+        onSnapshot: (attention) => notify(this.conn, trainSnapshot, { runDir, attention: attentionToWire(attention) }),
       })
       .then(
         (step) => {
           flush();
-          notify(conn, trainEnded, { runDir, step, reason: step >= opened.settings.steps ? 'completed' : 'stopped' });
+          const reason = step >= opened.settings.steps ? 'completed' : 'stopped';
+          notify(this.conn, trainEnded, { runDir, step, reason });
         },
         (err: Error) => {
           flush();
-          log('error', `training ${runDir} failed: ${err.message}`);
-          notify(conn, trainEnded, { runDir, step: trainer.currentStep, reason: 'failed', message: err.message });
+          this.log('error', `training ${runDir} failed: ${err.message}`);
+          notify(this.conn, trainEnded, { runDir, step: trainer.currentStep, reason: 'failed', message: err.message });
         },
       )
       .finally(() => {
         trainer.dispose();
-        active = null;
+        this.active = null;
       });
-    active = { trainer, opened, done };
-    log('info', `${resume ? `resuming ${runDir} at step ${from}` : `training ${runDir}`}: ${opened.data.summary}`);
+    this.active = { trainer, opened, done };
+    this.log('info', `${resume ? `resuming ${runDir} at step ${from}` : `training ${runDir}`}: ${opened.data.summary}`);
     return runSummary(opened.run, opened.config, opened.settings, opened.dataSpec, from, true);
   }
-
-  const refuseIfBusy = (): void => {
-    if (active) throw new Error(`a run is already training (${active.opened.run.path}); stop it first`);
-  };
-
-  handle(conn, trainStart, async (p) => {
-    refuseIfBusy();
-    await ensureBackend();
-    const data: DataSpec = p.data.kind === 'task' ? taskSpec(p.data.task) : p.data;
-    const overrides = {
-      ...(p.steps ? { steps: p.steps } : {}),
-      ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
-    };
-    return begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
-  });
-
-  handle(conn, trainResume, async (p) => {
-    refuseIfBusy();
-    await ensureBackend();
-    return begin(openRun(p.runDir, p.steps ? { steps: p.steps } : {}), true);
-  });
-
-  handle(conn, trainStop, async () => {
-    const a = active;
-    if (!a) return null;
-    a.trainer.stop();
-    await a.done;
-    return { step: a.trainer.currentStep, runDir: a.opened.run.path };
-  });
-
-  handle(conn, runOpen, async ({ runDir }) => {
-    const run = new RunDir(runDir);
-    const { model, raw } = run.readConfig();
-    const rows = run
-      .readMetrics()
-      .map(toMetricRow)
-      .filter((r): r is MetricRow => r !== null);
-    const settings = raw.training as OpenRun['settings'];
-    const step = rows.length ? rows[rows.length - 1].step : 0;
-    const running = active?.opened.run.path === runDir;
-    return { summary: runSummary(run, model, settings, raw.data as DataSpec, step, running), rows };
-  });
-
-  handle(conn, decode, async (p) => {
-    await ensureBackend();
-    const run = new RunDir(p.runDir);
-    const vocab = loadVocabulary(run.vocabPath);
-    const model = loadCheckpoint(p.checkpoint ?? p.runDir);
-    try {
-      const src = [...vocab.encode(p.text), EOS];
-      const t = await translateWithAttention(model, src, {
-        ...(p.beam ? { beamSize: p.beam } : {}),
-        ...(p.alpha !== undefined ? { alpha: p.alpha } : {}),
-      });
-      const tgtTokens = vocab.tokens([model.config.bos_id, ...t.tokens]);
-      return {
-        text: vocab.decode(t.tokens),
-        score: t.score,
-        logProb: t.logProb,
-        attention: toWireAttention(0, vocab.tokens(src), tgtTokens, t.attention),
-      };
-    } finally {
-      model.dispose();
-    }
-  });
-
-  handle(conn, snapshotsGet, async ({ runDir, steps }) => {
-    const run = new RunDir(runDir);
-    if (!run.exists()) throw new Error(`${runDir}: not a run folder (no config.json)`);
-    const all = run.snapshotSteps();
-    const wanted = steps ? all.filter((s) => steps.includes(s)) : all;
-    return wanted.map((step) => snapshotToWire(JSON.parse(readFileSync(run.snapshotPath(step), 'utf8')) as Snapshot));
-  });
-
-  handle(conn, positional, async (p) => {
-    if (p.runDir) {
-      const config = readConfig(join(p.runDir, 'config.json'));
-      const positions = Math.min(p.positions ?? 128, config.max_len);
-      if (config.positional === 'learned') {
-        await ensureBackend();
-        const model = loadCheckpoint(p.runDir);
-        try {
-          const rows = (await model.params.get('decoder.pos_embed.weight')!.data()) as Float32Array;
-          return {
-            shape: [positions, config.d_model] as [number, number],
-            data: float32ToBase64(rows.subarray(0, positions * config.d_model)),
-            learned: true,
-          };
-        } finally {
-          model.dispose();
-        }
-      }
-      return {
-        shape: [positions, config.d_model] as [number, number],
-        data: float32ToBase64(sinusoidalTable(positions, config.d_model)),
-        learned: false,
-      };
-    }
-    const d = p.dModel ?? 512;
-    const positions = p.positions ?? 128;
-    if (d % 2 !== 0 || d < 2) throw new Error(`positional params: dModel must be even and ≥ 2, got ${d}`);
-    return {
-      shape: [positions, d] as [number, number],
-      data: float32ToBase64(sinusoidalTable(positions, d)),
-      learned: false,
-    };
-  });
-
-  return async () => {
-    const a = active;
-    if (!a) return;
-    a.trainer.stop();
-    await a.done;
-  };
 }

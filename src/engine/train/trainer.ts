@@ -6,7 +6,8 @@
  */
 import { namedVariables } from '../model/params';
 import { tensorsOf, paramsFromTensors } from '../checkpoint';
-import { attentionReport, type Nested } from '../inspect';
+import type { Attention } from '../../protocol/attention';
+import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
 import { BOS } from '../data/specialTokens';
 import { Adam } from './adam';
@@ -18,18 +19,10 @@ import { transformerLr } from './schedule';
 import type { TrainingSettings } from '../run/settings';
 import { trainStep } from './step';
 
-export interface Snapshot {
-  step: number;
-  src: string[];
-  tgt: string[];
-  attention: { encoder_self: Nested; decoder_self: Nested; cross: Nested }; // [L][H][rows][cols] each
-}
-
 export interface TrainerCallbacks {
   onStep?(row: MetricsRow): void;
-  onEvaluation?(row: MetricsRow): void;
-  onCheckpoint?(step: number, path: string): void;
-  onSnapshot?(snapshot: Snapshot): void;
+  /** The probe pair's attention, just written to snapshots/. */
+  onSnapshot?(attention: Attention): void;
 }
 
 export class Trainer {
@@ -92,18 +85,20 @@ export class Trainer {
     this.run.writeCheckpoint(this.step, weights, optim, this.position);
   }
 
-  async snapshot(): Promise<Snapshot | undefined> {
+  /** Writes the probe pair's attention at this step to snapshots/ and returns it. */
+  async snapshot(): Promise<Attention | undefined> {
     if (!this.probe) return undefined;
     const tgtIn = [BOS, ...this.probe.tgt];
-    const r = await attentionReport(this.model, [this.probe.src], [tgtIn]);
-    const snap: Snapshot = {
-      step: this.step,
-      src: this.data.vocab.tokens(this.probe.src),
-      tgt: this.data.vocab.tokens(tgtIn),
-      attention: { encoder_self: r.encoder_self[0], decoder_self: r.decoder_self[0], cross: r.cross[0] },
+    const [pair] = await attentionOfPairs(this.model, [this.probe.src], [tgtIn]);
+    const src = this.data.vocab.tokens(this.probe.src);
+    const tgt = this.data.vocab.tokens(tgtIn);
+    this.run.writeSnapshot({ step: this.step, pairs: [{ src, tgt, maps: pair.maps }] });
+    return {
+      source: { runDir: this.run.path, step: this.step, input: 'probe' },
+      srcTokens: src,
+      tgtTokens: tgt,
+      maps: pair.maps,
     };
-    this.run.writeSnapshot(this.step, snap);
-    return snap;
   }
 
   /** Validation loss (and BLEU when an evaluator was given). */
@@ -115,8 +110,20 @@ export class Trainer {
     return out;
   }
 
-  /** Trains until settings.steps or stop(); returns the last step done. */
+  /** Trains until settings.steps or stop(); returns the last step done. status.json says how it ended. */
   async train(callbacks: TrainerCallbacks = {}): Promise<number> {
+    this.run.writeStatus('running', this.step);
+    try {
+      const step = await this.loop(callbacks);
+      this.run.writeStatus(step >= this.settings.steps ? 'completed' : 'stopped', step);
+      return step;
+    } catch (err) {
+      this.run.writeStatus('failed', this.step, (err as Error).message);
+      throw err;
+    }
+  }
+
+  private async loop(callbacks: TrainerCallbacks): Promise<number> {
     const s = this.settings;
     let lastCheckpoint = this.step;
     while (this.step < s.steps && !this.stopRequested) {
@@ -149,7 +156,6 @@ export class Trainer {
       if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
       this.run.appendMetrics([row]);
       callbacks.onStep?.(row);
-      if (evaluated) callbacks.onEvaluation?.(row);
       if (s.snapshot_every && this.step % s.snapshot_every === 0) {
         const snap = await this.snapshot();
         if (snap) callbacks.onSnapshot?.(snap);
@@ -160,12 +166,10 @@ export class Trainer {
       if (this.step % s.checkpoint_every === 0) {
         await this.checkpoint();
         lastCheckpoint = this.step;
-        callbacks.onCheckpoint?.(this.step, this.run.weightsPath(this.step));
       }
     }
     if (lastCheckpoint !== this.step) {
       await this.checkpoint();
-      callbacks.onCheckpoint?.(this.step, this.run.weightsPath(this.step));
     }
     return this.step;
   }

@@ -1,10 +1,22 @@
-/** What Export View writes from the extension's copy of a panel's data (JSON and CSV). */
-import type { AttentionPayload, PanelKind } from '../protocol/webview';
-import { HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from './panels';
-import { attentionToJson } from './convert';
-import type { BasePanel } from './panels/base';
+/** Export View: what a panel shows, as an image or as data (protocol/export.ts, the one format). */
+import * as vscode from 'vscode';
+import {
+  attentionCsv,
+  attentionJson,
+  headCsv,
+  headJson,
+  metricsCsv,
+  metricsJson,
+  positionalCsv,
+  positionalJson,
+} from '../../protocol/export';
+import { EXPORT_FORMATS, type ExportFormat, type PanelKind } from '../../protocol/webview';
+import { type Cmd, type Ctx, guarded } from '../ctx';
+import { askSaveTarget } from '../panels/base';
+import { HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from '../panels';
+import type { BasePanel } from '../panels/base';
 
-export function panelOf(kind: PanelKind): BasePanel | undefined {
+function panelOf(kind: PanelKind): BasePanel | undefined {
   return PANEL_SLOTS[kind].current;
 }
 
@@ -18,55 +30,63 @@ export function activePanelKind(): PanelKind | undefined {
 export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
   const s = panels.store;
   if (kind === 'dashboard') {
-    if (format === 'json') return JSON.stringify({ schedule: s.schedule, rows: s.rows }, null, 1);
-    const cols = ['step', 'loss', 'lr', 'tokensPerSec', 'gradNorm', 'valLoss', 'valBleu'] as const;
-    return [cols.join(','), ...s.rows.map((r) => cols.map((c) => r[c] ?? '').join(','))].join('\n') + '\n';
+    return format === 'json' ? metricsJson(s.rows, s.schedule) : metricsCsv(s.rows);
   }
   if (kind === 'positional') {
     const p = s.positional;
     if (!p) throw new Error('the positional view shows nothing yet');
-    const [n, d] = p.shape;
-    const rows = Array.from({ length: n }, (_, i) => Array.from(p.values.subarray(i * d, (i + 1) * d)));
-    if (format === 'json') return JSON.stringify({ shape: p.shape, values: rows });
-    return (
-      [
-        ['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)].join(','),
-        ...rows.map((r, i) => [i, ...r].join(',')),
-      ].join('\n') + '\n'
-    );
+    return format === 'json' ? positionalJson(p.shape, p.values) : positionalCsv(p.shape, p.values);
   }
-  const head = HeadInspectorPanel.slot.current?.currentHead ?? null;
-  const a: AttentionPayload | null = s.attention;
+  const a = s.attention;
   if (!a) throw new Error(`the ${kind} view shows no attention yet`);
-  if (kind === 'head' && head) {
-    const m = a.maps.find((x) => x.kind === head.kind);
-    if (!m) throw new Error(`the attention has no ${head.kind} maps`);
-    const [, heads, q, k] = m.shape;
-    const off = (head.layer * heads + head.head) * q * k;
-    const rows = Array.from({ length: q }, (_, i) => Array.from(m.weights.subarray(off + i * k, off + (i + 1) * k)));
-    const queries = head.kind === 'encoder_self' ? a.srcTokens : a.tgtTokens;
-    const keys = head.kind === 'decoder_self' ? a.tgtTokens : a.srcTokens;
-    if (format === 'json') return JSON.stringify({ ...head, step: a.step, queries, keys, weights: rows }, null, 1);
-    return (
-      [
-        ['query', ...keys].map(csvCell).join(','),
-        ...rows.map((r, i) => [csvCell(queries[i] ?? ''), ...r].join(',')),
-      ].join('\n') + '\n'
-    );
-  }
-  if (format === 'json') return JSON.stringify(attentionToJson(a));
-  const lines = ['kind,layer,head,query,key,weight'];
-  for (const m of a.maps) {
-    const [layers, heads, q, k] = m.shape;
-    for (let l = 0; l < layers; l++)
-      for (let h = 0; h < heads; h++)
-        for (let i = 0; i < q; i++)
-          for (let j = 0; j < k; j++)
-            lines.push(`${m.kind},${l},${h},${i},${j},${m.weights[((l * heads + h) * q + i) * k + j]}`);
-  }
-  return lines.join('\n') + '\n';
+  const head = kind === 'head' ? HeadInspectorPanel.slot.current?.currentHead : undefined;
+  if (head) return format === 'json' ? headJson(a, head) : headCsv(a, head);
+  return format === 'json' ? attentionJson(a) : attentionCsv(a);
 }
 
-function csvCell(s: string): string {
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+export interface ExportArgs {
+  panel?: PanelKind;
+  format?: ExportFormat;
+  /** Where to write; asked with a save dialog when missing. */
+  path?: string;
+}
+
+/**
+ * Saves what a panel shows: PNG/SVG drawn by its webview (plotly's toImage, or its canvas), or the
+ * data as JSON/CSV in the one export format.
+ */
+export function exportView(ctx: Ctx): Cmd {
+  return guarded(ctx, 'Export View', async (args: ExportArgs = {}) => {
+    const kind = args.panel ?? activePanelKind();
+    if (!kind) {
+      void vscode.window.showInformationMessage(
+        'Attention Debugger: open a panel (dashboard, attention, head inspector or positional) to export it.',
+      );
+      return undefined;
+    }
+    const format = args.format ?? (await pickFormat(kind));
+    if (!format) return undefined;
+    if (format === 'png' || format === 'svg') {
+      const target = args.path ? vscode.Uri.file(args.path) : undefined;
+      const saved = await PANEL_SLOTS[kind].requestImage(ctx.panels.host, format, target);
+      if (typeof saved === 'string')
+        throw new Error(`the ${kind} panel could not export ${format.toUpperCase()}: ${saved}`);
+      ctx.log(`exported the ${kind} view as ${format} to ${saved.fsPath}`);
+      return saved.fsPath;
+    }
+    const text = exportText(ctx.panels, kind, format);
+    const target = args.path ? vscode.Uri.file(args.path) : await askSaveTarget(format, `${kind}.${format}`);
+    if (!target) return undefined;
+    await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));
+    ctx.log(`exported the ${kind} view as ${format} to ${target.fsPath}`);
+    return target.fsPath;
+  });
+}
+
+async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {
+  const items = EXPORT_FORMATS.map((f) => ({
+    label: f,
+    description: f === 'png' || f === 'svg' ? 'an image of the panel' : 'the data shown',
+  }));
+  return (await vscode.window.showQuickPick(items, { title: `Export the ${kind} view as` }))?.label;
 }

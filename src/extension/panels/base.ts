@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import {
   type ExportMsg,
   type FromWebview,
-  type HeadRef,
+  type MessageBody,
   type PanelKind,
   type PanelState,
   type PersistedState,
@@ -19,8 +19,8 @@ import {
   WEBVIEW_PROTOCOL_VERSION,
   checkFromWebview,
   checkPersistedState,
-  checkToWebview,
 } from '../../protocol/webview';
+import type { HeadRef } from '../../protocol/attention';
 import { dataUrlBytes } from './dataUrl';
 import { panelHtml } from './html';
 import type { PanelStore } from './store';
@@ -42,8 +42,6 @@ export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions 
     ],
   };
 }
-
-type Body<T> = T extends unknown ? Omit<T, 'v'> : never;
 
 /** A list of disposables emptied once (after vscode-extension-samples' dispose.ts). */
 export class DisposableList implements vscode.Disposable {
@@ -141,17 +139,12 @@ export abstract class BasePanel implements vscode.Disposable {
 
   /**
    * Posts a message if the webview is listening and visible; otherwise drops it, since the full
-   * state goes out when the panel shows again. Outgoing messages are validated too: a malformed
-   * one is logged and not sent.
+   * state goes out when the panel shows again. (The page validates what it receives; what the
+   * extension sends was checked where it entered the extension.)
    */
-  protected post(body: Body<ToWebview>): void {
+  protected post(body: MessageBody<ToWebview>): void {
     if (this.disposed || !this.ready || !this.panel.visible) return;
     const message = { ...body, v: WEBVIEW_PROTOCOL_VERSION } as ToWebview;
-    const why = checkToWebview(message);
-    if (why) {
-      this.host.log(`${this.kind} panel: not sending a malformed ${body.type} message: ${why}`);
-      return;
-    }
     this.panel.webview.postMessage(message).then(
       (delivered) => {
         if (!delivered)

@@ -5,11 +5,13 @@
  * a store, so panels opened later start from it, and forwards it to the panels that are open.
  */
 import * as vscode from 'vscode';
-import type { AttentionPayload, HeadRef, MetricRow, PanelKind, PositionalPayload } from '../../protocol/webview';
+import type { Attention, HeadRef } from '../../protocol/attention';
+import type { MetricRow } from '../../protocol/metrics';
+import type { PanelKind, PositionalPayload, Schedule } from '../../protocol/webview';
 import type { BasePanel, PanelHost } from './base';
 import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
-import { PanelStore, type ScheduleBody } from './store';
+import { PanelStore } from './store';
 
 export { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
 export type { PanelHost } from './base';
@@ -62,16 +64,16 @@ export class Panels implements vscode.Disposable {
     if (DashboardPanel.slot.current) DashboardPanel.slot.current.appendMetrics(rows, reset);
     else this.store.appendMetrics(rows, reset);
   }
-  setSchedule(schedule: ScheduleBody): void {
+  setSchedule(schedule: Schedule): void {
     if (DashboardPanel.slot.current) DashboardPanel.slot.current.setSchedule(schedule);
     else this.store.schedule = schedule;
   }
-  showAttention(attention: AttentionPayload): void {
+  showAttention(attention: Attention): void {
     this.store.attention = attention;
     AttentionPanel.slot.current?.showAttention(attention);
     HeadInspectorPanel.slot.current?.showAttention(attention);
   }
-  addSnapshots(items: AttentionPayload[]): void {
+  addSnapshots(items: Attention[]): void {
     if (HeadInspectorPanel.slot.current) HeadInspectorPanel.slot.current.addSnapshots(items);
     else this.store.addSnapshots(items);
   }

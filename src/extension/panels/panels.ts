@@ -4,10 +4,11 @@
  * a panel opened later, or shown again after being hidden, gets it in its `state`).
  */
 import * as vscode from 'vscode';
-import type { AttentionPayload, HeadRef, MetricRow, PanelState, PositionalPayload } from '../../protocol/webview';
+import type { Attention, HeadRef } from '../../protocol/attention';
+import type { MetricRow } from '../../protocol/metrics';
+import type { PanelState, PositionalPayload, Schedule } from '../../protocol/webview';
 import { BasePanel } from './base';
 import { PanelSlot } from './slot';
-import type { ScheduleBody } from './store';
 
 export class DashboardPanel extends BasePanel {
   static readonly slot = new PanelSlot({
@@ -25,7 +26,7 @@ export class DashboardPanel extends BasePanel {
   }
 
   /** The planned learning-rate curve of the whole run. */
-  setSchedule(schedule: ScheduleBody): void {
+  setSchedule(schedule: Schedule): void {
     this.host.store.schedule = schedule;
     this.post({ type: 'schedule', ...schedule });
   }
@@ -60,7 +61,7 @@ export class AttentionPanel extends BasePanel {
   static onCreate: ((p: AttentionPanel) => void) | undefined;
 
   /** Shows every layer × head of one sentence pair. */
-  showAttention(attention: AttentionPayload): void {
+  showAttention(attention: Attention): void {
     this.host.store.attention = attention;
     this.post({ type: 'attention', ...attention });
   }
@@ -100,13 +101,13 @@ export class HeadInspectorPanel extends BasePanel {
     this.sendState();
   }
 
-  showAttention(attention: AttentionPayload): void {
+  showAttention(attention: Attention): void {
     this.host.store.attention = attention;
     this.post({ type: 'attention', ...attention });
   }
 
   /** Snapshots of the probe sentence at earlier steps (merged by step with those already held). */
-  addSnapshots(items: AttentionPayload[]): void {
+  addSnapshots(items: Attention[]): void {
     this.host.store.addSnapshots(items);
     this.post({ type: 'snapshots', items: this.host.store.snapshots });
   }

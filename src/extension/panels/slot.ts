@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { PanelKind, PersistedState } from '../../protocol/webview';
-import { BasePanel, type PanelHost, webviewOptions } from './base';
+import { BasePanel, NOT_SHOWN, type PanelHost, webviewOptions } from './base';
 
 export interface PanelKindSpec<P extends BasePanel> {
   kind: PanelKind;
@@ -43,6 +43,21 @@ export class PanelSlot<P extends BasePanel> {
     const p = this.adopt(panel, host);
     this.spec.restore?.(p, saved);
     return p;
+  }
+
+  /**
+   * An image of the open panel (Export View). A panel whose page never comes back (seen under VS
+   * Code's server: a webview shown again that never loads) is replaced by a new one, which starts
+   * from the store with everything the old one showed.
+   */
+  async requestImage(host: PanelHost, format: 'png' | 'svg', target?: vscode.Uri): Promise<vscode.Uri | string> {
+    const panel = this.current;
+    if (!panel) return `the ${this.spec.kind} panel is not open`;
+    const saved = await panel.requestImage(format, target);
+    if (saved !== NOT_SHOWN) return saved;
+    host.log(`the ${this.spec.kind} panel did not come back; opening it anew for the export`);
+    panel.dispose();
+    return this.createOrShow(host).requestImage(format, target);
   }
 
   private adopt(panel: vscode.WebviewPanel, host: PanelHost): P {

@@ -4,18 +4,18 @@
  * here. The full metric series stays on disk (metrics.jsonl); this keeps at most MAX_ROWS rows,
  * thinning the oldest half when it overflows (the dashboard downsamples for display anyway).
  */
-import type { AttentionPayload, MetricRow, PositionalPayload, ScheduleMsg } from '../../protocol/webview';
-
-export type ScheduleBody = Omit<ScheduleMsg, 'type' | 'v'>;
+import type { Attention } from '../../protocol/attention';
+import type { MetricRow } from '../../protocol/metrics';
+import type { PositionalPayload, Schedule } from '../../protocol/webview';
 
 export const MAX_ROWS = 200_000;
 export const MAX_SNAPSHOTS = 64;
 
 export class PanelStore {
   rows: MetricRow[] = [];
-  schedule: ScheduleBody | null = null;
-  attention: AttentionPayload | null = null;
-  snapshots: AttentionPayload[] = [];
+  schedule: Schedule | null = null;
+  attention: Attention | null = null;
+  snapshots: Attention[] = [];
   positional: PositionalPayload | null = null;
 
   appendMetrics(rows: readonly MetricRow[], reset = false): void {
@@ -32,9 +32,9 @@ export class PanelStore {
   }
 
   /** Snapshots of the probe sentence, oldest first, one per step, at most MAX_SNAPSHOTS. */
-  addSnapshots(items: readonly AttentionPayload[], replace = false): void {
-    const byStep = new Map((replace ? [] : this.snapshots).map((s) => [s.step, s]));
-    for (const s of items) byStep.set(s.step, s);
-    this.snapshots = [...byStep.values()].sort((a, b) => a.step - b.step).slice(-MAX_SNAPSHOTS);
+  addSnapshots(items: readonly Attention[], replace = false): void {
+    const byStep = new Map((replace ? [] : this.snapshots).map((s) => [s.source.step, s]));
+    for (const s of items) byStep.set(s.source.step, s);
+    this.snapshots = [...byStep.values()].sort((a, b) => a.source.step - b.source.step).slice(-MAX_SNAPSHOTS);
   }
 }

@@ -18,16 +18,16 @@ const messages = [
   { method: 'train/metrics', params: { runDir: '/r', rows: [{ ...good, loss: 'high' }] } },
   { method: 'train/metrics', params: ['/r', [good]] },
   { method: 'train/ended', params: { runDir: '/r', step: 3, reason: 'exploded' } },
-  // Well formed on the wire, but 2×2 weights for a 1×1 map of one token: caught on conversion.
+  // Four weights in base64 for a 1×1 map of one token: caught where it enters the extension.
   {
     method: 'train/snapshot',
     params: {
       runDir: '/r',
       attention: {
-        step: 1,
+        source: { runDir: '/r', step: 1, input: 'probe' },
         srcTokens: ['a'],
         tgtTokens: ['b'],
-        maps: [{ kind: 'cross', shape: [1, 1, 1, 1], data: 'AACAPwAAgD8AAIA/AACAPw==' }],
+        maps: [{ kind: 'cross', shape: [1, 1, 1, 1], weights: 'AACAPwAAgD8AAIA/AACAPw==' }],
       },
     },
   },
@@ -71,7 +71,10 @@ test('malformed engine notifications are logged naming the field, and a good one
       log,
       /malformed notification ignored: train\/ended params\.reason must be one of completed, stopped, failed/,
     );
-    assert.match(log, /malformed train\/snapshot ignored: .*weights must hold 1 values/);
+    assert.match(
+      log,
+      /malformed notification ignored: train\/snapshot params\.attention\.maps\[0\]\.weights must hold 1 values/,
+    );
   } finally {
     session.dispose();
     await engine.dispose();

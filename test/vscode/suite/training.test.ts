@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { MetricRow } from '../../../src/protocol/webview';
+import type { MetricRow } from '../../../src/protocol/metrics';
+import { SNAPSHOT_FILE } from '../../../src/protocol/runFolder';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
 
@@ -216,7 +217,7 @@ test('Inspect Head opens the inspector with the run’s snapshots', async () => 
   >('attentionDebugger.inspectHead', { runDir: run1, kind: 'cross', layer: 0, head: 1 });
   assert.ok(r, 'Inspect Head returned nothing (see the output)');
   assert.deepEqual(r.head, { kind: 'cross', layer: 0, head: 1 });
-  const onDisk = fs.readdirSync(path.join(run1, 'snapshots')).filter((f) => /^step-\d+\.json$/.test(f)).length;
+  const onDisk = fs.readdirSync(path.join(run1, 'snapshots')).filter((f) => SNAPSHOT_FILE.test(f)).length;
   assert.equal(r.snapshots, onDisk, 'one snapshot per file in snapshots/');
   assert.ok(onDisk >= 2);
   assert.ok(api.openPanels().includes('head'));
@@ -316,12 +317,12 @@ test('the Runs view lists run folders with their checkpoints', async () => {
     // A click on a checkpoint shows the probe's attention at that step.
     const ckpt = api.runs.getChildren(node).find((c) => c.kind === 'checkpoint' && c.step === 5)!;
     const click = api.runs.getTreeItem(ckpt).command!;
-    const shown = await vscode.commands.executeCommand<{ step: number } | undefined>(
+    const shown = await vscode.commands.executeCommand<{ source: { step: number } } | undefined>(
       click.command,
       ...(click.arguments ?? []),
     );
-    assert.equal(shown?.step, 5);
-    assert.equal(api.panels.store.attention?.step, 5);
+    assert.equal(shown?.source.step, 5);
+    assert.equal(api.panels.store.attention?.source.step, 5);
   } finally {
     await vscode.workspace
       .getConfiguration('attentionDebugger')

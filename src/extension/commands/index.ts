@@ -1,0 +1,35 @@
+/**
+ * The command table (after rust-analyzer's createCommands): each id maps to a named function of the
+ * shared context. Which commands show where is decided by package.json `when` and `enablement`
+ * clauses on the context keys the TrainingSession sets.
+ *
+ * Every command takes an optional argument object that answers its questions (run folder, data,
+ * text, head, file), so tests and other extensions can run it without any UI; whatever is missing
+ * is asked with quick picks, input boxes and folder pickers.
+ */
+import type { Cmd, Ctx } from '../ctx';
+import { exportView } from './export';
+import { decodeSentence, inspectHead, showCheckpoint } from './inspect';
+import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
+import { resume, stop, train } from './training';
+
+const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
+  'attentionDebugger.train': train,
+  'attentionDebugger.stop': stop,
+  'attentionDebugger.resume': resume,
+  'attentionDebugger.decode': decodeSentence,
+  'attentionDebugger.inspectHead': inspectHead,
+  'attentionDebugger.showCheckpoint': showCheckpoint,
+  'attentionDebugger.openDashboard': openDashboard,
+  'attentionDebugger.openAttention': openAttention,
+  'attentionDebugger.openRun': openRun,
+  'attentionDebugger.showPositional': showPositional,
+  'attentionDebugger.exportView': exportView,
+  'attentionDebugger.refreshRuns': refreshRuns,
+  'attentionDebugger.showEngineInfo': showEngineInfo,
+};
+
+/** The handlers, bound to `ctx`, by command id. */
+export function createCommands(ctx: Ctx): Record<string, Cmd> {
+  return Object.fromEntries(Object.entries(COMMANDS).map(([id, make]) => [id, make(ctx)]));
+}

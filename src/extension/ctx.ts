@@ -1,0 +1,40 @@
+/**
+ * What every command works with (rust-analyzer's Ctx): the engine client, the panels, the training
+ * session, the log and the Runs view. Commands are functions of it (commands/).
+ */
+import * as vscode from 'vscode';
+import type { EngineClient } from './engineClient';
+import type { Panels } from './panels';
+import type { TrainingSession } from './training';
+
+export interface Ctx {
+  readonly engine: EngineClient;
+  readonly panels: Panels;
+  readonly training: TrainingSession;
+  readonly log: (line: string) => void;
+  readonly refreshRuns: () => void;
+}
+
+/** A registered command's handler: VS Code passes whatever the caller gave (a tree item, arguments). */
+export type Cmd = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs `fn`; an error is logged and shown, and the command returns undefined. */
+export function guarded<A extends unknown[], R>(
+  ctx: Ctx,
+  name: string,
+  fn: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R | undefined> {
+  return async (...args: A) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      ctx.log(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      void vscode.window.showErrorMessage(`Attention Debugger: ${name} failed: ${errorText(err)}`);
+      return undefined;
+    }
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Attention, the one type every process and frame uses for it: the engine fills it from
+ * `tensor.data()`, the wire carries it as base64 (wire.ts), the extension and the webviews hold
+ * Float32Arrays, and only a JSON file written for a user nests the weights (export.ts).
+ *
+ * Per kind, all layers × heads in one row-major buffer of shape [layers, heads, queries, keys]:
+ * the weight of query q on key k in head h of layer l is weights[((l·heads + h)·queries + q)·keys + k].
+ */
+import { type Check, arrayOf, isIndex, isFloat32Array, isString, object, oneOf, optional, shapeOf } from './check';
+
+export const ATTENTION_KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
+
+/** Queries × keys of each kind: encoder self src × src, decoder self tgt × tgt, cross tgt × src. */
+export const KIND_AXES: Record<AttentionKind, { queries: 'src' | 'tgt'; keys: 'src' | 'tgt' }> = {
+  encoder_self: { queries: 'src', keys: 'src' },
+  decoder_self: { queries: 'tgt', keys: 'tgt' },
+  cross: { queries: 'tgt', keys: 'src' },
+};
+
+/** Names one head. Layers and heads count from 0 in data (the UI shows them from 1). */
+export interface HeadRef {
+  kind: AttentionKind;
+  layer: number;
+  head: number;
+}
+
+export const checkHeadRef: Check = object({ kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex });
+
+/** `encoder_self:0.3`: a head as a string, in telemetry, events and file names. */
+export function headId(ref: HeadRef): string {
+  return `${ref.kind}:${ref.layer}.${ref.head}`;
+}
+
+/** All layers × heads of one kind. `W` is Float32Array in memory and a base64 string on the wire. */
+export interface AttentionMaps<W = Float32Array> {
+  kind: AttentionKind;
+  shape: [layers: number, heads: number, queries: number, keys: number];
+  weights: W;
+}
+
+/** What attention was computed from; every view names it. */
+export interface AttentionSource {
+  /** The run folder (or checkpoint folder). */
+  runDir: string;
+  /** The training step of the weights. */
+  step: number;
+  /** The checkpoint file, when computed from one rather than snapshotted during training. */
+  checkpoint?: string;
+  /** `probe`: the run's fixed probe pair; `input`: a pair the user gave. */
+  input: 'probe' | 'input';
+}
+
+export const checkAttentionSource: Check = object({
+  runDir: isString,
+  step: isIndex,
+  checkpoint: optional(isString),
+  input: oneOf(['probe', 'input']),
+});
+
+/** The attention of one sentence pair: source and target token labels, and every kind present. */
+export interface Attention<W = Float32Array> {
+  source: AttentionSource;
+  srcTokens: string[];
+  /** The decoder's input: BOS first. */
+  tgtTokens: string[];
+  maps: AttentionMaps<W>[];
+}
+
+/** Checks an attention of either representation: `weights` by `checkWeights`, shapes by the tokens. */
+export function attentionCheck(checkWeights: Check, length: (w: unknown) => number): Check {
+  const shallow = object({
+    source: checkAttentionSource,
+    srcTokens: arrayOf(isString),
+    tgtTokens: arrayOf(isString),
+    maps: arrayOf(object({ kind: oneOf(ATTENTION_KINDS), shape: shapeOf(4), weights: checkWeights })),
+  });
+  return (v, path) => {
+    const why = shallow(v, path);
+    if (why) return why;
+    const a = v as Attention<unknown>;
+    const seen = new Set<string>();
+    for (let i = 0; i < a.maps.length; i++) {
+      const m = a.maps[i];
+      const at = `${path}.maps[${i}]`;
+      if (seen.has(m.kind)) return `${at}.kind ${m.kind} appears twice`;
+      seen.add(m.kind);
+      const axes = KIND_AXES[m.kind];
+      const want = [axes.queries, axes.keys].map((side) => (side === 'src' ? a.srcTokens : a.tgtTokens).length);
+      for (const d of [0, 1]) {
+        if (m.shape[2 + d] !== want[d]) {
+          const side = d === 0 ? axes.queries : axes.keys;
+          return `${at}.shape[${2 + d}] must be ${want[d]} (${side}Tokens.length), got ${m.shape[2 + d]}`;
+        }
+      }
+      const n = m.shape.reduce((x, y) => x * y, 1);
+      const got = length(m.weights);
+      if (got !== n) return `${at}.weights must hold ${n} values (shape ${m.shape.join('×')}), got ${got}`;
+    }
+    return undefined;
+  };
+}
+
+/** An in-memory attention (Float32Array weights). Values are not scanned: views show NaN as such. */
+export const checkAttention: Check = attentionCheck(isFloat32Array, (w) => (w as Float32Array).length);
+
+export function findMaps<W>(a: Attention<W>, kind: AttentionKind): AttentionMaps<W> | undefined {
+  return a.maps.find((m) => m.kind === kind);
+}
+
+/** The query and key token labels of a kind. */
+export function tokensOf(a: Attention<unknown>, kind: AttentionKind): { queryTokens: string[]; keyTokens: string[] } {
+  const axes = KIND_AXES[kind];
+  const side = (s: 'src' | 'tgt') => (s === 'src' ? a.srcTokens : a.tgtTokens);
+  return { queryTokens: side(axes.queries), keyTokens: side(axes.keys) };
+}
+
+/** One head's map: a view (no copy) of queries × keys weights, row-major. */
+export interface HeadMap {
+  queries: number;
+  keys: number;
+  weights: Float32Array;
+  queryTokens: string[];
+  keyTokens: string[];
+}
+
+/** The map of one head, or undefined when the attention lacks that kind, layer or head. */
+export function headMap(a: Attention, ref: HeadRef): HeadMap | undefined {
+  const m = findMaps(a, ref.kind);
+  if (!m) return undefined;
+  const [layers, heads, queries, keys] = m.shape;
+  if (ref.layer >= layers || ref.head >= heads) return undefined;
+  const size = queries * keys;
+  const offset = (ref.layer * heads + ref.head) * size;
+  return { queries, keys, weights: m.weights.subarray(offset, offset + size), ...tokensOf(a, ref.kind) };
+}

@@ -1,0 +1,150 @@
+/**
+ * The one format of every file a user exports: the panels' CSV/JSON buttons (webview/), the
+ * Export View command (src/extension/) and the CLI's `attention --json` all write through these
+ * pure functions. Each file says what it shows (run, checkpoint, step, input): JSON as fields,
+ * CSV as `# key: value` lines before the header row (pandas: `read_csv(f, comment='#')`).
+ * Weights nest as [layer][head][query][key] here and nowhere else.
+ */
+import { type Attention, type AttentionKind, ATTENTION_KINDS, findMaps, headMap, type HeadRef } from './attention';
+import { METRIC_COLUMNS, type MetricRow } from './metrics';
+
+/** What an export shows, written at its top. */
+export interface ExportContext extends Record<string, string | number | undefined> {
+  run?: string;
+  checkpoint?: string;
+  step?: number;
+  /** `probe`, or the source sentence the user gave. */
+  input?: string;
+}
+
+/** The context of an attention: its source, and its input as the user would name it. */
+export function attentionContext(a: Attention): ExportContext {
+  const { runDir, checkpoint, step, input } = a.source;
+  return {
+    run: runDir,
+    ...(checkpoint !== undefined ? { checkpoint } : {}),
+    step,
+    input: input === 'probe' ? 'probe' : a.srcTokens.join(' '),
+  };
+}
+
+// ---- CSV (RFC 4180 quoting) -----------------------------------------------------------------
+
+export function csvField(v: string | number | undefined): string {
+  if (v === undefined) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvLine(fields: readonly (string | number | undefined)[]): string {
+  return fields.map(csvField).join(',');
+}
+
+/** `# key: value` lines (newlines in values folded), then the rows. */
+function csvFile(context: Record<string, string | number | undefined>, rows: string[]): string {
+  const notes = Object.entries(context)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `# ${k}: ${String(v).replace(/[\r\n]+/g, ' ')}`);
+  return [...notes, ...rows].join('\n') + '\n';
+}
+
+// ---- metrics ----------------------------------------------------------------------------------
+
+/** Every metrics row (not the downsampled display), one line each, header first. */
+export function metricsCsv(rows: readonly MetricRow[], context: ExportContext = {}): string {
+  return csvFile(context, [csvLine(METRIC_COLUMNS), ...rows.map((r) => csvLine(METRIC_COLUMNS.map((c) => r[c])))]);
+}
+
+export function metricsJson(rows: readonly MetricRow[], schedule: unknown, context: ExportContext = {}): string {
+  return JSON.stringify({ ...context, schedule, rows }, null, 1);
+}
+
+// ---- attention --------------------------------------------------------------------------------
+
+/** Layer, head, query, key as nested arrays of one kind. */
+function nested(a: Attention, kind: AttentionKind): number[][][][] | undefined {
+  const m = findMaps(a, kind);
+  if (!m) return undefined;
+  const [layers, heads, q, k] = m.shape;
+  const row = (l: number, h: number, i: number) =>
+    Array.from(m.weights.subarray(((l * heads + h) * q + i) * k, ((l * heads + h) * q + i + 1) * k));
+  return Array.from({ length: layers }, (_, l) =>
+    Array.from({ length: heads }, (_, h) => Array.from({ length: q }, (_, i) => row(l, h, i))),
+  );
+}
+
+/** Every kind present as `[layer][head][query][key]`, with the token labels and the context. */
+export function attentionObject(a: Attention): Record<string, unknown> {
+  const kinds = Object.fromEntries(ATTENTION_KINDS.flatMap((k) => (findMaps(a, k) ? [[k, nested(a, k)]] : [])));
+  return { ...attentionContext(a), src_tokens: a.srcTokens, tgt_tokens: a.tgtTokens, ...kinds };
+}
+
+export function attentionJson(a: Attention, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...attentionObject(a), ...extra });
+}
+
+/** Every weight of every kind, one line each: kind, layer, head, query, key (from 0) and tokens. */
+export function attentionCsv(a: Attention): string {
+  const lines = [csvLine(['kind', 'layer', 'head', 'query', 'key', 'query_token', 'key_token', 'weight'])];
+  for (const m of a.maps) {
+    const [layers, heads, q, k] = m.shape;
+    for (let l = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++) {
+        const map = headMap(a, { kind: m.kind, layer: l, head: h })!;
+        for (let i = 0; i < q; i++)
+          for (let j = 0; j < k; j++)
+            lines.push(csvLine([m.kind, l, h, i, j, map.queryTokens[i], map.keyTokens[j], map.weights[i * k + j]]));
+      }
+  }
+  return csvFile(attentionContext(a), lines);
+}
+
+const headLabel = (ref: HeadRef) => ({ kind: ref.kind, layer: ref.layer, head: ref.head });
+
+function requireHead(a: Attention, ref: HeadRef) {
+  const m = headMap(a, ref);
+  if (!m) throw new Error(`the attention has no ${ref.kind} layer ${ref.layer + 1} head ${ref.head + 1}`);
+  return m;
+}
+
+/** One head: a header of key tokens (`query\key`), then a line per query token. */
+export function headCsv(a: Attention, ref: HeadRef): string {
+  const m = requireHead(a, ref);
+  const lines = [csvLine(['query\\key', ...m.keyTokens])];
+  for (let q = 0; q < m.queries; q++)
+    lines.push(csvLine([m.queryTokens[q], ...Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys))]));
+  return csvFile({ ...attentionContext(a), ...headLabel(ref) }, lines);
+}
+
+/** One head as JSON: weights [query][key] with the token labels. */
+export function headJson(a: Attention, ref: HeadRef): string {
+  const m = requireHead(a, ref);
+  const weights = Array.from({ length: m.queries }, (_, q) =>
+    Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys)),
+  );
+  return JSON.stringify(
+    { ...attentionContext(a), ...headLabel(ref), query_tokens: m.queryTokens, key_tokens: m.keyTokens, weights },
+    null,
+    1,
+  );
+}
+
+/** A file name for a head's export: `cross-L2-H3-step1500.csv` (layers and heads from 1). */
+export function headFileName(a: Attention, ref: HeadRef, format: string): string {
+  return `${ref.kind}-L${ref.layer + 1}-H${ref.head + 1}-step${a.source.step}.${format}`;
+}
+
+// ---- positional encoding ------------------------------------------------------------------
+
+export function positionalCsv(shape: [number, number], values: Float32Array, context: ExportContext = {}): string {
+  const [n, d] = shape;
+  const lines = [csvLine(['position', ...Array.from({ length: d }, (_, j) => `dim${j}`)])];
+  for (let r = 0; r < n; r++) lines.push(csvLine([r, ...Array.from(values.subarray(r * d, (r + 1) * d))]));
+  return csvFile(context, lines);
+}
+
+export function positionalJson(shape: [number, number], values: Float32Array, context: ExportContext = {}): string {
+  const [n, d] = shape;
+  const rows = Array.from({ length: n }, (_, r) => Array.from(values.subarray(r * d, (r + 1) * d)));
+  return JSON.stringify({ ...context, shape, values: rows });
+}

@@ -1,0 +1,26 @@
+/**
+ * What a JSON-RPC message of the engine ↔ extension wire is, described once: its method, its TS
+ * types and its runtime validators. engine.ts and training.ts define the messages; the client
+ * (src/extension/engineClient.ts) and the server (src/engine/server/rpc.ts) wrap them with
+ * vscode-jsonrpc and validate params on the way in, results on the way out.
+ */
+import type { Check } from './check';
+
+export interface RequestDef<P, R> {
+  readonly method: string;
+  readonly checkParams: Check;
+  readonly checkResult: Check;
+  /** Type carrier only; never set. */
+  readonly types?: { params: P; result: R };
+}
+
+export interface NotificationDef<P> {
+  readonly method: string;
+  readonly checkParams: Check;
+  readonly types?: { params: P };
+}
+
+/** Validates `value` against `check`, prefixed with the method; undefined when well formed. */
+export function validate(check: Check, value: unknown, method: string, what: 'params' | 'result'): string | undefined {
+  return check(value, `${method} ${what}`);
+}

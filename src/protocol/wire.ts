@@ -1,0 +1,58 @@
+/**
+ * The engine ↔ extension wire's one conversion: float32 buffers as base64 inside JSON-RPC (JSON has
+ * no typed arrays). Both ends of that wire are Node processes, so this file uses Node's Buffer,
+ * which encodes and decodes in one native pass; webviews never import it (they get Float32Arrays
+ * by postMessage).
+ */
+import { type Attention, type AttentionMaps, attentionCheck, checkAttention } from './attention';
+import { type Check, isString, object, shapeOf } from './check';
+
+/** Float32 values as base64 of their little-endian bytes. */
+export function float32ToBase64(values: Float32Array): string {
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
+}
+
+/** The inverse of float32ToBase64, into a fresh (aligned) buffer. */
+export function base64ToFloat32(text: string, what = 'data'): Float32Array {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length % 4 !== 0) throw new Error(`${what}: ${bytes.length} bytes is not whole float32 values`);
+  const out = new Float32Array(bytes.length / 4);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
+
+/** Attention as the wire carries it: weights as base64 strings. */
+export type WireAttention = Attention<string>;
+
+/** Base64 of n float32 values has 4·⌈4n/3⌉ characters. */
+const base64Length = (w: unknown) => Math.floor(((w as string).replace(/=+$/, '').length * 3) / 4 / 4);
+
+export const checkWireAttention: Check = attentionCheck(isString, base64Length);
+
+export function attentionToWire(a: Attention): WireAttention {
+  return { ...a, maps: a.maps.map((m) => ({ ...m, weights: float32ToBase64(m.weights) })) };
+}
+
+/** Decodes and checks attention that arrived on the wire; the error names the field. */
+export function attentionFromWire(w: WireAttention, what: string): Attention {
+  const maps: AttentionMaps[] = w.maps.map((m, i) => ({
+    ...m,
+    weights: base64ToFloat32(m.weights, `${what}.maps[${i}].weights`),
+  }));
+  const a: Attention = { ...w, maps };
+  const why = checkAttention(a, what);
+  if (why) throw new Error(why);
+  return a;
+}
+
+/** A matrix on the wire: [rows, cols] and base64 float32. */
+export interface WireMatrix {
+  shape: [number, number];
+  data: string;
+}
+
+export const checkWireMatrix: Check = object({ shape: shapeOf(2), data: isString });
+
+export function matrixToWire(shape: [number, number], values: Float32Array): WireMatrix {
+  return { shape, data: float32ToBase64(values) };
+}

@@ -1,0 +1,232 @@
+// The attention view: known maps drawn in viridis, clicks, 512-token messages, malformed messages.
+import { join } from 'node:path';
+import { V, VIRIDIS, hexRgb, openPanel, posted, send, assert, POST_ATTENTION, artifacts, test } from './harness.mjs';
+
+test('a known 4×4 attention matrix is drawn with viridis colours in the right cells', async () => {
+  const page = await openPanel('attention');
+  // Rows are queries, columns keys; values on the 1/8 grid so each cell is a published viridis stop.
+  const M = [
+    [1, 0, 0, 0],
+    [0.5, 0.5, 0, 0],
+    [0.25, 0.25, 0.25, 0.25],
+    [0.125, 0.375, 0.5, 0],
+  ];
+  await page.evaluate((m) => {
+    window.postMessage(
+      {
+        type: 'attention',
+        v: 2,
+        source: { runDir: '/runs/test', step: 7, input: 'probe' },
+        srcTokens: ['a', 'b', 'c', 'd'],
+        tgtTokens: ['w', 'x'],
+        maps: [{ kind: 'encoder_self', shape: [1, 1, 4, 4], weights: new Float32Array(m.flat()) }],
+      },
+      '*',
+    );
+  }, M);
+  await page.waitForFunction(() => document.body.dataset.renderDone);
+  const px = await page.evaluate(() => {
+    const c = document.querySelector('canvas.thumb[data-kind="encoder_self"][data-layer="0"][data-head="0"]');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    const at = (x, y) => Array.from(d.data.slice((y * c.width + x) * 4, (y * c.width + x) * 4 + 4));
+    const cell = c.width / 4;
+    return {
+      w: c.width,
+      h: c.height,
+      cells: [0, 1, 2, 3].map((r) =>
+        [0, 1, 2, 3].map((k) => at(Math.floor(k * cell + cell / 2), Math.floor(r * cell + cell / 2))),
+      ),
+      edge: at(Math.floor(cell) - 1, 0),
+    };
+  });
+  assert(px.w === 96 && px.h === 96, `thumbnail is ${px.w}×${px.h}, want 96×96`);
+  for (let r = 0; r < 4; r++) {
+    for (let k = 0; k < 4; k++) {
+      const want = hexRgb(VIRIDIS[M[r][k]]);
+      const got = px.cells[r][k];
+      const off = Math.max(...want.map((v, i) => Math.abs(v - got[i])));
+      assert(
+        off <= 3 && got[3] === 255,
+        `cell query ${r} key ${k} (w=${M[r][k]}): got rgba(${got}), want ${VIRIDIS[M[r][k]]}`,
+      );
+    }
+  }
+  // The last pixel of cell (0,0) still belongs to it: cells are exact 24-pixel blocks.
+  assert(
+    hexRgb(VIRIDIS[1]).every((v, i) => Math.abs(v - px.edge[i]) <= 3),
+    `cell (0,0) edge pixel is rgba(${px.edge})`,
+  );
+  await page.screenshot({ path: join(artifacts, 'attention-4x4.png') });
+  await page.close();
+});
+
+test('clicking a thumbnail posts openHead with its layer and head and opens it large', async () => {
+  const page = await openPanel('attention');
+  await page.evaluate(POST_ATTENTION, {
+    S: 7,
+    T: 6,
+    L: 2,
+    H: 3,
+    kinds: ['encoder_self', 'decoder_self', 'cross'],
+    fill: 0.05,
+    step: 100,
+  });
+  await page.waitForFunction(() => document.body.dataset.renderDone);
+  const n = await page.locator('canvas.thumb').count();
+  assert(n === 18, `want 2 layers × 3 heads × 3 kinds = 18 thumbnails, got ${n}`);
+  await page.click('canvas.thumb[data-kind="cross"][data-layer="1"][data-head="2"]');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'openHead'));
+  const open = await posted(page, 'openHead');
+  assert(open.length === 1, `posted ${open.length} openHead messages`);
+  const o = open[0];
+  assert(o.kind === 'cross' && o.layer === 1 && o.head === 2 && o.v === V, `openHead was ${JSON.stringify(o)}`);
+  await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.type === 'heatmap');
+  const detail = await page.evaluate(() => {
+    const d = document.getElementById('detail').data[0];
+    return {
+      rows: d.z.length,
+      cols: d.z[0].length,
+      x: d.x,
+      y: d.y,
+      sel: document.querySelectorAll('canvas.thumb.selected').length,
+      state: window.__state,
+    };
+  });
+  // cross attention: target (6) queries × source (7) keys, axes labelled with the tokens.
+  assert(detail.rows === 6 && detail.cols === 7, `detail heatmap is ${detail.rows}×${detail.cols}, want 6×7`);
+  assert(detail.x[3].startsWith('s3') && detail.y[5].startsWith('t5'), `axis labels ${detail.x[3]}, ${detail.y[5]}`);
+  assert(detail.sel === 1, `${detail.sel} thumbnails marked selected`);
+  assert(
+    detail.state?.head?.layer === 1 && detail.state.head.head === 2,
+    `setState got ${JSON.stringify(detail.state)}`,
+  );
+  // Hovering the heatmap shows a value (plotly's hover layer).
+  const box = await page.locator('#detail .nsewdrag').first().boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.waitForSelector('#detail .hoverlayer .hovertext', { timeout: 5000 });
+  const hover = await page.evaluate(() => document.querySelector('#detail .hoverlayer .hovertext').textContent);
+  assert(/weight 0\.\d{4}/.test(hover), `hover text: ${hover}`);
+  await page.screenshot({ path: join(artifacts, 'attention-grid.png'), fullPage: true });
+  await page.close();
+});
+
+test('a 512-token message draws all 144 thumbnails without hanging the page', async () => {
+  const page = await openPanel('attention');
+  const t0 = Date.now();
+  await page.evaluate(POST_ATTENTION, {
+    S: 512,
+    T: 512,
+    L: 6,
+    H: 8,
+    kinds: ['encoder_self', 'decoder_self', 'cross'],
+    fill: 0.02,
+    step: 5000,
+  });
+  // While drawing, the page must keep answering: poll it; each poll is a task between slices.
+  let polls = 0;
+  let midway = 0;
+  for (;;) {
+    const s = await page.evaluate(() => ({
+      drawn: Number(document.body.dataset.thumbsDrawn ?? 0),
+      done: !!document.body.dataset.renderDone,
+    }));
+    polls++;
+    if (s.done) break;
+    if (s.drawn > 0) midway++;
+    if (Date.now() - t0 > 180000) throw new Error(`only ${s.drawn} of 144 thumbnails after 180 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ms = Date.now() - t0;
+  const drawn = await page.evaluate(() => document.querySelectorAll('canvas.thumb[data-drawn="1"]').length);
+  assert(drawn === 144, `${drawn} of 144 thumbnails drawn`);
+  // A thumbnail really holds the map: its diagonal band is bright, its far corner dark.
+  const corners = await page.evaluate(() => {
+    const c = document.querySelector('canvas.thumb[data-kind="encoder_self"][data-layer="0"][data-head="2"]');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const lum = (x, y) => d[(y * c.width + x) * 4] + d[(y * c.width + x) * 4 + 1] + d[(y * c.width + x) * 4 + 2];
+    const m = Math.floor(c.width / 2);
+    return { diag: lum(m, m), corner: lum(c.width - 1, 0), w: c.width };
+  });
+  assert(
+    corners.w >= 40 && corners.w <= 96 && corners.diag > corners.corner + 200,
+    `thumbnail not drawn from the map: ${JSON.stringify(corners)}`,
+  );
+  console.log(
+    `    512 tokens, 3 kinds × 6 layers × 8 heads: posted and drawn in ${ms} ms; page answered ${midway} polls mid-drawing (${polls} in all)`,
+  );
+  await page.screenshot({ path: join(artifacts, 'attention-512.png') });
+  // Opening a 512 × 512 head large: plotly gets a max-pooled 256 × 256 map, not 262,144 cells.
+  const t1 = Date.now();
+  await page.click('canvas.thumb[data-kind="cross"][data-layer="5"][data-head="7"]');
+  await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.z?.length === 256, null, {
+    timeout: 60000,
+  });
+  const z = await page.evaluate(() => {
+    const d = document.getElementById('detail').data[0];
+    return { rows: d.z.length, cols: d.z[0].length, title: document.getElementById('detail-title').textContent };
+  });
+  assert(z.cols === 256 && z.title.includes('max-pooled'), `large view ${z.rows}×${z.cols}, “${z.title}”`);
+  console.log(`    opened a 512 × 512 head large in ${Date.now() - t1} ms`);
+  await page.close();
+});
+
+test('a malformed message shows an error naming the field, posts error, and the panel goes on', async () => {
+  const page = await openPanel('attention');
+  // Weights as a JSON array instead of a Float32Array.
+  await send(page, {
+    type: 'attention',
+    v: 2,
+    source: { runDir: '/runs/test', step: 1, input: 'probe' },
+    srcTokens: ['a'],
+    tgtTokens: [],
+    maps: [{ kind: 'encoder_self', shape: [1, 1, 1, 1], weights: [0.5] }],
+  });
+  await page.waitForSelector('#error:not([hidden])');
+  const text = await page.locator('#error').innerText();
+  assert(text.includes('attention.maps[0].weights must be a Float32Array'), `error banner: ${text}`);
+  const errs = await posted(page, 'error');
+  assert(errs.length === 1 && errs[0].message.includes('maps[0].weights'), `posted ${JSON.stringify(errs)}`);
+  await page.screenshot({ path: join(artifacts, 'attention-error.png') });
+  // Wrong protocol version, wrong shape, unknown type: each named.
+  const cases = [
+    [{ type: 'metrics', v: 99, rows: [] }, `metrics.v must be protocol version ${V}`],
+    [
+      {
+        type: 'attention',
+        v: 2,
+        source: { runDir: '/runs/test', step: 1, input: 'probe' },
+        srcTokens: ['a', 'b'],
+        tgtTokens: [],
+        maps: [{ kind: 'encoder_self', shape: [1, 1, 3, 2], weights: 'x' }],
+      },
+      'weights must be a Float32Array',
+    ],
+    [{ type: 'frobnicate', v: 2 }, 'message.type must be one of'],
+    [null, 'message must be an object'],
+  ];
+  for (const [m, want] of cases) {
+    await send(page, m);
+    await page
+      .waitForFunction((w) => document.getElementById('error').textContent.includes(w), want, { timeout: 5000 })
+      .catch(async () => {
+        throw new Error(`want an error with “${want}”, banner says “${await page.locator('#error').innerText()}”`);
+      });
+  }
+  const shape = {
+    type: 'attention',
+    v: 2,
+    source: { runDir: '/runs/test', step: 1, input: 'probe' },
+    srcTokens: ['a', 'b'],
+    tgtTokens: [],
+    maps: [{ kind: 'encoder_self', shape: [1, 1, 3, 2], weights: null }],
+  };
+  await page.evaluate(
+    (m) => window.postMessage({ ...m, maps: [{ ...m.maps[0], weights: new Float32Array(6) }] }, '*'),
+    shape,
+  );
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('shape[2] must be 2'));
+  // A good message afterwards draws, and the banner goes away.
+  await page.evaluate(POST_ATTENTION, { S: 5, T: 4, L: 1, H: 2, kinds: ['encoder_self'], fill: 0, step: 2 });
+  await page.waitForFunction(() => document.body.dataset.renderDone && document.getElementById('error').hidden);
+  await page.close();
+});

@@ -1,0 +1,10 @@
+// Webview tests in a real browser (headless Debian Chromium): each panel's page as VS Code serves
+// it, fed protocol messages, checked as drawn (test/webview/README.md).
+//   node test/webview/browser/index.mjs      WEBVIEW_TEST_GREP=<text> runs the tests whose name contains it
+import './panels.mjs';
+import './attention.mjs';
+import './dashboard.mjs';
+import './head.mjs';
+import { runAll } from './harness.mjs';
+
+await runAll();
