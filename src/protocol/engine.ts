@@ -18,12 +18,20 @@ export interface EngineInfo {
   backends: string[];
   /** How matrix products run: on the backend, or (wasm) through OpenBLAS, with why not if not. */
   matmul: string;
+  /** The GPU adapter Dawn finds (vendor, architecture, description), or why there is none. */
+  adapter: string;
 }
 
 export const engineInfo: RequestDef<void, EngineInfo> = {
   method: 'engine/info',
   checkParams: isNothing,
-  checkResult: object({ version: isString, backend: isString, backends: arrayOf(isString), matmul: isString }),
+  checkResult: object({
+    version: isString,
+    backend: isString,
+    backends: arrayOf(isString),
+    matmul: isString,
+    adapter: isString,
+  }),
 };
 
 // ---- engine/log: a line for the extension's output channel ----------------------------------

@@ -12,10 +12,17 @@ const log = (v: unknown): string | undefined => validate(engineLog.checkParams, 
 
 test('engine/info result: well formed passes, extra fields are allowed', () => {
   assert.equal(
-    info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'], matmul: 'wasm: OpenBLAS' }),
+    info({ version: '0.1.0', backend: 'wasm', backends: ['wasm', 'cpu'], matmul: 'wasm: OpenBLAS', adapter: 'none' }),
     undefined,
   );
-  assert.equal(info({ version: '0.1.0', backend: 'cpu', backends: [], matmul: 'cpu kernels', future: 1 }), undefined);
+  assert.equal(
+    info({ version: '0.1.0', backend: 'cpu', backends: [], matmul: 'cpu kernels', adapter: 'x', future: 1 }),
+    undefined,
+  );
+  assert.equal(
+    info({ version: '0.1.0', backend: 'cpu', backends: [], matmul: 'cpu kernels' }),
+    'engine/info result.adapter must be a string, got undefined',
+  );
   assert.equal(
     info({ version: '0.1.0', backend: 'cpu', backends: [] }),
     'engine/info result.matmul must be a string, got undefined',

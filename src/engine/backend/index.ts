@@ -1,10 +1,12 @@
 /**
- * Picks the tfjs backend, as DESIGN.md orders them: webgpu (Dawn) → tensorflow (tfjs-node-gpu /
- * tfjs-node, only if the user installed them) → wasm → cpu. `--backend` or the environment
- * variable ATTENTION_DEBUGGER_BACKEND forces one; a forced backend that cannot load is an error.
+ * Picks the tfjs backend, in this order: webgpu (Dawn, when a hardware GPU adapter is found) →
+ * tensorflow (tfjs-node-gpu / tfjs-node, only if the user installed them) → wasm → cpu.
+ * `--backend` or the environment variable ATTENTION_DEBUGGER_BACKEND forces one; a forced backend
+ * that cannot load is an error.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { describeAdapter, probeGpu } from './gpuProbe';
 import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
 
@@ -20,10 +22,6 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (
 
 const loaded = new Map<BackendName, string | null>(); // backend → null when registered, else why it failed
 
-/** Set when Dawn's only adapter is a software rasterizer (llvmpipe, SwiftShader): ~3 GFLOP/s on
- *  two cores against ~14 for wasm, so the automatic choice passes it over; forcing it still works. */
-let softwareAdapter: string | null = null;
-
 async function loadWebgpu(): Promise<void> {
   const webgpu = (await importEsm('webgpu')) as {
     create(flags: string[]): { requestAdapter(): Promise<unknown> };
@@ -31,11 +29,7 @@ async function loadWebgpu(): Promise<void> {
   };
   Object.assign(globalThis, webgpu.globals);
   const gpu = webgpu.create([]);
-  const adapter = (await gpu.requestAdapter()) as {
-    info?: { isFallbackAdapter?: boolean; architecture?: string; description?: string };
-  } | null;
-  if (adapter?.info?.isFallbackAdapter || adapter?.info?.architecture === 'software')
-    softwareAdapter = adapter.info.description ?? 'software adapter';
+  const adapter = await gpu.requestAdapter();
   if (!adapter)
     throw new Error(
       'Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)',
@@ -121,22 +115,42 @@ export async function initBackend(requested?: string, order: readonly BackendNam
   }
   const reasons: string[] = [];
   for (const name of order) {
-    let why = await tryBackend(name);
-    if (!why && name === 'webgpu' && softwareAdapter)
-      why = `only a software adapter (${softwareAdapter}); force it with --backend webgpu`;
+    const why = (name === 'webgpu' ? hardwareGpuMissing() : null) ?? (await tryBackend(name));
     if (!why) return name;
     reasons.push(`${name}: ${why}`);
   }
   throw new Error(`no tfjs backend could be loaded (${reasons.join('; ')})`);
 }
 
-/** Backends that load on this machine (tries each; leaves the active backend as it was). */
+/**
+ * Why the automatic choice skips webgpu, or null when Dawn has a hardware adapter. A software
+ * rasterizer (llvmpipe, ~3 GFLOP/s on two cores against ~14 for wasm) is passed over; forcing
+ * webgpu still uses it.
+ */
+function hardwareGpuMissing(): string | null {
+  const p = probeGpu();
+  if (!p.adapter) return p.why;
+  return p.adapter.software ? `only a software adapter (${describeAdapter(p)}); force it with --backend webgpu` : null;
+}
+
+/**
+ * Backends that load on this machine (tries each; leaves the active backend as it was). webgpu
+ * counts when Dawn finds an adapter, asked apart (gpuProbe.ts) unless it is loaded already.
+ */
 export async function availableBackends(): Promise<BackendName[]> {
   const before = tf.engine().backendName as BackendName | null;
   const ok: BackendName[] = [];
-  for (const name of BACKENDS) if (!(await tryBackend(name))) ok.push(name);
+  for (const name of BACKENDS) {
+    const usable = name === 'webgpu' && !loaded.has('webgpu') ? probeGpu().adapter !== null : !(await tryBackend(name));
+    if (usable) ok.push(name);
+  }
   if (before) await tf.setBackend(before);
   return ok;
+}
+
+/** The GPU adapter Dawn finds (vendor, architecture, description), or why there is none. */
+export function gpuAdapter(): string {
+  return describeAdapter(probeGpu());
 }
 
 /** How the active backend multiplies matrices (wasm: through OpenBLAS and native kernels, or why not). */

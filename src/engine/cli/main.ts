@@ -1,5 +1,5 @@
 /** The engine's command line: `attention-debugger <command> [options]`. */
-import { availableBackends, matMulDetail } from '../backend';
+import { availableBackends, gpuAdapter, matMulDetail } from '../backend';
 import { attentionCommand } from './attention';
 import { averageCommand } from './average';
 import { bleuCommand } from './bleu';
@@ -35,7 +35,11 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
     run: async () => {
       const names = await availableBackends();
       process.stdout.write(
-        names.map((n) => (n === 'wasm' ? `wasm (matMul: ${matMulDetail('wasm')})` : n)).join('\n') + '\n',
+        names
+          .map((n) =>
+            n === 'wasm' ? `wasm (matMul: ${matMulDetail('wasm')})` : n === 'webgpu' ? `webgpu (${gpuAdapter()})` : n,
+          )
+          .join('\n') + '\n',
       );
       return 0;
     },

@@ -10,7 +10,7 @@ import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../pr
 import { handle, notify } from './rpc';
 import { registerInspectionHandlers } from './inspection';
 import { TrainingService } from './training';
-import { availableBackends, initBackend, matMulDetail } from '../backend';
+import { availableBackends, gpuAdapter, initBackend, matMulDetail } from '../backend';
 
 export interface ServerOptions {
   /** Force a tfjs backend (as `--backend`); otherwise the first that loads. */
@@ -48,7 +48,7 @@ export async function runServer(opts: ServerOptions = {}): Promise<number> {
   handle(conn, engineInfo, async (): Promise<EngineInfo> => {
     const active = await ensureBackend();
     const backends = await availableBackends();
-    return { version: VERSION, backend: active, backends, matmul: matMulDetail() };
+    return { version: VERSION, backend: active, backends, matmul: matMulDetail(), adapter: gpuAdapter() };
   });
 
   const training = new TrainingService(conn, ensureBackend, log);

@@ -14,7 +14,7 @@ export function showEngineInfo(ctx: Ctx): Cmd {
       const info = await ctx.engine.request(engineInfo);
       void vscode.window.showInformationMessage(
         `Attention Debugger engine ${info.version}: backend ${info.backend} ` +
-          `(available: ${info.backends.join(', ') || 'none'}); matMul: ${info.matmul}`,
+          `(available: ${info.backends.join(', ') || 'none'}); matMul: ${info.matmul}; GPU: ${info.adapter}`,
       );
       return info;
     } catch (err) {

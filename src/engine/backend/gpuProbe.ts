@@ -1,0 +1,69 @@
+/**
+ * Which GPU adapter Dawn (the `webgpu` package) finds, asked in a short child process: the
+ * automatic backend choice loads Dawn into the engine only when there is a hardware adapter, so a
+ * machine without a GPU neither pays for Dawn nor sees its warnings on stderr. The answer also
+ * names the adapter for `engine/info`.
+ */
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+
+export interface GpuAdapter {
+  vendor: string;
+  architecture: string;
+  description: string;
+  /** A software rasterizer (llvmpipe, SwiftShader): slower than wasm on a CPU. */
+  software: boolean;
+}
+
+export type GpuProbe = { adapter: GpuAdapter } | { adapter: null; why: string };
+
+const PROBE = `
+import(process.argv[1]).then(async (w) => {
+  const adapter = await w.create([]).requestAdapter();
+  const i = adapter?.info ?? {};
+  process.stdout.write(JSON.stringify(adapter ? {
+    vendor: i.vendor ?? '', architecture: i.architecture ?? '', description: i.description ?? '',
+    software: !!i.isFallbackAdapter || i.architecture === 'software' || /llvmpipe|swiftshader|lavapipe/i.test(i.description ?? ''),
+  } : null));
+  process.exit(0);
+}, (err) => { process.stdout.write(JSON.stringify({ error: String(err && err.message || err) })); process.exit(0); });
+`;
+
+let cached: GpuProbe | undefined;
+
+export function probeGpu(): GpuProbe {
+  if (cached) return cached;
+  let entry: string;
+  try {
+    entry = pathToFileURL(require.resolve('webgpu')).href;
+  } catch {
+    return (cached = { adapter: null, why: 'the webgpu package (Dawn) is not installed' });
+  }
+  const r = spawnSync(process.execPath, ['-e', PROBE, entry], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+  });
+  let answer: (GpuAdapter & { error?: string }) | null = null;
+  try {
+    answer = JSON.parse(r.stdout || 'null');
+  } catch {
+    return (cached = { adapter: null, why: `the Dawn probe said: ${(r.stdout || r.stderr).slice(0, 200)}` });
+  }
+  if (r.error) return (cached = { adapter: null, why: `the Dawn probe failed: ${r.error.message}` });
+  if (answer?.error) return (cached = { adapter: null, why: `Dawn did not load: ${answer.error}` });
+  if (!answer)
+    return (cached = {
+      adapter: null,
+      why: 'Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; on a CPU-only machine, Mesa lavapipe ≥ 25 and VK_ICD_FILENAMES give a software one)',
+    });
+  return (cached = { adapter: answer });
+}
+
+/** The adapter in a line: `NVIDIA Hopper (H100 …)`, or why there is none. */
+export function describeAdapter(p: GpuProbe): string {
+  if (!p.adapter) return p.why;
+  const a = p.adapter;
+  const name = [a.vendor, a.architecture].filter(Boolean).join(' ') || 'unknown adapter';
+  return `${name}${a.description ? ` (${a.description})` : ''}${a.software ? ', software' : ''}`;
+}
