@@ -104,6 +104,8 @@ def main():
     # --- Attention Debugger: resume, then one writer (it writes on rank 0 only) ---
     start = resume(args.out, model, optimizer, config) if args.resume else 0
     ddp = nn.parallel.DistributedDataParallel(model) if distributed else model
+    if rank == 0 and args.resume:
+        print(f"resuming from step {start}", flush=True)
     probe = [{"src": s + [EOS], "tgt": [BOS] + s[::-1]} for s in PROBE]
     writer = RunWriter(args.out, config, probe=probe, training=training, step=start,
                        data={"kind": "task", "task": "reverse", "vocabSize": VOCAB, "minLength": 1, "maxLength": 10},
