@@ -18,7 +18,7 @@ function findTests(dir) {
 const only = process.argv.slice(2);
 const unit = findTests('out/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 const suites = [['node', ['--test', '--test-reporter=spec', ...unit]]];
-for (const extra of ['scripts/test-vscode.mjs', 'scripts/test-webview.mjs']) {
+for (const extra of ['scripts/test-vscode.mjs', 'scripts/test-webview.mjs', 'scripts/test-python.mjs']) {
   if (only.length === 0 && existsSync(extra)) suites.push(['node', [extra]]);
 }
 
