@@ -9,9 +9,10 @@ import unittest
 
 from helpers import EXAMPLE, HERE, TempDir, python_env, read_jsonl, read_safetensors
 
-# Debian's torchrun (PyTorch 1.13 on Python 3.11) cannot parse the default "0" of --redirects/--tee
-# (python/README.md); any other value works on every version.
-TORCHRUN = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", "2", "--redirects", "2", "--tee", "2"]
+# torchrun of this interpreter's torch (/usr/bin/torchrun is this entry point of Debian's). Debian's
+# (PyTorch 1.13 on Python 3.11) cannot parse the default "0" of --redirects/--tee (python/README.md);
+# any other value works on every version.
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "--redirects", "2", "--tee", "2"]
 
 
 class TorchrunTest(unittest.TestCase):

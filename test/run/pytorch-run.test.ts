@@ -5,8 +5,8 @@
  * find defects planted in a copy, and the engine's attention for the newest checkpoint must equal
  * what PyTorch computed for the same probe when it wrote that checkpoint (its snapshot).
  *
- * Needs Debian's PyTorch (/usr/bin/python3 with torch, /usr/bin/torchrun); without it the tests
- * fail, unless ATTENTION_DEBUGGER_SKIP_PYTHON=1 says to skip them.
+ * Needs Debian's PyTorch (/usr/bin/python3 with torch, or the interpreter ATTENTION_DEBUGGER_PYTHON
+ * names); without it the tests fail, unless ATTENTION_DEBUGGER_SKIP_PYTHON=1 says to skip them.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +19,7 @@ import { listCheckpoints, loadCheckpoint } from '../../src/engine/checkpoint';
 import { readSafetensors, writeSafetensors } from '../../src/engine/checkpoint/safetensors';
 import { checkRunFolder } from '../../src/engine/run/checkFolder';
 import { REPO } from '../helpers';
-import { engineAttention, idsOfLabels, KINDS, maxAbsDiffFlat, pytorchAvailable, TORCHRUN_ARGS } from './pytorch';
+import { engineAttention, idsOfLabels, KINDS, maxAbsDiffFlat, pytorchAvailable, TORCHRUN } from './pytorch';
 
 const skip = process.env.ATTENTION_DEBUGGER_SKIP_PYTHON === '1' ? 'ATTENTION_DEBUGGER_SKIP_PYTHON=1' : false;
 let work: string;
@@ -31,10 +31,10 @@ before(() => {
   assert.equal(why, undefined, why);
   work = mkdtempSync(join(tmpdir(), 'pytorch-run-'));
   run = join(work, 'run');
+  const [python, ...torchrun] = TORCHRUN;
   const r = spawnSync(
-    '/usr/bin/torchrun',
-    // --redirects/--tee: Debian's torchrun (1.13 on Python 3.11) fails on their default "0" (python/README.md)
-    [...TORCHRUN_ARGS, '--log_dir', join(work, 'logs'), 'python/examples/train_reverse.py', '--out', run],
+    python!,
+    [...torchrun, '--log_dir', join(work, 'logs'), 'python/examples/train_reverse.py', '--out', run],
     {
       cwd: REPO,
       encoding: 'utf8',

@@ -20,11 +20,17 @@ export interface FlatMaps {
  */
 export const TORCHRUN_ARGS = ['--standalone', '--nproc_per_node', '2', '--redirects', '2', '--tee', '2'];
 
+/** Debian's interpreter, the one with PyTorch; ATTENTION_DEBUGGER_PYTHON names another (a venv with PyTorch 2.x). */
+export const PYTHON = process.env.ATTENTION_DEBUGGER_PYTHON ?? '/usr/bin/python3';
+
+/** torchrun of that interpreter's PyTorch (/usr/bin/torchrun is this entry point of Debian's). */
+export const TORCHRUN = [PYTHON, '-m', 'torch.distributed.run', ...TORCHRUN_ARGS];
+
 /** Why Debian's PyTorch cannot run here, or undefined when it can. */
 export function pytorchAvailable(): string | undefined {
-  if (!existsSync('/usr/bin/torchrun')) return '/usr/bin/torchrun is missing: apt-get install python3-torch';
-  const r = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-  if (r.status !== 0) return `/usr/bin/python3 cannot import torch (apt-get install python3-torch):\n${r.stderr}`;
+  if (!existsSync(PYTHON)) return `${PYTHON} is missing: apt-get install python3-torch`;
+  const r = spawnSync(PYTHON, ['-c', 'import torch.distributed.run'], { encoding: 'utf8' });
+  if (r.status !== 0) return `${PYTHON} cannot import torch (apt-get install python3-torch):\n${r.stderr}`;
   return undefined;
 }
 
