@@ -101,23 +101,22 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     criterion = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=training["label_smoothing"])
 
-    # --- Attention Debugger: resume, then one writer (it writes on rank 0 only) ---
+    # --- Attention Debugger: resume from the newest checkpoint, then one writer (it writes on rank 0 only) ---
     start = resume(args.out, model, optimizer, config) if args.resume else 0
-    ddp = nn.parallel.DistributedDataParallel(model) if distributed else model
     if rank == 0 and args.resume:
         print(f"resuming from step {start}", flush=True)
-    probe = [{"src": s + [EOS], "tgt": [BOS] + s[::-1]} for s in PROBE]
-    writer = RunWriter(args.out, config, probe=probe, training=training, step=start,
-                       data={"kind": "task", "task": "reverse", "vocabSize": VOCAB, "minLength": 1, "maxLength": 10},
-                       vocab={"kind": "task", "size": VOCAB})
-    with writer:
+    ddp = nn.parallel.DistributedDataParallel(model) if distributed else model
+    probe = [{"src": s + [EOS], "tgt": [BOS] + s[::-1]} for s in PROBE]  # tgt: the decoder's input, <s> first
+    data = {"kind": "task", "task": "reverse", "vocabSize": VOCAB, "minLength": 1, "maxLength": 10}
+    with RunWriter(args.out, config, probe=probe, training=training, data=data, vocab={"kind": "task", "size": VOCAB},
+                   step=start) as writer:
         for step in range(start + 1, args.steps + 1):
             started = time.perf_counter()
             lr = noam(step, config["d_model"], training["warmup"], training["lr_factor"])
             loss, grad_norm, tokens = train_step(ddp, optimizer, criterion, lr, step, rank, world, args.batch, args.seed)
-            writer.log(step, loss=loss, lr=lr, grad_norm=grad_norm, tokens_per_sec=tokens / (time.perf_counter() - started))
-            last = step == args.steps
-            if step % args.checkpoint_every == 0 or last:
+            seconds = time.perf_counter() - started
+            writer.log(step, loss=loss, lr=lr, grad_norm=grad_norm, tokens_per_sec=tokens / seconds)
+            if step % args.checkpoint_every == 0 or step == args.steps:
                 writer.snapshot(step, model)  # PyTorch's attention for the probe, beside the checkpoint
                 writer.checkpoint(step, model, optimizer)
             elif step % args.snapshot_every == 0:
