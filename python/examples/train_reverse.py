@@ -90,7 +90,7 @@ def main():
     if distributed:
         dist.init_process_group("gloo")
     rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # a tiny model: more threads per process only add overhead
     torch.manual_seed(args.seed)
     config = dict(d_model=32, heads=4, d_ff=64, encoder_layers=2, decoder_layers=2, src_vocab=VOCAB, tgt_vocab=VOCAB,
                   dropout=0.1, norm_first=False, final_norm=True, positional="sinusoidal", max_len=32,
