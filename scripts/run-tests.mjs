@@ -1,7 +1,8 @@
 // Runs every test suite and exits non-zero if any fails:
 //   1. the engine's unit and golden tests under node:test (bundled by `npm run build` into out/test);
 //   2. the integration tests in a real VS Code (scripts/test-vscode.mjs, test/vscode/README.md);
-//   3. the webview tests in a real browser (test/webview/browser/index.mjs).
+//   3. the webview tests in a real browser (test/webview/browser/index.mjs);
+//   4. the Python writer's tests with Debian's PyTorch (scripts/test-python.mjs, python/README.md).
 // `node scripts/run-tests.mjs <text>…` runs only the unit-test files whose path contains a <text>.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -20,7 +21,12 @@ function findTests(dir) {
 const only = process.argv.slice(2);
 const unit = findTests('out/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 const suites = [['node', ['--test', '--test-reporter=spec', ...unit]]];
-if (only.length === 0) suites.push(['node', ['scripts/test-vscode.mjs']], ['node', ['test/webview/browser/index.mjs']]);
+if (only.length === 0)
+  suites.push(
+    ['node', ['scripts/test-vscode.mjs']],
+    ['node', ['test/webview/browser/index.mjs']],
+    ['node', ['scripts/test-python.mjs']],
+  );
 
 // On CI the setup step installed lavapipe, so the webgpu path must run there: a missing adapter fails.
 const env = { ...process.env };

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # System packages the tests need, from Debian's archive (idempotent; runs as root on CI).
-#  - python3-torch (WANT_TORCH=1): the PyTorch reference that regenerates golden fixtures (tests only
-#    read them) and the benchmarks' peer; python3-matplotlib with it, the drawing benchmark's peer
+#  - python3-torch, python3-venv, python3-wheel: the Python tests of python/ (the RunWriter for PyTorch
+#    trainers: torchrun runs, an offline pip install); the same PyTorch regenerates golden fixtures and
+#    is the benchmarks' peer
+#  - python3-matplotlib (WANT_TORCH=1): the drawing benchmark's peer
 #  - mesa-vulkan-drivers 25.x from bookworm-backports: lavapipe, so the webgpu backend runs without a GPU
 #    (bookworm's own Mesa 22.3 lacks what Dawn needs: its lavapipe has no shaderUniform*ArrayDynamicIndexing)
 #  - libopenblas0-pthread: the BLAS the engine's matMul calls on wasm (native/blas.c), and PyTorch's
@@ -21,8 +23,8 @@ fi
 need=()
 dpkg -s mesa-vulkan-drivers 2>/dev/null | grep -q '^Version: 25' || need+=(mesa-vulkan-drivers)
 dpkg -s libopenblas0-pthread >/dev/null 2>&1 || need+=(libopenblas0-pthread)
+for p in python3-torch python3-venv python3-wheel; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
 if [ "$want_torch" = 1 ]; then
-  dpkg -s python3-torch >/dev/null 2>&1 || need+=(python3-torch)
   dpkg -s python3-matplotlib >/dev/null 2>&1 || need+=(python3-matplotlib)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0

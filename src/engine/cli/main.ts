@@ -3,6 +3,7 @@ import { availableBackends, gpuAdapter, matMulDetail } from '../backend';
 import { attentionCommand } from './attention';
 import { averageCommand } from './average';
 import { bleuCommand } from './bleu';
+import { checkRunCommand } from './checkRun';
 import { decodeCommand } from './decode';
 import { evaluateCommand } from './evaluate';
 import { trainCommand } from './train';
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
     summary: 'attention weights and log-probs of a checkpoint for one sentence pair',
     run: attentionCommand,
   },
+  'check-run': { summary: 'check a run folder (engine or PyTorch) against its format', run: checkRunCommand },
   serve: {
     summary: 'serve the engine over JSON-RPC on stdin/stdout (the VS Code extension starts this)',
     run: async (argv) => {
