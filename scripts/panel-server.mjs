@@ -1,7 +1,7 @@
 // Serves each panel's page as VS Code would give it to a webview (the HTML of
 // src/extension/panels/html.ts, under its CSP, with a VS Code theme's variables on <html>) on
 // 127.0.0.1, for the webview tests and the drawing benchmark:
-//   /panel/<dashboard|attention|head|positional>.html[?theme=light]
+//   /panel/<dashboard|attention|head|positional>.html[?theme=light][&script=missing]
 // plus the panels' bundles (dist/webview/, run the build first) and plotly.
 import * as esbuild from 'esbuild';
 import { randomBytes } from 'node:crypto';
@@ -81,7 +81,8 @@ function serve(panelHtml) {
         cspSource: `http://127.0.0.1:${port}`,
         nonce: randomBytes(16).toString('base64'),
         plotlyUri: `http://127.0.0.1:${port}/node_modules/plotly.js-dist-min/plotly.min.js`,
-        scriptUri: `http://127.0.0.1:${port}/dist/webview/${page[1]}.js`,
+        // ?script=missing: a page whose bundle fails to load (the tests of the page's own guard).
+        scriptUri: `http://127.0.0.1:${port}/dist/webview/${url.searchParams.get('script') === 'missing' ? 'missing' : page[1]}.js`,
       })
         .replace('<html lang="en">', `<html lang="en" style='${style}'>`)
         .replace(

@@ -16,18 +16,23 @@ import {
   tokensOf,
 } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import type { ToWebview } from '../src/protocol/webview';
+import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
+  type DrawnReport,
   PLOTLY_CONFIG,
   app,
   h,
   imageButton,
   loadState,
+  pixelAt,
   plotly,
+  plotlyText,
   post,
   purgeOnUnload,
   readTheme,
+  renderHeader,
   saveState,
+  shownHeader,
   start,
   themedLayout,
   watchTheme,
@@ -35,6 +40,7 @@ import {
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, poolMax } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
+import { inputForm } from './inputForm';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -48,10 +54,13 @@ const KIND_TITLES: Record<AttentionKind, string> = {
 };
 
 let payload: Attention | null = null;
+let header: ViewHeader | null = null;
 let selected: HeadRef | null = loadState()?.head ?? null;
 let generation = 0;
 
-const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for attention…');
+const headerEl = document.getElementById('view-header') ?? h('div');
+const form = inputForm();
+const status = h('span', { class: 'muted', id: 'status' });
 const readout = h('span', { class: 'readout', id: 'readout' });
 const scaleBox = h('input', { type: 'checkbox', id: 'absolute' });
 const grids = h('div', { id: 'grids' });
@@ -79,6 +88,7 @@ function layoutPage(): void {
   const png = imageButton('png', headImage);
   scaleBox.addEventListener('change', () => render());
   app().append(
+    form.el,
     h(
       'div',
       { class: 'toolbar' },
@@ -111,13 +121,33 @@ function sameHead(a: HeadRef | null, b: HeadRef): boolean {
   return !!a && a.kind === b.kind && a.layer === b.layer && a.head === b.head;
 }
 
+/** What the view says when it has nothing to draw: what to do next. */
+function emptyStatus(): string {
+  if (!header)
+    return 'No run selected: train one (Attention Debugger: Train) or open a run folder (Open Run / Load Checkpoint).';
+  return header.live
+    ? `${header.run} is training: its probe's attention arrives with the first snapshot; or type a sentence above.`
+    : `No attention of ${header.run} to show yet: type a sentence above, or pick a checkpoint in the Runs view.`;
+}
+
 /** Builds the thumbnail grids, then draws them a slice at a time. */
 function render(): void {
   const gen = ++generation;
   grids.replaceChildren();
+  readout.textContent = ''; // a readout of the previous input would be stale
   document.body.dataset.thumbsDrawn = '0';
   delete document.body.dataset.renderDone;
-  if (!payload) return;
+  form.update(header);
+  const src = payload?.source;
+  renderHeader(
+    headerEl,
+    header,
+    src ? { step: src.step, input: src.input === 'probe' ? 'probe' : payload!.srcTokens.join(' ') } : {},
+  );
+  if (!payload) {
+    status.textContent = emptyStatus();
+    return;
+  }
   const p = payload;
   const absolute = scaleBox.checked;
   const jobs: { canvas: HTMLCanvasElement; map: HeadMap; ref: HeadRef }[] = [];
@@ -179,7 +209,7 @@ function render(): void {
       ),
     );
   }
-  status.textContent = `step ${p.source.step} · source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
+  status.textContent = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
   let done = 0;
   const slice = () => {
     if (gen !== generation) return; // a newer message replaced this one
@@ -197,8 +227,10 @@ function render(): void {
   if (selected && headMap(p, selected)) showDetail(selected);
 }
 
+/** An axis label of a token (or a pooled range of them), escaped for plotly. */
 function label(tokens: string[], from: number, to: number): string {
-  return to - from <= 1 ? `${tokens[from]} ‹${from}›` : `${tokens[from]}… ‹${from}–${to - 1}›`;
+  const tok = plotlyText(tokens[from] ?? '');
+  return to - from <= 1 ? `${tok} ‹${from}›` : `${tok}… ‹${from}–${to - 1}›`;
 }
 
 /** Opens a head large: a plotly heatmap with token axes (max-pooled past DETAIL_MAX a side). */
@@ -264,6 +296,7 @@ function handle(m: ToWebview): void {
     case 'state':
       if (m.state.panel !== 'attention') throw new Error(`state for panel ${m.state.panel} sent to the attention view`);
       payload = m.state.attention;
+      header = m.state.header;
       selected = m.state.selected ?? selected;
       break;
     default:
@@ -272,6 +305,20 @@ function handle(m: ToWebview): void {
   render();
 }
 
+/** What is on screen: the header, every thumbnail's map, and the drawn colour of cells asked for. */
+function report(cells: CellRef[]): DrawnReport {
+  const colors = cells.map((c) => {
+    const canvas = grids.querySelector<HTMLCanvasElement>(
+      `canvas.thumb[data-kind="${c.kind}"][data-layer="${c.layer}"][data-head="${c.head}"]`,
+    );
+    const map = payload && headMap(payload, c);
+    if (!canvas || !map || canvas.dataset.drawn !== '1' || c.q >= map.queries || c.k >= map.keys) return null;
+    return pixelAt(canvas, ((c.k + 0.5) * canvas.width) / map.keys, ((c.q + 0.5) * canvas.height) / map.queries);
+  });
+  const maps = payload?.maps.map((m) => ({ kind: m.kind, shape: [...m.shape] })) ?? [];
+  return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors };
+}
+
 layoutPage();
 watchTheme(() => selected && showDetail(selected));
-start('attention', handle, headImage);
+start('attention', handle, headImage, report);

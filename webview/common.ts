@@ -4,11 +4,14 @@
  * which every plotly call goes (calls on one graph div must not overlap).
  */
 import {
+  type CellRef,
+  type DrawnMsg,
   type FromWebview,
   type MessageBody,
   type PanelKind,
   type PersistedState,
   type ToWebview,
+  type ViewHeader,
   WEBVIEW_PROTOCOL_VERSION,
   checkToWebview,
 } from '../src/protocol/webview';
@@ -80,7 +83,15 @@ export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): 
  * `ready` (the extension answers with a full `state`). `exportImage` answers Export View.
  */
 
-export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportImage?: ImageExporter): void {
+/** What a page reports having drawn (everything of a `drawn` message but its envelope). */
+export type DrawnReport = Omit<DrawnMsg, 'type' | 'v' | 'panel'>;
+
+export function start(
+  panel: PanelKind,
+  handle: (m: ToWebview) => void,
+  exportImage?: ImageExporter,
+  report?: (cells: CellRef[]) => DrawnReport,
+): void {
   window.addEventListener('message', (event: MessageEvent) => {
     const why = checkToWebview(event.data);
     if (why) {
@@ -96,6 +107,24 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
       post({ type: 'ready', panel });
       return;
     }
+    if (m.type === 'reportDrawn') {
+      // After the frame that draws what arrived before the question.
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          const r = report?.(m.cells) ?? {
+            run: '',
+            step: null,
+            input: '',
+            maps: [],
+            head: null,
+            frames: 0,
+            colors: [],
+          };
+          post({ type: 'drawn', panel, ...r });
+        }, 0),
+      );
+      return;
+    }
     try {
       clearError();
       handle(m);
@@ -104,6 +133,7 @@ export function start(panel: PanelKind, handle: (m: ToWebview) => void, exportIm
     }
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
+  (window as { __panelStarted?: boolean }).__panelStarted = true; // html.ts's guard stands down
   post({ type: 'ready', panel });
 }
 
@@ -222,6 +252,62 @@ export function frameScheduler(draw: () => void): FrameScheduler {
   };
   // An export asked for right after new data must not race the frame that would draw it.
   return Object.assign(request, { flush: run });
+}
+
+// ---- what a panel shows ------------------------------------------------------------------
+
+/**
+ * plotly reads `<…>` in its text as markup, so a token such as `<s>` vanished from labels: every
+ * token label goes through this before it reaches a plotly string (DOM text uses textContent).
+ */
+export function plotlyText(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * The header every panel shows: the run, the step and the input, so no view shows data without
+ * saying whose it is. `step` and `input` override the selection's (a view showing a snapshot says
+ * that snapshot's step).
+ */
+export function renderHeader(
+  el: HTMLElement,
+  header: ViewHeader | null,
+  shown: { step?: number | null; input?: string; note?: string } = {},
+): void {
+  if (!header) {
+    el.replaceChildren(h('span', { class: 'muted' }, 'No run selected'));
+    el.title = '';
+    el.dataset.run = '';
+    return;
+  }
+  const step = shown.step !== undefined ? shown.step : header.step;
+  const input = shown.input ?? header.input;
+  el.replaceChildren(
+    h('span', { class: 'run-name' }, header.run),
+    h('span', { class: 'muted' }, header.live ? ' (training)' : ''),
+    h('span', {}, ` · ${step === null ? 'newest step' : `step ${step}`}`),
+    h('span', {}, ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`),
+    ...(shown.note ? [h('span', { class: 'muted' }, ` · ${shown.note}`)] : []),
+  );
+  el.title = header.runDir;
+  el.dataset.run = header.run;
+  el.dataset.step = step === null ? '' : String(step);
+  el.dataset.input = input;
+}
+
+/** The header as shown (renderHeader's data attributes), for `drawn` reports. */
+export function shownHeader(el: HTMLElement): { run: string; step: number | null; input: string } {
+  return {
+    run: el.dataset.run ?? '',
+    step: el.dataset.step ? Number(el.dataset.step) : null,
+    input: el.dataset.input ?? '',
+  };
+}
+
+/** The colour drawn at (x, y) of a canvas, [r, g, b, a]. */
+export function pixelAt(canvas: HTMLCanvasElement, x: number, y: number): [number, number, number, number] {
+  const d = canvas.getContext('2d')!.getImageData(Math.floor(x), Math.floor(y), 1, 1).data;
+  return [d[0], d[1], d[2], d[3]];
 }
 
 /** Small DOM helper: an element with attributes and children. */

@@ -6,7 +6,7 @@
  */
 import { metricsCsv, metricsJson } from '../src/protocol/export';
 import type { MetricRow } from '../src/protocol/metrics';
-import type { Schedule, ToWebview } from '../src/protocol/webview';
+import type { Schedule, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -17,6 +17,8 @@ import {
   post,
   purgeOnUnload,
   readTheme,
+  renderHeader,
+  shownHeader,
   start,
   themedLayout,
   watchTheme,
@@ -26,6 +28,10 @@ import { assembleLr } from './lib/lr';
 
 let rows: MetricRow[] = [];
 let schedule: Schedule | null = null;
+let header: ViewHeader | null = null;
+/** The shared step cursor (a vertical marker on the loss and LR curves). */
+let cursor: number | null = null;
+const headerEl = document.getElementById('view-header') ?? h('div');
 
 const charts = {
   loss: { title: 'Loss', el: h('div', { class: 'chart', id: 'chart-loss' }) },
@@ -35,7 +41,7 @@ const charts = {
 };
 type ChartName = keyof typeof charts;
 
-const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for training…');
+const status = h('span', { class: 'muted', id: 'status' });
 
 /** An image of one chart (the export command asks for the loss chart). */
 async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
@@ -52,14 +58,22 @@ function exportButtons(name: ChartName): HTMLElement {
   return h('span', { class: 'actions' }, imageButton('png', image), imageButton('svg', image));
 }
 
+const runContext = () => (header ? { run: header.runDir } : {});
+
+/** The cursor's vertical line on a step axis. */
+function cursorShape(color: string): object[] {
+  if (cursor === null) return [];
+  return [{ type: 'line', x0: cursor, x1: cursor, yref: 'paper', y0: 0, y1: 1, line: { color, width: 1.5 } }];
+}
+
 function layoutPage(): void {
   const csv = h('button', { title: 'Save every logged step as CSV' }, 'Export CSV');
   csv.addEventListener('click', () =>
-    post({ type: 'export', format: 'csv', name: 'metrics.csv', text: metricsCsv(rows) }),
+    post({ type: 'export', format: 'csv', name: 'metrics.csv', text: metricsCsv(rows, runContext()) }),
   );
   const json = h('button', { title: 'Save every logged step as JSON' }, 'Export JSON');
   json.addEventListener('click', () =>
-    post({ type: 'export', format: 'json', name: 'metrics.json', text: metricsJson(rows, schedule) }),
+    post({ type: 'export', format: 'json', name: 'metrics.json', text: metricsJson(rows, schedule, runContext()) }),
   );
   const grid = h('div', { class: 'chart-grid' });
   for (const name of Object.keys(charts) as ChartName[]) {
@@ -74,6 +88,15 @@ function layoutPage(): void {
   }
   app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), grid);
   purgeOnUnload(...Object.values(charts).map((c) => c.el));
+  // A click on a point of the loss or LR curve moves the shared step cursor (the inspector follows).
+  for (const name of ['loss', 'lr'] as const) {
+    void plotly(() => Plotly.react(charts[name].el, [], themedLayout(readTheme(), name), PLOTLY_CONFIG)).then((gd) =>
+      gd?.on('plotly_click', (e) => {
+        const step = Number((e as { points?: { x?: unknown }[] }).points?.[0]?.x);
+        if (Number.isInteger(step) && step >= 0) post({ type: 'cursor', step });
+      }),
+    );
+  }
 }
 
 function draw(): void {
@@ -143,14 +166,14 @@ function draw(): void {
   const grad = column(rows, step, (r) => r.gradNorm);
   const xTitle = { title: { text: 'step' } };
   const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
-    ['loss', lossData, themedLayout(t, 'loss', { xaxis: xTitle })],
+    ['loss', lossData, themedLayout(t, 'loss', { xaxis: xTitle, shapes: cursorShape(t.accent2) })],
     [
       'lr',
       lrData,
       themedLayout(t, 'lr', {
         xaxis: { ...xTitle, range: lr.xRange },
         yaxis: { exponentformat: 'e' },
-        shapes: lrShapes,
+        shapes: [...lrShapes, ...cursorShape(t.accent2)],
         annotations: lrNotes,
       }),
     ],
@@ -174,11 +197,15 @@ function draw(): void {
   const valText = lastVal
     ? ` · at step ${lastVal.step}: validation${lastVal.valLoss !== undefined ? ` loss ${lastVal.valLoss.toFixed(4)}` : ''}${lastVal.valBleu !== undefined ? ` BLEU ${lastVal.valBleu.toFixed(2)}` : ''}`
     : '';
+  renderHeader(headerEl, header, { step: cursor ?? header?.step ?? null });
+  document.body.dataset.cursor = cursor === null ? '' : String(cursor);
   status.textContent = last
     ? `step ${last.step}${schedule ? ` of ${schedule.totalSteps}` : ''} · loss ${last.loss.toFixed(4)} · lr ${last.lr.toExponential(3)} · ${Math.round(last.tokensPerSec)} tokens/s${valText}`
     : schedule
       ? `Planned: ${schedule.totalSteps} steps, warmup ${schedule.warmupSteps}, d_model ${schedule.dModel}`
-      : 'Waiting for training…';
+      : header
+        ? `No steps logged in ${header.run} yet.`
+        : 'No run selected: train one (Attention Debugger: Train) or open a run folder (Open Run).';
   void plotly(() => {
     document.body.dataset.drawn = String(Number(document.body.dataset.drawn ?? '0') + 1);
   });
@@ -199,10 +226,15 @@ function handle(m: ToWebview): void {
     case 'schedule':
       schedule = { totalSteps: m.totalSteps, warmupSteps: m.warmupSteps, dModel: m.dModel, points: m.points };
       break;
+    case 'cursor':
+      cursor = m.step;
+      break;
     case 'state':
       if (m.state.panel !== 'dashboard') throw new Error(`state for panel ${m.state.panel} sent to the dashboard`);
       rows = [...m.state.rows];
       schedule = m.state.schedule;
+      header = m.state.header;
+      cursor = m.state.cursor;
       break;
     default:
       throw new Error(`the dashboard does not show ${m.type} messages`);
@@ -212,5 +244,10 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(redraw);
-start('dashboard', handle, (format) => chartImage('loss', format));
+start(
+  'dashboard',
+  handle,
+  (format) => chartImage('loss', format),
+  () => ({ ...shownHeader(headerEl), maps: [], head: null, frames: rows.length, colors: [] }),
+);
 redraw();

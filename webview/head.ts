@@ -1,58 +1,75 @@
 /**
- * Head inspector: one head large (canvas), the entropy of each query row (how spread its
- * attention is: ln n for uniform, 0 for one key), the top-k keys of each query, and a slider over
- * the probe sentence's snapshots at earlier steps that redraws all three.
+ * Head inspector: one head large (canvas, with a colour bar), the entropy of each query row (how
+ * spread its attention is: ln n for uniform, 0 for one key), the top-k keys of each query, and a
+ * slider over the probe pair's snapshots of the selected run. The slider is the shared step cursor:
+ * moving it (or playing it) posts `cursor`, and the dashboard marks that step; a `cursor` from the
+ * extension moves it. An input the user typed has no history: it is shown at its checkpoint alone.
  */
 import { type Attention, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import type { ToWebview } from '../src/protocol/webview';
+import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
+  type DrawnReport,
   PLOTLY_CONFIG,
   app,
   h,
   loadState,
+  pixelAt,
   plotly,
+  plotlyText,
   post,
   purgeOnUnload,
   readTheme,
+  renderHeader,
   saveState,
+  shownHeader,
   start,
   themedLayout,
   watchTheme,
 } from './common';
-import { cellAt, drawHeatmap, fitSize } from './heatmap';
-import { rowEntropy, topK } from './lib/attention';
+import { cellAt, drawColorBar, drawHeatmap, fitSize } from './heatmap';
+import { maxOf, rowEntropy, topK } from './lib/attention';
 
 const MAP_SIDE = 480;
 const K = 3;
-
-let head: HeadRef | null = loadState()?.head ?? null;
-let latest: Attention | null = null;
-let snapshots: Attention[] = [];
-let wantedStep: number | undefined = loadState()?.snapshotStep;
-
-const title = h('h2', { id: 'head-title' }, 'No head selected: click a thumbnail in the attention view');
-const slider = h('input', { type: 'range', id: 'step-slider', min: '0', max: '0', value: '0', step: '1' });
-const stepLabel = h('span', { id: 'step-label', class: 'muted' });
-const canvas = h('canvas', { id: 'head-map', class: 'big-map' });
-const keyLabels = h('div', { class: 'key-labels' });
-const queryLabels = h('div', { class: 'query-labels' });
 /** Token labels along the map's axes, when there are few enough to read. */
 const LABEL_MAX = 64;
+const PLAY_MS = 400;
+
+let head: HeadRef | null = loadState()?.head ?? null;
+let header: ViewHeader | null = null;
+let latest: Attention | null = null;
+let snapshots: Attention[] = [];
+let losses = new Map<number, number>();
+/** The step the user chose (slider or cursor); undefined: the newest. */
+let wantedStep: number | undefined = loadState()?.snapshotStep;
+let playing: ReturnType<typeof setInterval> | undefined;
+
+const headerEl = document.getElementById('view-header') ?? h('div');
+const title = h('h2', { id: 'head-title' }, 'No head selected: click a thumbnail in the attention view');
+const slider = h('input', { type: 'range', id: 'step-slider', min: '0', max: '0', value: '0', step: '1' });
+const play = h('button', { class: 'small', id: 'play', title: 'Play the history' }, '▶');
+const stepLabel = h('span', { id: 'step-label', class: 'muted' });
+const canvas = h('canvas', { id: 'head-map', class: 'big-map' });
+const bar = h('canvas', { id: 'colorbar', width: '120', height: '10' });
+const barMax = h('span', { id: 'colorbar-max' });
+const scaleBox = h('input', { type: 'checkbox', id: 'absolute' });
+const keyLabels = h('div', { class: 'key-labels' });
+const queryLabels = h('div', { class: 'query-labels' });
 const readout = h('div', { class: 'readout', id: 'readout' });
 const entropyChart = h('div', { class: 'chart', id: 'entropy' });
 const topTable = h('table', { id: 'topk' });
 
-/** The payloads the slider ranges over: snapshots oldest first, then the latest attention. */
+/** What the slider ranges over: the probe's snapshots (and the shown attention); a typed input alone. */
 function frames(): Attention[] {
+  if (latest?.source.input === 'input') return [latest];
   const all = [...snapshots];
   if (latest && !all.some((s) => s.source.step === latest!.source.step)) all.push(latest);
   return all.sort((a, b) => a.source.step - b.source.step);
 }
 
 function current(): { map: HeadMap; frame: Attention } | undefined {
-  const fs = frames();
-  const f = fs[Number(slider.value)];
+  const f = frames()[Number(slider.value)];
   const map = f && head ? headMap(f, head) : undefined;
   return map && f ? { map, frame: f } : undefined;
 }
@@ -66,34 +83,72 @@ function exportHead(format: 'csv' | 'json' | 'png'): void {
     post({ type: 'export', format, name, text: format === 'csv' ? headCsv(c.frame, head) : headJson(c.frame, head) });
 }
 
+function remember(): void {
+  if (head) saveState({ panel: 'head', head, ...(wantedStep !== undefined ? { snapshotStep: wantedStep } : {}) });
+}
+
+/** The slider moved (by hand or by play): draw, and move the shared cursor. */
+function moved(): void {
+  const step = frames()[Number(slider.value)]?.source.step;
+  wantedStep = step;
+  remember();
+  draw();
+  if (step !== undefined && latest?.source.input !== 'input') post({ type: 'cursor', step });
+}
+
+function togglePlay(): void {
+  if (playing) {
+    clearInterval(playing);
+    playing = undefined;
+    play.textContent = '▶';
+    return;
+  }
+  if (Number(slider.value) >= Number(slider.max)) slider.value = '0';
+  play.textContent = '⏸';
+  playing = setInterval(() => {
+    if (Number(slider.value) >= Number(slider.max)) return togglePlay();
+    slider.value = String(Number(slider.value) + 1);
+    moved();
+  }, PLAY_MS);
+}
+
 function layoutPage(): void {
   const buttons = (['png', 'csv', 'json'] as const).map((f) => {
     const b = h('button', { class: 'small' }, f.toUpperCase());
     b.addEventListener('click', () => exportHead(f));
     return b;
   });
-  slider.addEventListener('input', () => {
-    wantedStep = frames()[Number(slider.value)]?.source.step;
-    if (head) saveState({ panel: 'head', head, ...(wantedStep !== undefined ? { snapshotStep: wantedStep } : {}) });
-    draw();
-  });
+  slider.addEventListener('input', moved);
+  play.addEventListener('click', togglePlay);
+  scaleBox.addEventListener('change', draw);
   canvas.addEventListener('mousemove', (e) => {
     const c = current();
     if (!c) return;
     const cell = cellAt(canvas, e, c.map.queries, c.map.keys);
-    if (cell)
-      readout.textContent = `query ${cell.row} “${c.map.queryTokens[cell.row]}” → key ${cell.col} “${c.map.keyTokens[cell.col]}” = ${c.map.weights[cell.row * c.map.keys + cell.col].toFixed(4)}`;
+    if (!cell) return;
+    const w = c.map.weights[cell.row * c.map.keys + cell.col];
+    readout.textContent =
+      `query ${cell.row} “${c.map.queryTokens[cell.row]}” → key ${cell.col} “${c.map.keyTokens[cell.col]}” ` +
+      `= ${w.toFixed(4)}`;
   });
+  const colorBar = h(
+    'span',
+    { class: 'colorbar', title: 'The colour scale of the map' },
+    h('span', {}, '0'),
+    bar,
+    barMax,
+    h('label', { title: 'Colour from 0 to 1 instead of 0 to this map’s maximum' }, scaleBox, ' absolute (0–1)'),
+  );
   app().append(
     h('div', { class: 'toolbar' }, title, h('span', { class: 'spacer' }), ...buttons),
-    h('div', { class: 'toolbar' }, h('label', { for: 'step-slider' }, 'Training step '), slider, stepLabel),
+    h('div', { class: 'toolbar' }, h('label', { for: 'step-slider' }, 'Training step '), play, slider, stepLabel),
     h(
       'div',
       { class: 'head-layout' },
       h(
         'section',
         { class: 'card' },
-        h('header', {}, h('h2', {}, 'Weights (query rows × key columns)')),
+        h('header', {}, h('h2', {}, 'Weights (query rows × key columns)'), colorBar),
         h('div', { class: 'labelled-map' }, h('span', {}), keyLabels, queryLabels, canvas),
         readout,
       ),
@@ -104,29 +159,46 @@ function layoutPage(): void {
   purgeOnUnload(entropyChart);
 }
 
+function stepText(frame: Attention, i: number, n: number): string {
+  if (frame.source.input === 'input')
+    return `step ${frame.source.step}: your input at this checkpoint (only the probe pair has a history)`;
+  const loss = losses.get(frame.source.step);
+  return `step ${frame.source.step} (${i + 1} of ${n})${loss !== undefined ? ` · loss ${loss.toFixed(4)}` : ''}`;
+}
+
 function draw(): void {
   const fs = frames();
   slider.max = String(Math.max(0, fs.length - 1));
   slider.disabled = fs.length < 2;
+  play.disabled = fs.length < 2;
   const c = current();
   if (!head || !c) {
+    renderHeader(headerEl, header);
     stepLabel.textContent = !fs.length
-      ? 'no data yet'
+      ? header
+        ? `no snapshots of ${header.run} yet`
+        : 'no run selected'
       : head
         ? `this run has no ${head.kind} layer ${head.layer + 1} head ${head.head + 1}`
         : '';
     return;
   }
   const { map, frame } = c;
+  const input = frame.source.input === 'probe' ? 'probe' : frame.srcTokens.join(' ');
+  renderHeader(headerEl, header, { step: frame.source.step, input });
   title.textContent = `${head.kind} · layer ${head.layer + 1} · head ${head.head + 1}`;
-  stepLabel.textContent = `step ${frame.source.step} (${Number(slider.value) + 1} of ${fs.length})`;
+  stepLabel.textContent = stepText(frame, Number(slider.value), fs.length);
+  const vmax = scaleBox.checked ? 1 : maxOf(map.weights);
   const size = fitSize(map.queries, map.keys, Math.max(MAP_SIDE, Math.min(1024, Math.max(map.queries, map.keys))));
-  drawHeatmap(canvas, map.weights, map.queries, map.keys, size.width, size.height);
-  canvas.style.width = `${Math.min(size.width, MAP_SIDE)}px`;
-  canvas.style.height = `${Math.round((Math.min(size.width, MAP_SIDE) * size.height) / size.width)}px`;
-  canvas.dataset.step = String(frame.source.step);
+  drawHeatmap(canvas, map.weights, map.queries, map.keys, size.width, size.height, vmax);
+  drawColorBar(bar);
+  barMax.textContent = vmax.toFixed(vmax < 0.1 ? 3 : 2);
   const cssW = Math.min(size.width, MAP_SIDE);
   const cssH = Math.round((cssW * size.height) / size.width);
+  canvas.style.width = `${cssW}px`;
+  canvas.style.height = `${cssH}px`;
+  canvas.dataset.step = String(frame.source.step);
+  canvas.dataset.vmax = String(vmax);
   const few = map.queries <= LABEL_MAX && map.keys <= LABEL_MAX;
   keyLabels.replaceChildren(
     ...(few ? map.keyTokens.map((tok) => h('span', { style: `width:${cssW / map.keys}px` }, tok)) : []),
@@ -138,10 +210,16 @@ function draw(): void {
         )
       : []),
   );
+  drawEntropy(map);
+  drawTopK(map);
+  document.body.dataset.drawnStep = String(frame.source.step);
+}
 
+function drawEntropy(map: HeadMap): void {
   const ent = rowEntropy(map.weights, map.queries, map.keys);
-  const labels = map.queryTokens.map((tok, i) => `${tok} ‹${i}›`);
+  const labels = map.queryTokens.map((tok, i) => `${plotlyText(tok)} ‹${i}›`);
   const t = readTheme();
+  const uniform = Math.log(map.keys);
   void plotly(() =>
     Plotly.react(
       entropyChart,
@@ -158,7 +236,7 @@ function draw(): void {
         {
           type: 'scatter',
           mode: 'lines',
-          x: [Math.log(map.keys), Math.log(map.keys)],
+          x: [uniform, uniform],
           y: [labels[0], labels[labels.length - 1]],
           line: { color: t.muted, dash: 'dot' },
           name: `uniform (ln ${map.keys})`,
@@ -174,7 +252,9 @@ function draw(): void {
       PLOTLY_CONFIG,
     ),
   );
+}
 
+function drawTopK(map: HeadMap): void {
   const rowsShown = Math.min(map.queries, 128);
   const body: HTMLElement[] = [
     h('tr', {}, h('th', {}, 'query'), ...Array.from({ length: K }, (_, i) => h('th', {}, `#${i + 1}`))),
@@ -195,18 +275,13 @@ function draw(): void {
       h(
         'tr',
         {},
-        h(
-          'td',
-          { colspan: String(K + 1), class: 'muted' },
-          `… ${map.queries - rowsShown} more queries (export CSV for all)`,
-        ),
+        h('td', { colspan: String(K + 1), class: 'muted' }, `… ${map.queries - rowsShown} more queries (export CSV)`),
       ),
     );
   topTable.replaceChildren(...body);
-  document.body.dataset.drawnStep = String(frame.source.step);
 }
 
-/** Keeps the slider on the step the user chose when frames arrive; else follows the newest. */
+/** Puts the slider on the step the user chose; without a choice, on the newest frame. */
 function placeSlider(): void {
   const fs = frames();
   const i = wantedStep === undefined ? -1 : fs.findIndex((f) => f.source.step === wantedStep);
@@ -222,12 +297,19 @@ function handle(m: ToWebview): void {
     case 'snapshots':
       snapshots = m.items;
       break;
+    case 'cursor':
+      wantedStep = m.step;
+      if (m.loss !== undefined) losses.set(m.step, m.loss);
+      break;
     case 'state':
       if (m.state.panel !== 'head') throw new Error(`state for panel ${m.state.panel} sent to the head inspector`);
       head = m.state.head ?? head;
+      header = m.state.header;
       latest = m.state.attention;
       snapshots = m.state.snapshots;
-      if (head) saveState({ panel: 'head', head, ...(wantedStep !== undefined ? { snapshotStep: wantedStep } : {}) });
+      losses = new Map(m.state.losses.map((l) => [l.step, l.loss]));
+      wantedStep = m.state.cursor ?? m.state.header?.step ?? undefined;
+      remember();
       break;
     default:
       throw new Error(`the head inspector does not show ${m.type} messages`);
@@ -236,11 +318,32 @@ function handle(m: ToWebview): void {
   draw();
 }
 
+/** What is on screen: the header, the head and its map, the slider's frames, colours of cells of this head. */
+function report(cells: CellRef[]): DrawnReport {
+  const c = current();
+  const colors = cells.map((cell) => {
+    const ok = c && head && cell.kind === head.kind && cell.layer === head.layer && cell.head === head.head;
+    if (!ok || cell.q >= c.map.queries || cell.k >= c.map.keys) return null;
+    return pixelAt(
+      canvas,
+      ((cell.k + 0.5) * canvas.width) / c.map.keys,
+      ((cell.q + 0.5) * canvas.height) / c.map.queries,
+    );
+  });
+  const maps = c ? [{ kind: head!.kind, shape: [1, 1, c.map.queries, c.map.keys] }] : [];
+  return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors };
+}
+
 layoutPage();
 watchTheme(draw);
-start('head', handle, async (format) => {
-  const c = current();
-  if (!c || !head) return 'no head is shown yet';
-  if (format === 'svg') return 'the head inspector draws on a canvas: PNG only';
-  return { dataUrl: canvas.toDataURL('image/png'), name: headFileName(c.frame, head, 'png') };
-});
+start(
+  'head',
+  handle,
+  async (format) => {
+    const c = current();
+    if (!c || !head) return 'no head is shown yet';
+    if (format === 'svg') return 'the head inspector draws on a canvas: PNG only';
+    return { dataUrl: canvas.toDataURL('image/png'), name: headFileName(c.frame, head, 'png') };
+  },
+  report,
+);

@@ -28,6 +28,17 @@ export function drawHeatmap(
   ctx.putImageData(img, 0, 0);
 }
 
+/** The colour scale as a left-to-right gradient (0 at the left, the map's top at the right). */
+export function drawColorBar(canvas: HTMLCanvasElement): void {
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return;
+  const img = ctx.createImageData(canvas.width, canvas.height);
+  const ramp = Float32Array.from({ length: canvas.width }, (_, x) => x / Math.max(1, canvas.width - 1));
+  const row = colorize(ramp, 1, LUT);
+  for (let y = 0; y < canvas.height; y++) img.data.set(row, y * canvas.width * 4);
+  ctx.putImageData(img, 0, 0);
+}
+
 /** Thumbnail size in pixels for a queries × keys map: the longer side is `side`. */
 export function fitSize(queries: number, keys: number, side: number): { width: number; height: number } {
   const s = side / Math.max(queries, keys);

@@ -1,5 +1,5 @@
 /** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
-import type { PositionalPayload, ToWebview } from '../src/protocol/webview';
+import type { PositionalPayload, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -9,6 +9,8 @@ import {
   post,
   purgeOnUnload,
   readTheme,
+  renderHeader,
+  shownHeader,
   start,
   themedLayout,
   watchTheme,
@@ -19,6 +21,8 @@ import { positionalCsv } from '../src/protocol/export';
 const MAX_SIDE = 256;
 
 let pe: PositionalPayload | null = null;
+let header: ViewHeader | null = null;
+const headerEl = document.getElementById('view-header') ?? h('div');
 const status = h('span', { class: 'muted', id: 'status' }, 'Waiting for the positional encoding…');
 const chart = h('div', { class: 'chart tall', id: 'pe' });
 
@@ -28,6 +32,7 @@ function picks(n: number): number[] {
 }
 
 function draw(): void {
+  renderHeader(headerEl, header, { note: 'positional encoding of §3.5' });
   if (!pe) return;
   const [positions, dModel] = pe.shape;
   const rows = picks(positions);
@@ -71,7 +76,13 @@ function layoutPage(): void {
   const png = imageButton('png', peImage);
   const csv = h('button', { class: 'small' }, 'CSV');
   csv.addEventListener('click', () => {
-    if (pe) post({ type: 'export', format: 'csv', name: 'positional.csv', text: positionalCsv(pe.shape, pe.values) });
+    if (pe)
+      post({
+        type: 'export',
+        format: 'csv',
+        name: 'positional.csv',
+        text: positionalCsv(pe.shape, pe.values, header ? { run: header.runDir } : {}),
+      });
   });
   app().append(
     h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv),
@@ -89,6 +100,7 @@ function handle(m: ToWebview): void {
       if (m.state.panel !== 'positional')
         throw new Error(`state for panel ${m.state.panel} sent to the positional view`);
       pe = m.state.positional;
+      header = m.state.header;
       break;
     default:
       throw new Error(`the positional view does not show ${m.type} messages`);
@@ -98,4 +110,10 @@ function handle(m: ToWebview): void {
 
 layoutPage();
 watchTheme(draw);
-start('positional', handle, peImage);
+start('positional', handle, peImage, () => ({
+  ...shownHeader(headerEl),
+  maps: [],
+  head: null,
+  frames: pe ? 1 : 0,
+  colors: [],
+}));

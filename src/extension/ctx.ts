@@ -6,13 +6,30 @@ import * as vscode from 'vscode';
 import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
 import type { TrainingSession } from './training';
+import type { Viewer } from './viewer';
 
 export interface Ctx {
   readonly engine: EngineClient;
   readonly panels: Panels;
   readonly training: TrainingSession;
+  readonly viewer: Viewer;
+  /** The workspace's memory: the Train wizard's last choices. */
+  readonly workspaceState: vscode.Memento;
   readonly log: (line: string) => void;
   readonly refreshRuns: () => void;
+}
+
+/**
+ * The run a command was given: `{ runDir }` from code, or the Runs view's item (`{ kind: 'run',
+ * dir }` or a checkpoint's `{ kind: 'checkpoint', runDir }`) when run from its context menu.
+ */
+export function runDirOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg;
+  if (typeof arg !== 'object' || arg === null) return undefined;
+  const a = arg as { runDir?: unknown; kind?: unknown; dir?: unknown };
+  if (typeof a.runDir === 'string') return a.runDir;
+  if (a.kind === 'run' && typeof a.dir === 'string') return a.dir;
+  return undefined;
 }
 
 /** A registered command's handler: VS Code passes whatever the caller gave (a tree item, arguments). */

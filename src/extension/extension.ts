@@ -12,7 +12,8 @@ import { settings } from './settings';
 import { EngineClient } from './engineClient';
 import { openPanelKinds, type Panels, registerPanels } from './panels';
 import { TrainingSession } from './training';
-import { CurrentRunProvider, RunsProvider, runsRoot } from './views';
+import { Viewer } from './viewer';
+import { CurrentRunProvider, type RunNode, RunsProvider, runsRoot } from './views';
 
 export const BACKENDS = ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export const STARTUP_JOBS = ['none', 'train-reverse-tiny'] as const;
@@ -21,8 +22,10 @@ export const STARTUP_JOBS = ['none', 'train-reverse-tiny'] as const;
 export interface AttentionDebuggerApi {
   readonly engine: EngineClient;
   readonly training: TrainingSession;
+  readonly viewer: Viewer;
   readonly panels: Panels;
   readonly runs: RunsProvider;
+  readonly runsView: vscode.TreeView<RunNode>;
   readonly currentRun: CurrentRunProvider;
   /** The panels open now. */
   openPanels(): PanelKind[];
@@ -47,18 +50,39 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   const log = (line: string): void => engine.log(line);
 
   const panels = registerPanels(context, (line) => log(`[panels] ${line}`));
-  const training = new TrainingSession(engine, panels, log);
-  const runs = new RunsProvider(training);
+  const training = new TrainingSession(engine, log);
+  const viewer = new Viewer(engine, panels, training, context.workspaceState, log);
+  const runs = new RunsProvider(training, viewer);
   const currentRun = new CurrentRunProvider(training);
+  const runsView = vscode.window.createTreeView('attentionDebugger.runs', {
+    treeDataProvider: runs,
+    showCollapseAll: true,
+  });
   context.subscriptions.push(
     training,
+    viewer,
     runs,
     currentRun,
-    vscode.window.createTreeView('attentionDebugger.runs', { treeDataProvider: runs, showCollapseAll: true }),
+    runsView,
+    // A click on a run row selects that run (the row expands to its checkpoints; its inline button opens the dashboard).
+    runsView.onDidChangeSelection((e) => {
+      const node = e.selection[0];
+      if (node?.kind === 'run' && node.dir !== viewer.selection?.runDir)
+        viewer.selectRun(node.dir).catch((err: Error) => log(`selecting ${node.dir}: ${err.message}`));
+    }),
     vscode.window.createTreeView('attentionDebugger.currentRun', { treeDataProvider: currentRun }),
   );
 
-  const commands = createCommands({ engine, panels, training, log, refreshRuns: () => runs.refresh() });
+  const ctx = {
+    engine,
+    panels,
+    training,
+    viewer,
+    workspaceState: context.workspaceState,
+    log,
+    refreshRuns: () => runs.refresh(),
+  };
+  const commands = createCommands(ctx);
   for (const [id, fn] of Object.entries(commands)) context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   context.subscriptions.push(
@@ -82,8 +106,10 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   return {
     engine,
     training,
+    viewer,
     panels,
     runs,
+    runsView,
     currentRun,
     startup,
     openPanels: openPanelKinds,

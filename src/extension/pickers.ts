@@ -8,7 +8,8 @@ import { listRuns, runsRoot } from './views';
 
 export function stamp(d = new Date()): string {
   const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+  const day = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}`;
+  return `${day}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
 export function dataLabel(d: DataChoice): string {
@@ -17,8 +18,19 @@ export function dataLabel(d: DataChoice): string {
   return path.basename(d.dir) || 'files';
 }
 
-export async function pickData(): Promise<DataChoice | undefined> {
-  type Item = vscode.QuickPickItem & { choice: 'copy' | 'reverse' | 'sort' | 'gettext' | 'files' };
+/** Settings the Train wizard's Advanced step asks for (undefined: the config's). */
+export interface TrainingChoices {
+  steps?: number;
+  warmup?: number;
+  lrFactor?: number;
+  batchTokens?: number;
+}
+
+type DataPick = 'copy' | 'reverse' | 'sort' | 'gettext' | 'files';
+
+/** What to learn; `last` (the workspace's previous choice) is offered first. */
+export async function pickData(last?: DataChoice): Promise<DataChoice | undefined> {
+  type Item = vscode.QuickPickItem & { choice: DataPick };
   const items: Item[] = [
     { label: 'reverse', description: 'synthetic: output the input reversed', choice: 'reverse' },
     { label: 'copy', description: 'synthetic: output the input', choice: 'copy' },
@@ -30,15 +42,17 @@ export async function pickData(): Promise<DataChoice | undefined> {
     },
     { label: 'Parallel files…', description: 'a folder with train/valid files in two languages', choice: 'files' },
   ];
-  const pick = await vscode.window.showQuickPick(items, {
-    title: 'Attention Debugger: Train (1/3) — data',
+  const lastPick = last ? (last.kind === 'task' ? last.task : last.kind) : undefined;
+  const ordered = [...items].sort((a, b) => Number(b.choice === lastPick) - Number(a.choice === lastPick));
+  const pick = await vscode.window.showQuickPick(ordered, {
+    title: 'Attention Debugger: Train (1/4) — data',
     placeHolder: 'What should the Transformer learn?',
   });
   if (!pick) return undefined;
   if (pick.choice === 'gettext') {
     const lang = await vscode.window.showInputBox({
       title: 'Target language of the gettext catalogs',
-      value: 'de',
+      value: last?.kind === 'gettext' ? last.lang : 'de',
       prompt: 'A language code such as de, fr, es',
     });
     return lang ? { kind: 'gettext', lang: lang.trim() } : undefined;
@@ -48,15 +62,15 @@ export async function pickData(): Promise<DataChoice | undefined> {
       canSelectFolders: true,
       canSelectFiles: false,
       openLabel: 'Use these parallel files',
-      defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
+      defaultUri: last?.kind === 'files' ? vscode.Uri.file(last.dir) : vscode.workspace.workspaceFolders?.[0]?.uri,
     });
     return folder?.[0] ? { kind: 'files', dir: folder[0].fsPath } : undefined;
   }
   return { kind: 'task', task: pick.choice };
 }
 
-export async function pickConfig(): Promise<string | undefined> {
-  const preferred = settings().get<string>('defaultConfig') || 'tiny';
+export async function pickConfig(last?: string): Promise<string | undefined> {
+  const preferred = last ?? (settings().get<string>('defaultConfig') || 'tiny');
   const hints: Record<string, string> = {
     tiny: 'd_model 64, 2+2 layers: minutes on a laptop',
     small: 'd_model 256, 3+3 layers',
@@ -67,7 +81,7 @@ export async function pickConfig(): Promise<string | undefined> {
     .sort((a, b) => (a === preferred ? -1 : b === preferred ? 1 : 0))
     .map((c) => ({ label: c, description: hints[c] }));
   items.push({ label: 'JSON file…', description: 'a config.json with a "training" section' });
-  const pick = await vscode.window.showQuickPick(items, { title: 'Attention Debugger: Train (2/3) — model' });
+  const pick = await vscode.window.showQuickPick(items, { title: 'Attention Debugger: Train (2/4) — model' });
   if (!pick) return undefined;
   if (pick.label !== 'JSON file…') return pick.label;
   const file = await vscode.window.showOpenDialog({
@@ -78,21 +92,80 @@ export async function pickConfig(): Promise<string | undefined> {
   return file?.[0]?.fsPath;
 }
 
-/** A run folder: the live one, the one given, or picked from the run folder (or browsed to). */
-export async function pickRun(ctx: Ctx, title: string, preferLive = true): Promise<string | undefined> {
-  const live = ctx.training.runDir ?? ctx.training.summary?.runDir;
+const ADVANCED: { key: keyof TrainingChoices; label: string; hint: string; integer: boolean }[] = [
+  { key: 'steps', label: 'Steps', hint: 'training steps (updates)', integer: true },
+  { key: 'warmup', label: 'Warmup', hint: 'warmup_steps of eq. 3: the learning rate rises this long', integer: true },
+  {
+    key: 'lrFactor',
+    label: 'LR factor',
+    hint: 'scales the whole learning-rate curve (1 in the paper)',
+    integer: false,
+  },
+  { key: 'batchTokens', label: 'Batch tokens', hint: 'padded source + target tokens a batch', integer: true },
+];
+
+/**
+ * Step 3 of Train: go with the config's settings, or change steps, warmup, LR factor and batch
+ * tokens (each remembered for the next Train in this workspace). Undefined: cancelled.
+ */
+export async function pickAdvanced(last: TrainingChoices): Promise<TrainingChoices | undefined> {
+  const chosen = ADVANCED.filter((a) => last[a.key] !== undefined).map((a) => `${a.label} ${last[a.key]}`);
+  const keep = { label: "Use the config's settings", choice: 'config' as const };
+  const again = { label: 'Use my last settings', description: chosen.join(', '), choice: 'last' as const };
+  const change = { label: 'Advanced…', description: 'steps, warmup, LR factor, batch tokens', choice: 'edit' as const };
+  const pick = await vscode.window.showQuickPick(chosen.length ? [again, keep, change] : [keep, change], {
+    title: 'Attention Debugger: Train (3/4) — settings',
+  });
+  if (!pick) return undefined;
+  if (pick.choice === 'config') return {};
+  if (pick.choice === 'last') return last;
+  const out: TrainingChoices = {};
+  for (const a of ADVANCED) {
+    const value = await vscode.window.showInputBox({
+      title: `Attention Debugger: Train — ${a.label}`,
+      prompt: `${a.hint}; empty: the config's`,
+      value: last[a.key] !== undefined ? String(last[a.key]) : '',
+      validateInput: (v) => {
+        if (!v.trim()) return undefined;
+        const n = Number(v);
+        return Number.isFinite(n) && n > 0 && (!a.integer || Number.isInteger(n))
+          ? undefined
+          : `${a.label} must be a ${a.integer ? 'whole ' : ''}number above 0`;
+      },
+    });
+    if (value === undefined) return undefined;
+    if (value.trim()) out[a.key] = Number(value);
+  }
+  return out;
+}
+
+/**
+ * A run folder: the live or selected one, or picked from the run folder (or browsed to). With no
+ * run anywhere it says so and offers Train.
+ */
+export async function pickRun(ctx: Ctx, title: string, preferCurrent = true): Promise<string | undefined> {
+  const current = ctx.training.runDir ?? ctx.viewer.selection?.runDir;
   const root = runsRoot();
   const runs = root ? listRuns(root).map((r) => r.dir) : [];
-  if (live && !runs.includes(live)) runs.unshift(live);
-  if (preferLive && live && runs.length === 1) return live;
+  if (current && !runs.includes(current)) runs.unshift(current);
+  if (preferCurrent && current && runs.length === 1) return current;
+  if (runs.length === 0) {
+    const choice = await vscode.window.showInformationMessage(
+      `Attention Debugger: there is no run yet${root ? ` in ${root}` : ''}. Train one first, or open a run folder.`,
+      'Train',
+      'Open Run…',
+    );
+    if (choice === 'Train') await vscode.commands.executeCommand('attentionDebugger.train');
+    if (choice !== 'Open Run…') return undefined;
+  }
   const items: (vscode.QuickPickItem & { dir?: string })[] = runs.map((dir) => ({
     label: path.basename(dir),
-    description: dir === ctx.training.runDir ? 'training' : dir === live ? 'current' : '',
+    description: dir === ctx.training.runDir ? 'training' : dir === current ? 'selected' : '',
     detail: dir,
     dir,
   }));
   items.push({ label: 'Browse…', description: 'a run folder or a checkpoint folder' });
-  const pick = await vscode.window.showQuickPick(items, { title });
+  const pick = runs.length ? await vscode.window.showQuickPick(items, { title }) : items[items.length - 1];
   if (!pick) return undefined;
   if (pick.dir) return pick.dir;
   const folder = await vscode.window.showOpenDialog({

@@ -1,12 +1,14 @@
 /**
  * The live run, as the extension sees it: which run trains, its last logged step, the status bar
- * item, the cancellable progress notification, the context keys the command table's `when`
- * clauses read, and the one rule that makes an engine crash harmless: when the engine dies while
- * a run trains, the client restarts it and this resumes the run (train/resume) from its last
- * checkpoint as soon as the new engine is up.
+ * item, the context keys the command table's `when` clauses read, and the one rule that makes an
+ * engine crash harmless: when the engine dies while a run trains, the client restarts it and this
+ * resumes the run (train/resume) from its last checkpoint as soon as the new engine is up.
+ * It knows nothing of panels: the Viewer listens to its events.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { Attention } from '../protocol/attention';
+import type { MetricRow } from '../protocol/metrics';
 import {
   type RunSummary,
   type TrainParams,
@@ -17,13 +19,10 @@ import {
   trainStart,
   trainStop,
 } from '../protocol/training';
-import type { Attention } from '../protocol/attention';
-import type { MetricRow } from '../protocol/metrics';
 import type { Schedule } from '../protocol/webview';
 import type { WireAttention } from '../protocol/wire';
 import { toAttention } from './convert';
 import type { EngineClient } from './engineClient';
-import type { Panels } from './panels';
 
 export const CTX_TRAINING = 'attentionDebugger.training';
 export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
@@ -58,21 +57,26 @@ export class TrainingSession implements vscode.Disposable {
   /** The run that trains now (or was training when the engine died). */
   private active: { runDir: string; totalSteps: number } | undefined;
   private interrupted = false;
-  private progressDone: (() => void) | undefined;
-  private progressReport: ((step: number, row: MetricRow | undefined) => void) | undefined;
+  /** train/ended notifications that overtook the answer to their own train/resume (a run that ends at once). */
+  private readonly endedEarly = new Map<string, TrainEnd>();
 
-  /** The newest summary (train/start, train/resume or run/open). */
+  /** The live run's summary (train/start or train/resume), kept after it ends. */
   summary: RunSummary | undefined;
-  /** The last metrics row of the live run. */
-  lastRow: MetricRow | undefined;
+  /** The last metrics row of the live run, with the run it belongs to. */
+  private last: { runDir: string; row: MetricRow } | undefined;
   /** The newest probe snapshot of the live run. */
   lastSnapshot: Attention | undefined;
 
+  private readonly startEmitter = new vscode.EventEmitter<{ summary: RunSummary; fresh: boolean }>();
   private readonly metricsEmitter = new vscode.EventEmitter<{ runDir: string; rows: MetricRow[] }>();
+  private readonly snapshotEmitter = new vscode.EventEmitter<{ runDir: string; attention: Attention }>();
   private readonly endEmitter = new vscode.EventEmitter<TrainEnd>();
   private readonly resumeEmitter = new vscode.EventEmitter<TrainResumed>();
   private readonly changeEmitter = new vscode.EventEmitter<void>();
+  /** A run started or went on (train/start, train/resume). */
+  readonly onDidStart = this.startEmitter.event;
   readonly onDidMetrics = this.metricsEmitter.event;
+  readonly onDidSnapshot = this.snapshotEmitter.event;
   readonly onDidEnd = this.endEmitter.event;
   readonly onDidResume = this.resumeEmitter.event;
   /** Anything the Current Run view shows changed. */
@@ -80,15 +84,16 @@ export class TrainingSession implements vscode.Disposable {
 
   constructor(
     private readonly engine: EngineClient,
-    private readonly panels: Panels,
     private readonly log: (line: string) => void,
   ) {
     this.status = vscode.window.createStatusBarItem('attentionDebugger.training', vscode.StatusBarAlignment.Left, 10);
     this.status.name = 'Attention Debugger Training';
-    this.status.command = 'attentionDebugger.openDashboard';
+    this.status.command = 'attentionDebugger.trainingActions';
     this.subs.push(
       this.status,
+      this.startEmitter,
       this.metricsEmitter,
+      this.snapshotEmitter,
       this.endEmitter,
       this.resumeEmitter,
       this.changeEmitter,
@@ -98,11 +103,11 @@ export class TrainingSession implements vscode.Disposable {
       engine.onDidExit((e) => {
         if (!this.active || e.restartInMs === undefined) return;
         this.interrupted = true;
-        this.log(
-          `the engine died while ${this.active.runDir} was training; it resumes from its last checkpoint once the engine is back`,
-        );
+        const name = path.basename(this.active.runDir);
+        this.log(`the engine died while ${this.active.runDir} was training; it resumes once the engine is back`);
         void vscode.window.showWarningMessage(
-          `Attention Debugger: the engine stopped while training ${path.basename(this.active.runDir)}. Restarting it and resuming from the last checkpoint…`,
+          `Attention Debugger: the engine stopped while training ${name}. ` +
+            'Restarting it and resuming from the last checkpoint…',
         );
         this.updateStatus();
       }),
@@ -119,6 +124,10 @@ export class TrainingSession implements vscode.Disposable {
   get training(): boolean {
     return this.active !== undefined;
   }
+  /** The last logged step of the live run (undefined before its first step), or of the run that ended last. */
+  get lastRow(): MetricRow | undefined {
+    return this.last && this.last.runDir === (this.active?.runDir ?? this.summary?.runDir) ? this.last.row : undefined;
+  }
 
   /** Starts a new run; resolves with its summary once the engine accepted it. */
   async start(params: TrainParams): Promise<RunSummary> {
@@ -128,10 +137,11 @@ export class TrainingSession implements vscode.Disposable {
     return summary;
   }
 
-  /** Goes on training a run from its newest checkpoint. */
+  /** Goes on training a run from its newest checkpoint (`steps`: a new step budget). */
   async resume(runDir: string, steps?: number): Promise<RunSummary> {
     if (this.active && this.active.runDir !== runDir)
       throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
+    this.endedEarly.delete(runDir);
     const summary = await this.engine.request(trainResume, steps === undefined ? { runDir } : { runDir, steps });
     this.begin(summary, false);
     this.resumeEmitter.fire({ runDir: summary.runDir, step: summary.step, cause: 'command' });
@@ -148,56 +158,20 @@ export class TrainingSession implements vscode.Disposable {
     return result;
   }
 
-  /** Shows the run's progress in a cancellable notification until it ends; cancel stops it. */
-  showProgress(): void {
-    const run = this.active;
-    if (!run || this.progressDone) return;
-    void vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Training ${path.basename(run.runDir)}`,
-        cancellable: true,
-      },
-      (progress, token) =>
-        new Promise<void>((resolve) => {
-          let shown = this.lastRow?.step ?? 0;
-          this.progressDone = () => {
-            this.progressDone = undefined;
-            this.progressReport = undefined;
-            resolve();
-          };
-          this.progressReport = (step, row) => {
-            const total = this.active?.totalSteps ?? run.totalSteps;
-            const increment = total > 0 ? (Math.max(0, step - shown) / total) * 100 : 0;
-            shown = Math.max(shown, step);
-            progress.report({
-              increment,
-              message: `step ${step}/${total}${row ? ` · loss ${row.loss.toFixed(3)}` : ''}`,
-            });
-          };
-          this.progressReport(shown, this.lastRow);
-          token.onCancellationRequested(() => {
-            this.log(`training of ${run.runDir} cancelled from the notification`);
-            this.stop().catch((err: Error) => this.log(`train/stop failed: ${err.message}`));
-          });
-        }),
-    );
-  }
-
   private begin(summary: RunSummary, fresh: boolean): void {
     this.summary = summary;
     this.active = { runDir: summary.runDir, totalSteps: summary.totalSteps };
     this.interrupted = false;
-    if (fresh) {
-      this.lastRow = undefined;
-      this.lastSnapshot = undefined;
-      this.panels.appendMetrics([], true);
-    }
-    this.panels.setSchedule(scheduleOf(summary));
+    this.last = undefined;
+    if (fresh) this.lastSnapshot = undefined;
     this.log(`${fresh ? 'training' : 'resumed'} ${summary.runDir} at step ${summary.step} of ${summary.totalSteps}`);
     this.updateStatus();
     void this.setContext();
+    this.startEmitter.fire({ summary, fresh });
     this.changeEmitter.fire();
+    const early = this.endedEarly.get(summary.runDir);
+    this.endedEarly.delete(summary.runDir);
+    if (early) this.finish(early);
   }
 
   private async resumeAfterCrash(runDir: string): Promise<void> {
@@ -219,25 +193,23 @@ export class TrainingSession implements vscode.Disposable {
     }
   }
 
+  /** Notifications of a run other than the live one are dropped (and logged). */
+  private isLive(runDir: string, what: string): boolean {
+    if (!this.active || runDir === this.active.runDir) return true;
+    this.log(`${what} for ${runDir} ignored: ${this.active.runDir} is the live run`);
+    return false;
+  }
+
   private onMetrics(runDir: string, rows: MetricRow[]): void {
-    if (rows.length === 0) return;
-    if (this.active && runDir !== this.active.runDir) {
-      this.log(`train/metrics for ${runDir} ignored: ${this.active.runDir} is the live run`);
-      return;
-    }
-    this.lastRow = rows[rows.length - 1];
-    this.panels.appendMetrics(rows);
-    this.progressReport?.(this.lastRow.step, this.lastRow);
+    if (rows.length === 0 || !this.isLive(runDir, 'train/metrics')) return;
+    this.last = { runDir, row: rows[rows.length - 1] };
     this.updateStatus();
     this.metricsEmitter.fire({ runDir, rows });
     this.changeEmitter.fire();
   }
 
   private onSnapshot(runDir: string, wire: WireAttention): void {
-    if (this.active && runDir !== this.active.runDir) {
-      this.log(`train/snapshot for ${runDir} ignored: ${this.active.runDir} is the live run`);
-      return;
-    }
+    if (!this.isLive(runDir, 'train/snapshot')) return;
     let attention: Attention;
     try {
       attention = toAttention(wire, 'train/snapshot attention');
@@ -246,12 +218,16 @@ export class TrainingSession implements vscode.Disposable {
       return;
     }
     this.lastSnapshot = attention;
-    this.panels.showAttention(attention);
-    this.panels.addSnapshots([attention]);
+    this.snapshotEmitter.fire({ runDir, attention });
   }
 
   private onEnded(e: TrainEnd): void {
-    if (this.active && e.runDir !== this.active.runDir) {
+    if (!this.active) {
+      // It may have overtaken the answer to the train/resume that started it: begin() finishes it.
+      this.endedEarly.set(e.runDir, e);
+      return;
+    }
+    if (e.runDir !== this.active.runDir) {
       this.log(`train/ended for ${e.runDir} ignored: ${this.active.runDir} is the live run`);
       return;
     }
@@ -264,7 +240,6 @@ export class TrainingSession implements vscode.Disposable {
     this.active = undefined;
     this.interrupted = false;
     if (this.summary?.runDir === e.runDir) this.summary = { ...this.summary, step: e.step, running: false };
-    this.progressDone?.();
     this.updateStatus();
     void this.setContext();
     const name = path.basename(e.runDir);
@@ -279,6 +254,7 @@ export class TrainingSession implements vscode.Disposable {
     this.changeEmitter.fire();
   }
 
+  /** Progress lives in the status bar (a notification would cover the editor for the whole run). */
   private updateStatus(): void {
     if (!this.active) {
       this.status.hide();
@@ -286,28 +262,20 @@ export class TrainingSession implements vscode.Disposable {
     }
     const r = this.lastRow;
     const step = r?.step ?? this.summary?.step ?? 0;
+    const total = this.active.totalSteps;
+    const pct = total > 0 ? ` ${Math.floor((100 * step) / total)}%` : '';
     this.status.text = this.interrupted
-      ? `$(sync~spin) Attention: restarting engine (step ${step}/${this.active.totalSteps})`
-      : `$(pulse) Attention: step ${step}/${this.active.totalSteps}${r ? ` · loss ${r.loss.toFixed(3)}` : ''}`;
-    this.status.tooltip = `${this.active.runDir}\nClick to open the training dashboard`;
+      ? `$(sync~spin) Attention: restarting engine (step ${step}/${total})`
+      : `$(pulse) ${path.basename(this.active.runDir)}: step ${step}/${total}${pct}${r ? ` · loss ${r.loss.toFixed(3)}` : ''}`;
+    this.status.tooltip = `${this.active.runDir}\nClick to open the dashboard or stop training`;
     this.status.show();
   }
 
   private async setContext(): Promise<void> {
     await vscode.commands.executeCommand('setContext', CTX_TRAINING, this.active !== undefined);
-    await vscode.commands.executeCommand('setContext', CTX_HAS_RUN, this.summary !== undefined);
-  }
-
-  /** Records a run opened from disk (run/open) as the current one, unless another trains. */
-  setOpened(summary: RunSummary): void {
-    if (this.active) return;
-    this.summary = summary;
-    void this.setContext();
-    this.changeEmitter.fire();
   }
 
   dispose(): void {
-    this.progressDone?.();
     for (const d of this.subs.splice(0)) d.dispose();
   }
 }

@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../protocol/runFolder';
 import { settings } from './settings';
 import type { TrainingSession } from './training';
+import type { Viewer } from './viewer';
 
 /** The folder that holds run folders: the setting, resolved against the first workspace folder. */
 export function runsRoot(): string | undefined {
@@ -66,7 +67,10 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
   private readonly subs: vscode.Disposable[] = [this.changed];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly training: TrainingSession) {
+  constructor(
+    private readonly training: TrainingSession,
+    private readonly viewer: Viewer,
+  ) {
     const watcher = vscode.workspace.createFileSystemWatcher('**/{metrics.jsonl,checkpoints/*.safetensors}');
     const later = (): void => this.refreshSoon();
     this.subs.push(
@@ -76,6 +80,7 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
       watcher.onDidChange(later),
       training.onDidEnd(() => this.refresh()),
       training.onDidResume(() => this.refresh()),
+      viewer.onDidChange(() => this.refreshSoon()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('attentionDebugger.runFolder')) this.refresh();
       }),
@@ -112,17 +117,24 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     return [];
   }
 
+  /** A checkpoint's run (VS Code needs it to reveal a node). */
+  getParent(node: RunNode): RunNode | undefined {
+    return node.kind === 'checkpoint' ? { kind: 'run', dir: node.runDir } : undefined;
+  }
+
   getTreeItem(node: RunNode): vscode.TreeItem {
     if (node.kind === 'empty') return new vscode.TreeItem(node.message, vscode.TreeItemCollapsibleState.None);
     if (node.kind === 'run') {
+      // A click selects the run and expands it (no command: a command would stop the expansion);
+      // its inline buttons open the dashboard and, when stopped, resume it.
       const live = this.training.runDir === node.dir;
+      const selected = this.viewer.selection?.runDir === node.dir;
       const item = new vscode.TreeItem(path.basename(node.dir), vscode.TreeItemCollapsibleState.Collapsed);
       item.id = `run:${node.dir}`;
-      item.description = live ? 'training' : undefined;
+      item.description = [live ? 'training' : '', selected ? 'selected' : ''].filter(Boolean).join(', ') || undefined;
       item.tooltip = node.dir;
       item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : 'folder');
       item.contextValue = live ? 'run.training' : 'run';
-      item.command = { command: 'attentionDebugger.openRun', title: 'Open Run', arguments: [{ runDir: node.dir }] };
       return item;
     }
     const item = new vscode.TreeItem(`step ${node.step}`, vscode.TreeItemCollapsibleState.None);
@@ -133,7 +145,7 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     item.command = {
       command: 'attentionDebugger.showCheckpoint',
       title: 'Show Attention',
-      arguments: [{ runDir: node.runDir, checkpoint: node.file, step: node.step }],
+      arguments: [{ runDir: node.runDir, step: node.step }],
     };
     return item;
   }

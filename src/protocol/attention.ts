@@ -25,7 +25,8 @@ export interface HeadRef {
   head: number;
 }
 
-export const checkHeadRef: Check = object({ kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex });
+export const headRefFields = { kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex };
+export const checkHeadRef: Check = object(headRefFields);
 
 /** `encoder_self:0.3`: a head as a string, in telemetry, events and file names. */
 export function headId(ref: HeadRef): string {
@@ -57,6 +58,30 @@ export const checkAttentionSource: Check = object({
   checkpoint: optional(isString),
   input: oneOf(['probe', 'input']),
 });
+
+/**
+ * Which sentence pair a view shows: the run's fixed probe pair (which has a history: snapshots),
+ * text the user typed (a target too, or it is decoded), or token ids (a run without vocab.json).
+ */
+export type InputPair =
+  | { kind: 'probe' }
+  | { kind: 'text'; src: string; tgt?: string }
+  | { kind: 'ids'; src: number[]; tgt?: number[] };
+
+const isIds = arrayOf(isIndex);
+export const checkInputPair: Check = (v, path) => {
+  const kind = (v as { kind?: unknown } | null)?.kind;
+  if (kind === 'probe') return undefined;
+  if (kind === 'text') return object({ src: isString, tgt: optional(isString) })(v, path);
+  if (kind === 'ids') return object({ src: isIds, tgt: optional(isIds) })(v, path);
+  return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
+};
+
+/** An input pair as a person reads it: `probe`, or the source sentence. */
+export function describeInput(input: InputPair): string {
+  if (input.kind === 'probe') return 'probe';
+  return input.kind === 'text' ? input.src : input.src.join(' ');
+}
 
 /** The attention of one sentence pair: source and target token labels, and every kind present. */
 export interface Attention<W = Float32Array> {

@@ -11,11 +11,13 @@ import {
   isIndex,
   isNothing,
   isPositiveInt,
+  intIn,
   isString,
   object,
   oneOf,
   optional,
 } from './check';
+import { checkInputPair, type InputPair } from './attention';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
 import type { NotificationDef, RequestDef } from './rpc';
 import { checkWireAttention, checkWireMatrix, type WireAttention, type WireMatrix } from './wire';
@@ -53,6 +55,8 @@ export interface RunSummary {
   checkpoints: number[];
   snapshots: number[];
   running: boolean;
+  /** The run has vocab.json: text can be typed (otherwise token ids). */
+  vocab: boolean;
 }
 const checkRunSummary: Check = object({
   runDir: isString,
@@ -68,6 +72,7 @@ const checkRunSummary: Check = object({
   checkpoints: arrayOf(isIndex),
   snapshots: arrayOf(isIndex),
   running: isBoolean,
+  vocab: isBoolean,
 });
 
 // ---- requests ------------------------------------------------------------------------------
@@ -78,6 +83,12 @@ export interface TrainParams {
   /** tiny | small | base | big, or a JSON file. */
   config: string;
   steps?: number;
+  /** warmup_steps of eq. 3. */
+  warmup?: number;
+  /** A factor on eq. 3's whole curve. */
+  lrFactor?: number;
+  /** Padded source + target tokens a batch. */
+  batchTokens?: number;
   /** Attention snapshots of the probe sentence every K steps (0: never); the config's default otherwise. */
   snapshotEvery?: number;
 }
@@ -88,12 +99,25 @@ export const trainStart: RequestDef<TrainParams, RunSummary> = {
     runDir: isString,
     data: checkData,
     config: isString,
-    steps: optional(isIndex),
+    steps: optional(isPositiveInt),
+    warmup: optional(isPositiveInt),
+    lrFactor: optional(isFiniteNumber),
+    batchTokens: optional(isPositiveInt),
     snapshotEvery: optional(isIndex),
   }),
   checkResult: checkRunSummary,
 };
 
+/** JSON-RPC error codes of this protocol (beyond JSON-RPC's own), with `data` as noted. */
+export const ENGINE_ERROR = {
+  /** train/resume of a run already at its last step; data: { step, steps }. Resume with more `steps`. */
+  runFinished: -32010,
+} as const;
+
+/**
+ * Goes on with a run from its newest checkpoint. `steps` sets a new step budget (train N more
+ * steps: the current step + N); without it a run already at its budget is refused (runFinished).
+ */
 export const trainResume: RequestDef<{ runDir: string; steps?: number }, RunSummary> = {
   method: 'train/resume',
   checkParams: object({ runDir: isString, steps: optional(isIndex) }),
@@ -114,34 +138,45 @@ export const runOpen: RequestDef<{ runDir: string }, { summary: RunSummary; rows
   checkResult: object({ summary: checkRunSummary, rows: arrayOf(checkMetricRow) }),
 };
 
-export interface DecodeParams {
-  /** A run folder, or a checkpoint (folder with config.json, or .safetensors) with a vocab.json in its run. */
+/** Attention of a sentence pair at a checkpoint of a run (computed by the engine, training untouched). */
+export interface AttentionParams {
+  /** A run folder, or a checkpoint folder (config.json and model.safetensors) written by PyTorch. */
   runDir: string;
-  checkpoint?: string;
-  text: string;
+  /** The checkpoint's step (checkpoints/step-N.safetensors); the newest when absent. */
+  step?: number;
+  input: InputPair;
+  /** Beam size when the target is decoded (no target given); 1 decodes greedily. Default 4. */
   beam?: number;
-  alpha?: number;
 }
-export interface DecodeResult {
+/** What the model made of a source when no target was given. */
+export interface Decoded {
   text: string;
+  tokens: string[];
+  /** log P(Y | X) / lp(|Y|), the GNMT length penalty with α 0.6. */
   score: number;
   logProb: number;
-  attention: WireAttention;
 }
-export const decode: RequestDef<DecodeParams, DecodeResult> = {
-  method: 'decode',
+export interface AttentionResult {
+  attention: WireAttention;
+  /** The decoded target, when the input gave none. */
+  decoded?: Decoded;
+  /** log p of each target token after BOS, and of EOS last (teacher-forced). */
+  tokenLogProbs: number[];
+}
+export const attentionGet: RequestDef<AttentionParams, AttentionResult> = {
+  method: 'attention/get',
   checkParams: object({
     runDir: isString,
-    checkpoint: optional(isString),
-    text: isString,
-    beam: optional(isPositiveInt),
-    alpha: optional(isFiniteNumber),
+    step: optional(isIndex),
+    input: checkInputPair,
+    beam: optional(intIn(1, 64)),
   }),
   checkResult: object({
-    text: isString,
-    score: isFiniteNumber,
-    logProb: isFiniteNumber,
     attention: checkWireAttention,
+    decoded: optional(
+      object({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
+    ),
+    tokenLogProbs: arrayOf(isFiniteNumber),
   }),
 };
 

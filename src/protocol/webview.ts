@@ -12,13 +12,22 @@
  *
  * Imports nothing heavy: both the extension host and the browser bundle import this file.
  */
-import { type Attention, checkAttention, checkHeadRef, type HeadRef } from './attention';
+import {
+  type Attention,
+  checkAttention,
+  checkHeadRef,
+  checkInputPair,
+  type HeadRef,
+  headRefFields,
+  type InputPair,
+} from './attention';
 import {
   type Check,
   arrayOf,
   describe,
   isFloat32Array,
   isFiniteNumber,
+  isIndex,
   isPositiveInt,
   isString,
   nullable,
@@ -45,6 +54,26 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export interface PositionalPayload {
   shape: [positions: number, dModel: number];
   values: Float32Array;
+}
+
+/**
+ * What every panel says it shows, in its header: the selected run, the step its views point at,
+ * and the input pair. Sent with every state, so a panel never shows one run under another's name.
+ */
+export interface ViewHeader {
+  runDir: string;
+  /** The run folder's name. */
+  run: string;
+  /** The step views point at (the shared step cursor); null: the newest. */
+  step: number | null;
+  /** `probe`, or the source sentence the user gave. */
+  input: string;
+  /** The run trains now. */
+  live: boolean;
+  /** Steps of the run's checkpoints, for choosing one. */
+  checkpoints: number[];
+  /** The run has a vocabulary: text can be typed (otherwise token ids). */
+  vocab: boolean;
 }
 
 /** The whole planned learning-rate curve and what the dashboard says about it. */
@@ -91,24 +120,42 @@ export interface PositionalMsg extends Versioned, PositionalPayload {
   type: 'positional';
 }
 
+/** The shared step cursor moved: the dashboard marks it, the inspector's slider goes there. */
+export interface CursorMsg extends Versioned {
+  type: 'cursor';
+  step: number;
+  /** The training loss logged at that step, when there is one. */
+  loss?: number;
+}
+
 export interface DashboardState {
   panel: 'dashboard';
+  header: ViewHeader | null;
   rows: MetricRow[];
   schedule: Schedule | null;
+  cursor: number | null;
 }
 export interface AttentionState {
   panel: 'attention';
+  header: ViewHeader | null;
   attention: Attention | null;
   selected: HeadRef | null;
 }
 export interface HeadState {
   panel: 'head';
+  header: ViewHeader | null;
   head: HeadRef | null;
+  /** What the attention view shows: the inspector shows this head of it. */
   attention: Attention | null;
+  /** The probe pair's history, oldest first: the slider ranges over it when the input is the probe. */
   snapshots: Attention[];
+  /** Loss of each snapshot step, when logged: shown beside the slider. */
+  losses: { step: number; loss: number }[];
+  cursor: number | null;
 }
 export interface PositionalState {
   panel: 'positional';
+  header: ViewHeader | null;
   positional: PositionalPayload | null;
 }
 export type PanelState = DashboardState | AttentionState | HeadState | PositionalState;
@@ -126,6 +173,19 @@ export interface ExportImageMsg extends Versioned {
   format: 'png' | 'svg';
 }
 
+/** A cell of an attention map: query row `q`, key column `k` of one head. */
+export interface CellRef extends HeadRef {
+  q: number;
+  k: number;
+}
+
+/** Asks the page what it drew: it answers with `drawn` (the integration tests check panels as drawn). */
+export interface ReportDrawnMsg extends Versioned {
+  type: 'reportDrawn';
+  /** Cells whose drawn colour to read back. */
+  cells: CellRef[];
+}
+
 /** Asks the page to say `ready` again: after being hidden, a page may have been torn down and reloaded, or may have survived. */
 export interface PingMsg extends Versioned {
   type: 'ping';
@@ -137,8 +197,10 @@ export type ToWebview =
   | AttentionMsg
   | SnapshotsMsg
   | PositionalMsg
+  | CursorMsg
   | StateMsg
   | ExportImageMsg
+  | ReportDrawnMsg
   | PingMsg;
 
 // ---- webview → extension -------------------------------------------------------------------
@@ -164,13 +226,51 @@ export interface ExportMsg extends Versioned {
   dataUrl?: string;
   text?: string;
 }
+/** The user moved the step cursor (the inspector's slider, a click on the loss curve). */
+export interface CursorFromWebviewMsg extends Versioned {
+  type: 'cursor';
+  step: number;
+}
+/** The user asked for the attention of a pair at a checkpoint (the attention view's form). */
+export interface InspectInputMsg extends Versioned {
+  type: 'inspectInput';
+  input: InputPair;
+  /** The checkpoint step; the newest when absent. */
+  step?: number;
+}
+/** What a page drew, as a person sees it: its header, what is on screen, and colours of cells asked for. */
+export interface DrawnMsg extends Versioned {
+  type: 'drawn';
+  panel: PanelKind;
+  /** The header's run, step and input, as shown. */
+  run: string;
+  step: number | null;
+  input: string;
+  /** Attention maps drawn: their kinds and shapes (the attention view: every thumbnail). */
+  maps: { kind: string; shape: number[] }[];
+  /** The head shown (the inspector). */
+  head: HeadRef | null;
+  /** The inspector's slider: frames it ranges over. */
+  frames: number;
+  /** Drawn colour [r, g, b, a] of each cell asked for, null where that cell is not drawn. */
+  colors: ([number, number, number, number] | null)[];
+}
+
 /** The webview hit an error (e.g. a malformed message); the extension logs it. */
 export interface ErrorMsg extends Versioned {
   type: 'error';
   message: string;
 }
 
-export type FromWebview = ReadyMsg | RequestStateMsg | OpenHeadMsg | ExportMsg | ErrorMsg;
+export type FromWebview =
+  | ReadyMsg
+  | RequestStateMsg
+  | OpenHeadMsg
+  | ExportMsg
+  | CursorFromWebviewMsg
+  | InspectInputMsg
+  | DrawnMsg
+  | ErrorMsg;
 
 // ---- validators ----------------------------------------------------------------------------
 
@@ -191,12 +291,26 @@ const checkSchedule = object({
   points: arrayOf(checkSchedulePoint),
 });
 
+const checkViewHeader = object({
+  runDir: isString,
+  run: isString,
+  step: nullable(isIndex),
+  input: isString,
+  live: isBoolean,
+  checkpoints: arrayOf(isIndex),
+  vocab: isBoolean,
+});
+
 const checkPanelState: Check = (v, path) => {
-  const why = object({ panel: oneOf(PANEL_KINDS) })(v, path);
+  const why = object({ panel: oneOf(PANEL_KINDS), header: nullable(checkViewHeader) })(v, path);
   if (why) return why;
   switch ((v as PanelState).panel) {
     case 'dashboard':
-      return object({ rows: arrayOf(checkMetricRow), schedule: nullable(checkSchedule) })(v, path);
+      return object({
+        rows: arrayOf(checkMetricRow),
+        schedule: nullable(checkSchedule),
+        cursor: nullable(isIndex),
+      })(v, path);
     case 'attention':
       return object({ attention: nullable(checkAttention), selected: nullable(checkHeadRef) })(v, path);
     case 'head':
@@ -204,6 +318,8 @@ const checkPanelState: Check = (v, path) => {
         head: nullable(checkHeadRef),
         attention: nullable(checkAttention),
         snapshots: arrayOf(checkAttention),
+        losses: arrayOf(object({ step: isIndex, loss: isFiniteNumber })),
+        cursor: nullable(isIndex),
       })(v, path);
     case 'positional':
       return object({ positional: nullable(checkPositionalPayload) })(v, path);
@@ -217,7 +333,9 @@ const toWebviewChecks: Record<ToWebview['type'], Check> = {
   snapshots: object({ items: arrayOf(checkAttention) }),
   positional: checkPositionalPayload,
   state: object({ state: checkPanelState }),
+  cursor: object({ step: isIndex, loss: optional(isFiniteNumber) }),
   exportImage: object({ format: oneOf(['png', 'svg']) }),
+  reportDrawn: object({ cells: arrayOf(object({ ...headRefFields, q: isIndex, k: isIndex })) }),
   ping: object({}),
 };
 
@@ -246,6 +364,18 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
   requestState: () => undefined,
   openHead: checkHeadRef,
   export: checkExport,
+  cursor: object({ step: isIndex }),
+  inspectInput: object({ input: checkInputPair, step: optional(isIndex) }),
+  drawn: object({
+    panel: oneOf(PANEL_KINDS),
+    run: isString,
+    step: nullable(isIndex),
+    input: isString,
+    maps: arrayOf(object({ kind: isString, shape: arrayOf(isIndex) })),
+    head: nullable(checkHeadRef),
+    frames: isIndex,
+    colors: arrayOf(nullable(arrayOf(isIndex))),
+  }),
   error: object({ message: isString }),
 };
 

@@ -1,7 +1,7 @@
 /** Helpers of the tests that read run folders written by PyTorch (python/attention_debugger). */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { attentionReport } from '../../src/engine/inspect';
+import { attentionOfPairs } from '../../src/engine/inspect';
 import type { Transformer } from '../../src/engine/model/transformer';
 
 export const KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
@@ -40,22 +40,15 @@ export function idsOfLabels(labels: string[]): number[] {
   return labels.map((l) => (special.includes(l) ? special.indexOf(l) : Number(l)));
 }
 
-/**
- * The engine's attention for one pair, per kind, flat [L, H, T_q, T_k]. The only place these tests
- * touch attentionReport's return type: adapt here when it changes.
- */
+/** The engine's attention for one pair, per kind, flat [L, H, T_q, T_k] (the protocol's own layout). */
 export async function engineAttention(
   model: Transformer,
   src: number[],
   tgt: number[],
 ): Promise<Record<Kind, FlatMaps>> {
-  const report = await attentionReport(model, [src], [tgt]);
+  const [pair] = await attentionOfPairs(model, [src], [tgt]);
   const out = {} as Record<Kind, FlatMaps>;
-  for (const kind of KINDS) {
-    const layers = report[kind][0]!; // [L][H][T_q][T_k] of pair 0
-    const shape = [layers.length, layers[0]!.length, layers[0]![0]!.length, layers[0]![0]![0]!.length];
-    out[kind] = { shape, data: Float32Array.from(layers.flat(3)) };
-  }
+  for (const m of pair!.maps) out[m.kind] = { shape: [...m.shape], data: m.weights };
   return out;
 }
 

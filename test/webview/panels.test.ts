@@ -56,7 +56,12 @@ test('HTML: CSP with a fresh random nonce, no eval, scripts only from dist/webvi
       [nonce, 'https://fake.vscode-cdn.net/ext/dist/webview/dashboard.js'],
     ],
   );
-  assert.equal((html.match(/<script/g) ?? []).length, 2, 'no inline scripts');
+  // One inline script, with the nonce: the guard that says so when the panel's scripts fail to start.
+  const inline = [...html.matchAll(/<script nonce="([^"]+)">([^<]*)<\/script>/g)];
+  assert.equal(inline.length, 1);
+  assert.equal(inline[0][1], nonce);
+  assert.match(inline[0][2], /__panelStarted/);
+  assert.equal((html.match(/<script/g) ?? []).length, 3, 'nothing else runs');
   assert.deepEqual(
     a.webview.options.localResourceRoots?.map((u) => u.path),
     ['/ext/dist/webview', '/ext/node_modules/plotly.js-dist-min'],
@@ -76,7 +81,7 @@ test('nothing is posted before ready; ready and requestState get the full state'
   assert.equal(panels.openDashboard(), dash, 'one dashboard a window');
   const p = lastPanel();
   assert.equal(p.reveals, 1);
-  dash.appendMetrics([row(3)]);
+  panels.appendMetrics([row(3)]);
   assert.equal(p.webview.posted.length, 0, 'not ready yet: dropped, the state will carry it');
   p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
   assert.equal(posted(p).length, 1);
@@ -86,7 +91,7 @@ test('nothing is posted before ready; ready and requestState get the full state'
     (posted(p)[0].state!.rows as { step: number }[]).map((r) => r.step),
     [1, 2, 3],
   );
-  dash.appendMetrics([row(4)]);
+  panels.appendMetrics([row(4)]);
   assert.deepEqual(posted(p)[1], { type: 'metrics', v, rows: [row(4)] });
   p.fromWebview({ type: 'requestState', v });
   assert.equal(posted(p)[2].type, 'state');
@@ -113,12 +118,12 @@ test('malformed messages from the webview are logged with the field, never throw
 
 test('a hidden panel gets nothing; shown again, it is pinged, and once it says ready it gets a full state', () => {
   const { panels } = fresh();
-  const dash = panels.openDashboard();
+  panels.openDashboard();
   const p = lastPanel();
   p.fromWebview({ type: 'ready', v, panel: 'dashboard' });
   p.setVisible(false);
   const before = p.webview.posted.length;
-  dash.appendMetrics([row(1), row(2)]);
+  panels.appendMetrics([row(1), row(2)]);
   panels.appendMetrics([row(3)]);
   assert.equal(p.webview.posted.length, before);
   p.setVisible(true);
@@ -175,13 +180,19 @@ test('dispose: closing by the user or by code cleans up once; a new panel can op
   panels.dispose();
 });
 
-test('openHead in the attention view opens the head inspector on that head', () => {
+test("a page's requests (openHead) come out of the hub; the inspector opens on that head", () => {
   const { panels } = fresh();
   panels.showAttention(attention(3));
   panels.openAttention();
   const a = lastPanel();
+  const requests: unknown[] = [];
+  panels.onDidRequest((r) => requests.push(r));
   a.fromWebview({ type: 'ready', v, panel: 'attention' });
   a.fromWebview({ type: 'openHead', v, kind: 'encoder_self', layer: 0, head: 0 });
+  assert.deepEqual(requests, [
+    { from: 'attention', request: { type: 'openHead', v, kind: 'encoder_self', layer: 0, head: 0 } },
+  ]);
+  panels.openHeadInspector({ kind: 'encoder_self', layer: 0, head: 0 }); // what the Viewer does with it
   assert.ok(HeadInspectorPanel.slot.current, 'inspector opened');
   const h = lastPanel();
   assert.equal(h.viewType, 'attentionDebugger.headInspector');

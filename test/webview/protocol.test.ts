@@ -39,19 +39,37 @@ test('well-formed messages pass', () => {
   );
   assert.equal(checkToWebview({ type: 'positional', v, shape: [2, 2], values: new Float32Array(4) }), undefined);
   assert.equal(
-    checkToWebview({ type: 'state', v, state: { panel: 'dashboard', rows: [], schedule: null } }),
+    checkToWebview({
+      type: 'state',
+      v,
+      state: { panel: 'dashboard', header: null, rows: [], schedule: null, cursor: 3 },
+    }),
     undefined,
   );
   assert.equal(
     checkToWebview({
       type: 'state',
       v,
-      state: { panel: 'head', head: { kind: 'cross', layer: 0, head: 1 }, attention: null, snapshots: [] },
+      state: {
+        panel: 'head',
+        header: { runDir: '/r/a', run: 'a', step: null, input: 'probe', live: true, checkpoints: [5], vocab: true },
+        head: { kind: 'cross', layer: 0, head: 1 },
+        attention: null,
+        snapshots: [],
+        losses: [{ step: 5, loss: 2.5 }],
+        cursor: null,
+      },
     }),
     undefined,
   );
   assert.equal(checkFromWebview({ type: 'ready', v, panel: 'attention' }), undefined);
   assert.equal(checkFromWebview({ type: 'openHead', v, kind: 'cross', layer: 2, head: 5 }), undefined);
+  assert.equal(checkFromWebview({ type: 'cursor', v, step: 250 }), undefined);
+  assert.equal(
+    checkFromWebview({ type: 'inspectInput', v, input: { kind: 'text', src: 'a b', tgt: 'c' }, step: 5 }),
+    undefined,
+  );
+  assert.equal(checkFromWebview({ type: 'inspectInput', v, input: { kind: 'probe' } }), undefined);
   assert.equal(
     checkFromWebview({ type: 'export', v, format: 'png', name: 'a.png', dataUrl: 'data:image/png;base64,AA==' }),
     undefined,
@@ -120,10 +138,19 @@ test('malformed messages are rejected with the field named', () => {
       {
         type: 'state',
         v,
-        state: { panel: 'attention', attention: null, selected: { kind: 'cross', layer: -1, head: 0 } },
+        state: { panel: 'attention', header: null, attention: null, selected: { kind: 'cross', layer: -1, head: 0 } },
       },
       'state.state.selected.layer must be a whole number ≥ 0, got -1',
     ],
+    [
+      {
+        type: 'state',
+        v,
+        state: { panel: 'dashboard', header: { runDir: '/r' }, rows: [], schedule: null, cursor: null },
+      },
+      'state.state.header.run must be a string, got undefined',
+    ],
+    [{ type: 'cursor', v, step: -2 }, 'cursor.step must be a whole number ≥ 0, got -2'],
     [
       { type: 'state', v, state: { panel: 'sidebar' } },
       'state.state.panel must be one of dashboard, attention, head, positional',
@@ -162,6 +189,13 @@ test('malformed webview messages are rejected with the field named', () => {
       'export.name must be a file name without folders',
     ],
     [{ type: 'error', v, message: 42 }, 'error.message must be a string, got number'],
+    [{ type: 'cursor', v, step: 'x' }, 'cursor.step must be a whole number ≥ 0, got "x"'],
+    [{ type: 'inspectInput', v, input: { kind: 'text' } }, 'inspectInput.input.src must be a string, got undefined'],
+    [
+      { type: 'inspectInput', v, input: { kind: 'ids', src: [5, -1] } },
+      'inspectInput.input.src[1] must be a whole number ≥ 0',
+    ],
+    [{ type: 'inspectInput', v, input: { kind: 'guess' } }, 'inspectInput.input.kind must be one of probe, text, ids'],
     [{ type: 'ready', v: '1', panel: 'head' }, 'ready.v must be protocol version 2, got "1"'],
   ];
   for (const [m, want] of cases) {

@@ -134,6 +134,11 @@ export class RunDir {
   }
 
   /** Newest checkpoint with both files readable, or null. */
+  /** The step of the newest checkpoint whose model file is complete, if any. */
+  newestCheckpointStep(): number | undefined {
+    return listCheckpoints(this.path).pop()?.step;
+  }
+
   /** Removes what a writer killed mid-write left (writeFileAtomic's `<file>.tmp-<pid>-<time>`); never a whole file. */
   removeTornWrites(): void {
     for (const dir of [this.path, this.checkpointsDir, this.snapshotsDir]) {

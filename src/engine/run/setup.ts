@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { configFromPreset, modelFields, PRESETS, validateConfig, type TransformerConfig } from '../model/config';
 import { DEFAULT_SPECIAL_IDS } from '../model/config';
 import { prepareData, type DataSpec, type PreparedData } from '../data/dataset';
+import { RUN_FORMAT, RUN_FORMAT_VERSION } from '../../protocol/runFolder';
 import { RunDir } from './runDir';
 import { TRAINING_DEFAULTS, validateSettings, type TrainingSettings } from './settings';
 
@@ -63,7 +64,14 @@ export function createRun(spec: NewRun): OpenRun {
         max_len: Math.max(PRESETS[spec.config as keyof typeof PRESETS].max_len, settings.max_length + 2),
       })
     : validateConfig({ ...DEFAULT_SPECIAL_IDS, ...file, ...vocab }, spec.config);
-  run.writeConfig({ ...modelFields(config), training: settings, data: spec.data });
+  run.writeConfig({
+    run_format: RUN_FORMAT,
+    run_format_version: RUN_FORMAT_VERSION,
+    writer: 'engine',
+    ...modelFields(config),
+    training: settings,
+    data: spec.data,
+  });
   return { run, config, settings, data, dataSpec: spec.data };
 }
 

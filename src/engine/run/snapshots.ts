@@ -8,10 +8,12 @@ import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../p
 import { RUN_FORMAT_VERSION, snapshotTensorName } from '../../protocol/runFolder';
 import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 
-/** One probe pair's token labels and attention maps. */
+/** One probe pair's token labels (and ids, which let the pair be run again at any checkpoint) and attention maps. */
 export interface SnapshotPair {
   src: string[];
   tgt: string[];
+  srcIds?: number[];
+  tgtIds?: number[];
   maps: AttentionMaps[];
 }
 
@@ -28,11 +30,25 @@ export function writeSnapshotFile(path: string, snapshot: Snapshot): void {
   writeSafetensors(path, tensors, {
     step: String(snapshot.step),
     run_format_version: String(RUN_FORMAT_VERSION),
-    pairs: JSON.stringify(snapshot.pairs.map((p) => ({ src: p.src, tgt: p.tgt }))),
+    pairs: JSON.stringify(
+      snapshot.pairs.map((p) => ({
+        src: p.src,
+        tgt: p.tgt,
+        ...(p.srcIds && p.tgtIds ? { src_ids: p.srcIds, tgt_ids: p.tgtIds } : {}),
+      })),
+    ),
   });
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0);
+
+interface PairLabels {
+  src: string[];
+  tgt: string[];
+  src_ids?: unknown;
+  tgt_ids?: unknown;
+}
 
 /** Reads a snapshot of either format; errors name the file and what is wrong. */
 export function readSnapshotFile(path: string): Snapshot {
@@ -53,7 +69,7 @@ function readFormat2(path: string): Snapshot {
   if (!Number.isInteger(step) || step < 0) throw new Error(`${path}: metadata "step" must be a whole number`);
   return {
     step,
-    pairs: (pairs as { src: string[]; tgt: string[] }[]).map((p, b) => {
+    pairs: (pairs as PairLabels[]).map((p, b) => {
       const maps: AttentionMaps[] = [];
       for (const kind of ATTENTION_KINDS) {
         const t = tensors.get(snapshotTensorName(kind, b));
@@ -61,7 +77,8 @@ function readFormat2(path: string): Snapshot {
         if (t.shape.length !== 4) throw new Error(`${path}: tensor "${kind}.${b}" must have 4 dimensions`);
         maps.push({ kind, shape: t.shape as AttentionMaps['shape'], weights: t.data });
       }
-      return { src: p.src, tgt: p.tgt, maps };
+      const ids = isIds(p.src_ids) && isIds(p.tgt_ids) ? { srcIds: p.src_ids, tgtIds: p.tgt_ids } : {};
+      return { src: p.src, tgt: p.tgt, ...ids, maps };
     }),
   };
 }

@@ -1,4 +1,5 @@
 /** From the engine's own records (metrics.jsonl rows, run settings, snapshots) to the wire's payloads. */
+import { existsSync } from 'node:fs';
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunSummary } from '../../protocol/training';
@@ -72,5 +73,6 @@ export function runSummary(
     checkpoints: listCheckpoints(run.path).map((c) => c.step),
     snapshots: run.snapshotSteps(),
     running,
+    vocab: existsSync(run.vocabPath),
   };
 }

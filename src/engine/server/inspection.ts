@@ -1,18 +1,17 @@
 /**
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
- * (the probe's attention history), decode (a sentence at a checkpoint, with its attention) and
+ * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
+ * target) and
  * positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { MetricRow } from '../../protocol/metrics';
-import { decode, positional, runOpen, snapshotsGet } from '../../protocol/training';
+import { attentionGet, positional, runOpen, snapshotsGet } from '../../protocol/training';
 import { attentionToWire, matrixToWire } from '../../protocol/wire';
-import { checkpointStep, listCheckpoints, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { listCheckpoints, loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
-import { EOS } from '../data/specialTokens';
-import { loadVocabulary } from '../data/vocabulary';
-import { translateWithAttention } from '../decode/translate';
 import { sinusoidalTable } from '../model/embedding';
+import { attentionAt } from '../run/attentionAt';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary, snapshotAttention, toMetricRow } from './convert';
@@ -44,39 +43,10 @@ export function registerInspectionHandlers(
     return wanted.map((step) => attentionToWire(snapshotAttention(run, run.readSnapshot(step))));
   });
 
-  handle(conn, decode, async (p) => {
+  handle(conn, attentionGet, async (p) => {
     await ensureBackend();
-    const run = new RunDir(p.runDir);
-    const vocab = loadVocabulary(run.vocabPath);
-    const { weightsPath } = resolveCheckpoint(p.checkpoint ?? p.runDir);
-    const model = loadCheckpoint(weightsPath);
-    try {
-      const src = [...vocab.encode(p.text), EOS];
-      const t = await translateWithAttention(model, src, {
-        ...(p.beam ? { beamSize: p.beam } : {}),
-        ...(p.alpha !== undefined ? { alpha: p.alpha } : {}),
-      });
-      const source = {
-        runDir: p.runDir,
-        step: checkpointStep(weightsPath),
-        checkpoint: weightsPath,
-        input: 'input' as const,
-      };
-      const attention = {
-        source,
-        srcTokens: vocab.tokens(src),
-        tgtTokens: vocab.tokens([model.config.bos_id, ...t.tokens]),
-        maps: t.maps,
-      };
-      return {
-        text: vocab.decode(t.tokens),
-        score: t.score,
-        logProb: t.logProb,
-        attention: attentionToWire(attention),
-      };
-    } finally {
-      model.dispose();
-    }
+    const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4);
+    return { ...r, attention: attentionToWire(r.attention) };
   });
 
   handle(conn, positional, async (p) => {

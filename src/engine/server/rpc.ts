@@ -11,7 +11,15 @@ export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, han
     const params = args.length === 2 ? args[0] : undefined;
     const badParams = validate(def.checkParams, params, def.method, 'params');
     if (badParams) throw new ResponseError(ErrorCodes.InvalidParams, badParams);
-    const result = await handler(params as P);
+    let result: R;
+    try {
+      result = await handler(params as P);
+    } catch (err) {
+      // The user reads this message: send it as it is (vscode-jsonrpc would prefix "Request … failed
+      // with message:"), keeping a ResponseError's own code and data.
+      if (err instanceof ResponseError) throw err;
+      throw new ResponseError(ErrorCodes.InternalError, err instanceof Error ? err.message : String(err));
+    }
     const badResult = validate(def.checkResult, result, def.method, 'result');
     if (badResult) throw new ResponseError(ErrorCodes.InternalError, `engine bug: ${badResult}`);
     return result;

@@ -3,10 +3,11 @@
  * train/resume, stopped by train/stop, streamed to the client as train/metrics, train/snapshot and
  * train/ended notifications.
  */
-import type { MessageConnection } from 'vscode-jsonrpc/node';
+import { type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import type { EngineLog } from '../../protocol/engine';
 import type { MetricRow } from '../../protocol/metrics';
 import {
+  ENGINE_ERROR,
   trainEnded,
   trainMetrics,
   trainResume,
@@ -46,14 +47,28 @@ export class TrainingService {
       this.exclusive(() => {
         const data: DataSpec = p.data.kind === 'task' ? taskSpec(p.data.task) : p.data;
         const overrides = {
-          ...(p.steps ? { steps: p.steps } : {}),
+          ...(p.steps !== undefined ? { steps: p.steps } : {}),
+          ...(p.warmup !== undefined ? { warmup: p.warmup } : {}),
+          ...(p.lrFactor !== undefined ? { lr_factor: p.lrFactor } : {}),
+          ...(p.batchTokens !== undefined ? { batch_tokens: p.batchTokens } : {}),
           ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
         };
         return this.begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
       }),
     );
     handle(conn, trainResume, (p) =>
-      this.exclusive(() => this.begin(openRun(p.runDir, p.steps ? { steps: p.steps } : {}), true)),
+      this.exclusive(() => {
+        const opened = openRun(p.runDir, p.steps ? { steps: p.steps } : {});
+        const done = opened.run.newestCheckpointStep();
+        if (done !== undefined && done >= opened.settings.steps)
+          throw new ResponseError(
+            ENGINE_ERROR.runFinished,
+            `${opened.run.path} already finished: it is at step ${done} of ${opened.settings.steps}. ` +
+              'To train more, resume it with a larger step budget.',
+            { step: done, steps: opened.settings.steps },
+          );
+        return this.begin(opened, true);
+      }),
     );
     handle(conn, trainStop, async () => {
       const a = this.active;

@@ -92,7 +92,10 @@ export class Trainer {
     const [pair] = await attentionOfPairs(this.model, [this.probe.src], [tgtIn]);
     const src = this.data.vocab.tokens(this.probe.src);
     const tgt = this.data.vocab.tokens(tgtIn);
-    this.run.writeSnapshot({ step: this.step, pairs: [{ src, tgt, maps: pair.maps }] });
+    this.run.writeSnapshot({
+      step: this.step,
+      pairs: [{ src, tgt, srcIds: this.probe.src, tgtIds: tgtIn, maps: pair.maps }],
+    });
     return {
       source: { runDir: this.run.path, step: this.step, input: 'probe' },
       srcTokens: src,

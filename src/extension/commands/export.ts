@@ -10,6 +10,7 @@ import {
   positionalCsv,
   positionalJson,
 } from '../../protocol/export';
+import type { Attention } from '../../protocol/attention';
 import { EXPORT_FORMATS, type ExportFormat, type PanelKind } from '../../protocol/webview';
 import { type Cmd, type Ctx, guarded } from '../ctx';
 import { askSaveTarget } from '../panels/base';
@@ -29,19 +30,27 @@ export function activePanelKind(): PanelKind | undefined {
 /** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */
 export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
   const s = panels.store;
+  const context = s.header ? { run: s.header.runDir } : {};
   if (kind === 'dashboard') {
-    return format === 'json' ? metricsJson(s.rows, s.schedule) : metricsCsv(s.rows);
+    return format === 'json' ? metricsJson(s.rows, s.schedule, context) : metricsCsv(s.rows, context);
   }
   if (kind === 'positional') {
     const p = s.positional;
     if (!p) throw new Error('the positional view shows nothing yet');
-    return format === 'json' ? positionalJson(p.shape, p.values) : positionalCsv(p.shape, p.values);
+    return format === 'json' ? positionalJson(p.shape, p.values, context) : positionalCsv(p.shape, p.values, context);
   }
-  const a = s.attention;
+  const a = kind === 'head' ? inspectedFrame(panels) : s.attention;
   if (!a) throw new Error(`the ${kind} view shows no attention yet`);
   const head = kind === 'head' ? HeadInspectorPanel.slot.current?.currentHead : undefined;
   if (head) return format === 'json' ? headJson(a, head) : headCsv(a, head);
   return format === 'json' ? attentionJson(a) : attentionCsv(a);
+}
+
+/** What the inspector shows: the probe's snapshot at the cursor's step, or the attention view's input. */
+function inspectedFrame(panels: Panels): Attention | null {
+  const s = panels.store;
+  if (s.attention?.source.input === 'input' || s.cursor === null) return s.attention;
+  return s.snapshots.find((x) => x.source.step === s.cursor) ?? s.attention;
 }
 
 export interface ExportArgs {
@@ -71,16 +80,26 @@ export function exportView(ctx: Ctx): Cmd {
       const saved = await PANEL_SLOTS[kind].requestImage(ctx.panels.host, format, target);
       if (typeof saved === 'string')
         throw new Error(`the ${kind} panel could not export ${format.toUpperCase()}: ${saved}`);
-      ctx.log(`exported the ${kind} view as ${format} to ${saved.fsPath}`);
+      announce(ctx, kind, format, saved);
       return saved.fsPath;
     }
     const text = exportText(ctx.panels, kind, format);
     const target = args.path ? vscode.Uri.file(args.path) : await askSaveTarget(format, `${kind}.${format}`);
     if (!target) return undefined;
     await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));
-    ctx.log(`exported the ${kind} view as ${format} to ${target.fsPath}`);
+    announce(ctx, kind, format, target);
     return target.fsPath;
   });
+}
+
+/** Says where an export went, with a button that opens it. */
+function announce(ctx: Ctx, kind: PanelKind, format: string, file: vscode.Uri): void {
+  ctx.log(`exported the ${kind} view as ${format} to ${file.fsPath}`);
+  void vscode.window
+    .showInformationMessage(`Attention Debugger: saved the ${kind} view as ${file.fsPath}`, 'Open')
+    .then((choice) => {
+      if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', file);
+    });
 }
 
 async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {

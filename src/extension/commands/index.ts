@@ -11,12 +11,13 @@ import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
 import { decodeSentence, inspectHead, showCheckpoint } from './inspect';
 import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
-import { resume, stop, train } from './training';
+import { resume, stop, train, trainingActions } from './training';
 
 const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.train': train,
   'attentionDebugger.stop': stop,
   'attentionDebugger.resume': resume,
+  'attentionDebugger.trainingActions': trainingActions,
   'attentionDebugger.decode': decodeSentence,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,

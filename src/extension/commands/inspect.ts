@@ -1,14 +1,15 @@
-/** Decode, Show Checkpoint Attention and Inspect Head: attention of a run, on demand. */
+/** Decode, Show Checkpoint Attention and Inspect Head: attention of the selected run, on demand. */
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ATTENTION_KINDS, type Attention, type AttentionKind, type HeadRef } from '../../protocol/attention';
-import { type DecodeResult, decode, runOpen, snapshotsGet } from '../../protocol/training';
-import { toAttention } from '../convert';
-import { type Cmd, type Ctx, errorText, guarded } from '../ctx';
+import type { Decoded } from '../../protocol/training';
+import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 
 export interface DecodeArgs {
   runDir?: string;
-  checkpoint?: string;
+  /** The checkpoint's step (the newest by default). */
+  step?: number;
   text?: string;
   beam?: number;
 }
@@ -17,75 +18,46 @@ export interface InspectArgs extends Partial<HeadRef> {
   runDir?: string;
 }
 
-/** The probe pair's attention at a run's snapshot steps (all of them without `steps`). */
-export async function loadSnapshots(ctx: Ctx, runDir: string, steps?: number[]): Promise<Attention[]> {
-  const wire = await ctx.engine.request(snapshotsGet, steps ? { runDir, steps } : { runDir });
-  const items: Attention[] = [];
-  for (const [i, w] of wire.entries()) {
-    try {
-      items.push(toAttention(w, `snapshots/get result[${i}]`));
-    } catch (err) {
-      ctx.log(`snapshot ignored: ${errorText(err)}`);
-    }
-  }
-  return items;
-}
-
-async function decodeRun(
-  ctx: Ctx,
-  args: DecodeArgs & { runDir: string; text: string },
-): Promise<DecodeResult & { payload: Attention }> {
-  const result = await ctx.engine.request(decode, {
-    runDir: args.runDir,
-    text: args.text,
-    ...(args.checkpoint ? { checkpoint: args.checkpoint } : {}),
-    ...(args.beam ? { beam: args.beam } : {}),
-  });
-  const payload = toAttention(result.attention, 'decode result.attention');
-  ctx.panels.showAttention(payload);
-  ctx.panels.openAttention();
-  return { ...result, payload };
-}
-
-/** Translates a sentence (the editor's selection, or asked) and shows its attention. */
+/**
+ * Translates a sentence (the editor's selection, or asked) with a run's checkpoint and shows its
+ * attention: an input at that checkpoint, never a step of the training history.
+ */
 export function decodeSentence(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Decode', async (args: DecodeArgs = {}) => {
-    let text = args.text;
-    if (text === undefined) {
-      const editor = vscode.window.activeTextEditor;
-      const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-      text =
-        selected.trim() ||
-        (await vscode.window.showInputBox({
-          title: 'Attention Debugger: Decode',
-          prompt: 'A source sentence to translate',
-        }));
-    }
-    if (!text) return undefined;
-    const runDir = args.runDir ?? (await pickRun(ctx, 'Decode with which run?'));
-    if (!runDir) return undefined;
-    const result = await decodeRun(ctx, { ...args, runDir, text });
-    void vscode.window.showInformationMessage(`Attention Debugger: “${text}” → “${result.text}”`);
-    return result;
-  });
+  return guarded(
+    ctx,
+    'Decode',
+    async (arg?: DecodeArgs | unknown): Promise<(Decoded & { payload: Attention }) | undefined> => {
+      const args = (arg ?? {}) as DecodeArgs;
+      const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Decode with which run?'));
+      if (!runDir) return undefined;
+      let text = args.text;
+      if (text === undefined) {
+        const editor = vscode.window.activeTextEditor;
+        const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+        text =
+          selected.trim() ||
+          (await vscode.window.showInputBox({
+            title: `Attention Debugger: Decode with ${path.basename(runDir)}`,
+            prompt: 'A source sentence to translate (token ids separated by spaces for a run without vocab.json)',
+          }));
+      }
+      if (!text) return undefined;
+      const r = await ctx.viewer.selectInput({ kind: 'text', src: text }, args.step, runDir);
+      ctx.panels.openAttention();
+      if (!r?.decoded) return undefined;
+      void vscode.window.showInformationMessage(`Attention Debugger: “${text}” → “${r.decoded.text}”`);
+      return { ...r.decoded, payload: r.attention };
+    },
+  );
 }
 
-/** A checkpoint clicked in the Runs view: the probe's attention at that step, or a sentence decoded with it. */
+/** A checkpoint clicked in the Runs view: the run selected at that step, the probe's attention shown. */
 export function showCheckpoint(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Show Checkpoint', async (args: { runDir: string; checkpoint: string; step: number }) => {
-    const snaps = await loadSnapshots(ctx, args.runDir, [args.step]);
-    const snap = snaps.find((s) => s.source.step === args.step) ?? snaps[snaps.length - 1];
-    if (snap) {
-      ctx.panels.showAttention(snap);
-      ctx.panels.openAttention();
-      return snap;
-    }
-    const text = await vscode.window.showInputBox({
-      title: `No snapshot at step ${args.step}: decode a sentence with this checkpoint`,
-      prompt: 'A source sentence',
-    });
-    if (!text) return undefined;
-    return (await decodeRun(ctx, { runDir: args.runDir, checkpoint: args.checkpoint, text })).payload;
+  return guarded(ctx, 'Show Checkpoint', async (args: { runDir: string; step: number }) => {
+    await ctx.viewer.selectRun(args.runDir, { step: args.step });
+    ctx.panels.showCursor(args.step);
+    ctx.panels.openAttention();
+    return ctx.panels.store.attention ?? undefined;
   });
 }
 
@@ -101,18 +73,31 @@ async function pickIndex(what: string, n: number): Promise<number | undefined> {
   return (await vscode.window.showQuickPick(items, { title: `${what} (of ${n})` }))?.i;
 }
 
-/** Opens one head in the inspector with the run's snapshot history. */
+/** Which run to inspect: the one given, else the selection, asking when another run trains too. */
+async function inspectedRun(ctx: Ctx, given: string | undefined): Promise<string | undefined> {
+  if (given) return given;
+  const selected = ctx.viewer.selection?.runDir;
+  const live = ctx.training.runDir;
+  if (selected && live && live !== selected) {
+    const items = [selected, live].map((dir) => ({
+      label: path.basename(dir),
+      description: dir === live ? 'training' : 'selected',
+      detail: dir,
+      dir,
+    }));
+    return (await vscode.window.showQuickPick(items, { title: 'Inspect a head of which run?' }))?.dir;
+  }
+  return selected ?? live ?? (await pickRun(ctx, 'Inspect a head of which run?'));
+}
+
+/** Opens one head in the inspector with its run's probe history. */
 export function inspectHead(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Inspect Head', async (args: InspectArgs = {}) => {
-    const { training, panels, engine } = ctx;
-    const runDir =
-      args.runDir ??
-      training.runDir ??
-      training.summary?.runDir ??
-      (await pickRun(ctx, 'Inspect a head of which run?'));
+  return guarded(ctx, 'Inspect Head', async (arg?: InspectArgs | unknown) => {
+    const args = (arg ?? {}) as InspectArgs;
+    const runDir = await inspectedRun(ctx, runDirOf(arg));
     if (!runDir) return undefined;
-    const summary =
-      training.summary?.runDir === runDir ? training.summary : (await engine.request(runOpen, { runDir })).summary;
+    if (ctx.viewer.selection?.runDir !== runDir) await ctx.viewer.selectRun(runDir);
+    const summary = ctx.viewer.run!;
     const kind: AttentionKind | undefined =
       args.kind ??
       ((
@@ -131,12 +116,9 @@ export function inspectHead(ctx: Ctx): Cmd {
       throw new Error(
         `${kind} has ${layers} layers and ${summary.heads} heads; layer ${layer + 1}, head ${head + 1} do not exist`,
       );
-    const snaps = await loadSnapshots(ctx, runDir);
-    panels.store.addSnapshots(snaps, true);
-    const newest = snaps[snaps.length - 1];
-    if (newest && !panels.store.attention) panels.showAttention(newest);
     const ref: HeadRef = { kind, layer, head };
-    panels.openHeadInspector(ref);
-    return { head: ref, snapshots: snaps.length };
+    ctx.viewer.selectHead(ref);
+    ctx.panels.openHeadInspector(ref);
+    return { head: ref, runDir, snapshots: ctx.panels.store.snapshots.length };
   });
 }

@@ -1,11 +1,12 @@
 /** Open Run, the panels' Open commands, Show Positional Encoding, Show Engine Info, Refresh Runs. */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type EngineInfo, engineInfo } from '../../protocol/engine';
-import { positional, runOpen } from '../../protocol/training';
+import { RUN_FILES } from '../../protocol/runFolder';
+import { positional } from '../../protocol/training';
 import { toPositionalPayload } from '../convert';
-import { type Cmd, type Ctx, errorText, guarded } from '../ctx';
-import { scheduleOf } from '../training';
+import { type Cmd, type Ctx, errorText, guarded, runDirOf } from '../ctx';
 import { runsRoot } from '../views';
 
 export function showEngineInfo(ctx: Ctx): Cmd {
@@ -25,32 +26,41 @@ export function showEngineInfo(ctx: Ctx): Cmd {
   };
 }
 
-/** A run folder (or a PyTorch checkpoint folder) on disk: its metrics on the dashboard. */
+/** Why a folder cannot be opened as a run, in words (checked before the engine is asked). */
+function notARun(dir: string): string | undefined {
+  if (!fs.existsSync(dir)) return `${dir} does not exist`;
+  if (!fs.statSync(dir).isDirectory()) return `${dir} is a file, not a run folder`;
+  if (!fs.existsSync(path.join(dir, RUN_FILES.config)))
+    return `This folder is not a run: it has no ${RUN_FILES.config} (${dir})`;
+  return undefined;
+}
+
+/** A run folder (or a PyTorch checkpoint folder) on disk becomes the selection: its metrics, history and attention. */
 export function openRun(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Open Run', async (args: { runDir?: string } = {}) => {
-    let runDir = args.runDir;
-    if (!runDir) {
-      const root = runsRoot();
-      const folder = await vscode.window.showOpenDialog({
-        canSelectFolders: true,
-        canSelectFiles: false,
-        openLabel: 'Open Run',
-        title: 'A run folder, or a checkpoint folder (config.json + model.safetensors) written by PyTorch',
-        defaultUri: root && fs.existsSync(root) ? vscode.Uri.file(root) : undefined,
-      });
-      runDir = folder?.[0]?.fsPath;
+  return guarded(ctx, 'Open Run', async (arg?: unknown) => {
+    let runDir = runDirOf(arg);
+    for (;;) {
+      if (!runDir) {
+        const root = runsRoot();
+        const folder = await vscode.window.showOpenDialog({
+          canSelectFolders: true,
+          canSelectFiles: false,
+          openLabel: 'Open Run',
+          title: 'A run folder, or a checkpoint folder (config.json + model.safetensors) written by PyTorch',
+          defaultUri: root && fs.existsSync(root) ? vscode.Uri.file(root) : undefined,
+        });
+        runDir = folder?.[0]?.fsPath;
+      }
+      if (!runDir) return undefined;
+      const why = notARun(runDir);
+      if (!why) break;
+      const again = await vscode.window.showErrorMessage(`Attention Debugger: ${why}.`, 'Pick Another Folder…');
+      if (again !== 'Pick Another Folder…') return undefined;
+      runDir = undefined;
     }
-    if (!runDir) return undefined;
-    const { panels, training } = ctx;
-    const opened = await ctx.engine.request(runOpen, { runDir });
-    if (training.runDir === opened.summary.runDir) panels.appendMetrics(opened.rows, true);
-    else {
-      panels.appendMetrics(opened.rows, true);
-      panels.setSchedule(scheduleOf(opened.summary));
-      training.setOpened(opened.summary);
-    }
-    panels.openDashboard();
-    return opened;
+    await ctx.viewer.selectRun(runDir);
+    ctx.panels.openDashboard();
+    return { summary: ctx.viewer.run!, rows: ctx.panels.store.rows };
   });
 }
 
@@ -72,7 +82,7 @@ export function showPositional(ctx: Ctx): Cmd {
     ctx,
     'Show Positional Encoding',
     async (args: { runDir?: string; dModel?: number; positions?: number } = {}) => {
-      const runDir = args.runDir ?? ctx.training.runDir ?? ctx.training.summary?.runDir;
+      const runDir = args.runDir ?? ctx.viewer.selection?.runDir ?? ctx.training.runDir;
       const params = runDir
         ? { runDir, ...(args.positions ? { positions: args.positions } : {}) }
         : { dModel: args.dModel ?? 64, positions: args.positions ?? 100 };

@@ -1,59 +1,91 @@
-/** Train, Stop Training and Resume Training. */
+/** Train, Stop Training, Resume Training and the status bar's actions. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type DataChoice, type RunSummary, runOpen } from '../../protocol/training';
-import { type Cmd, type Ctx, guarded } from '../ctx';
-import { dataLabel, pickConfig, pickData, pickRun, stamp } from '../pickers';
+import { CHECKPOINT_FILE, RUN_FILES } from '../../protocol/runFolder';
+import { type DataChoice, ENGINE_ERROR, type RunSummary, type TrainParams } from '../../protocol/training';
+import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
+import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
 import { settings } from '../settings';
 import { runsRoot } from '../views';
 
-export interface TrainArgs {
+export interface TrainArgs extends TrainingChoices {
   data?: DataChoice;
   /** tiny | small | base | big, or a JSON config file. */
   config?: string;
   runDir?: string;
-  steps?: number;
   /** Open the dashboard and the attention view (default true). */
   openPanels?: boolean;
-  /** Show the cancellable progress notification (default true). */
-  progress?: boolean;
 }
 
 export interface ResumeArgs {
   runDir?: string;
+  /** A new step budget. */
   steps?: number;
-  progress?: boolean;
+  /** For a run that already finished: train this many more steps (asked when absent). */
+  more?: number;
 }
 
-/** Asks what to train (data, model, folder) unless `args` says, then starts the run in the engine. */
+export interface StopArgs {
+  /** Ask before stopping a run whose newest checkpoint is old (default: ask when run by a person). */
+  confirm?: boolean;
+}
+
+const LAST_CHOICES = 'attentionDebugger.lastTrainChoices';
+
+/** Asks what to train (data, model, advanced settings, folder) unless `args` says, then starts the run. */
 export function train(ctx: Ctx): Cmd {
   return guarded(ctx, 'Train', async (args: TrainArgs = {}): Promise<RunSummary | undefined> => {
     const { training, panels } = ctx;
-    if (training.training) {
+    if (training.training && args.data && args.config) {
+      // From code (tests, other extensions): say why, change nothing.
       void vscode.window.showWarningMessage(
-        `Attention Debugger: ${path.basename(training.runDir!)} is training; stop it before starting another run.`,
+        `Attention Debugger: ${path.basename(training.runDir!)} is training; the engine trains one run at a time.`,
       );
       return undefined;
     }
-    const data = args.data ?? (await pickData());
+    if (training.training) {
+      // One run trains at a time: say so, and offer the way on instead of hiding the command.
+      const live = path.basename(training.runDir!);
+      const choice = await vscode.window.showWarningMessage(
+        `Attention Debugger: ${live} is training, and the engine trains one run at a time.`,
+        { modal: true, detail: 'Stop it (a checkpoint is written first) and set up a new run?' },
+        'Stop and Train',
+      );
+      if (choice !== 'Stop and Train') return undefined;
+      await training.stop();
+    }
+    const last = ctx.workspaceState.get<TrainArgs>(LAST_CHOICES) ?? {};
+    const data = args.data ?? (await pickData(last.data));
     if (!data) return undefined;
-    const config = args.config ?? (await pickConfig());
+    const config = args.config ?? (await pickConfig(last.config));
     if (!config) return undefined;
+    const interactive = args.data === undefined || args.config === undefined;
+    const advanced = interactive ? await pickAdvanced(last) : args;
+    if (!advanced) return undefined;
     const runDir = args.runDir ?? (await askRunFolder(data, config));
     if (!runDir) return undefined;
+    if (interactive) await ctx.workspaceState.update(LAST_CHOICES, { data, config, ...advanced });
     const snapshotEvery = settings().get<number>('snapshotInterval') ?? 0; // 0: the config's training.snapshot_every
-    const summary = await training.start({
+    const params: TrainParams = {
       runDir,
       data,
       config,
-      ...(args.steps ? { steps: args.steps } : {}),
+      ...(advanced.steps ? { steps: advanced.steps } : {}),
+      ...(advanced.warmup ? { warmup: advanced.warmup } : {}),
+      ...(advanced.lrFactor ? { lrFactor: advanced.lrFactor } : {}),
+      ...(advanced.batchTokens ? { batchTokens: advanced.batchTokens } : {}),
       ...(snapshotEvery > 0 ? { snapshotEvery } : {}),
-    });
+    };
+    const summary = await training.start(params);
     if (args.openPanels !== false) {
       panels.openDashboard(vscode.ViewColumn.One);
       panels.openAttention(vscode.ViewColumn.Beside);
     }
-    if (args.progress !== false) training.showProgress();
+    void vscode.window.showInformationMessage(
+      `Attention Debugger: training ${path.basename(runDir)} (${summary.totalSteps} steps). ` +
+        'Progress is in the status bar and the Current Run view.',
+    );
     ctx.refreshRuns();
     return summary;
   });
@@ -64,33 +96,90 @@ async function askRunFolder(data: DataChoice, config: string): Promise<string | 
   const name = `${dataLabel(data)}-${path.basename(config, '.json')}-${stamp()}`;
   const value = root ? path.join(root, name) : name;
   return vscode.window.showInputBox({
-    title: 'Attention Debugger: Train (3/3) — run folder',
+    title: 'Attention Debugger: Train (4/4) — run folder',
     value,
     valueSelection: [value.length - name.length, value.length],
     prompt: 'Checkpoints, metrics and the vocabulary go here',
   });
 }
 
+/** Seconds since the run's newest checkpoint was written (Infinity without one). */
+function checkpointAge(runDir: string): number {
+  const dir = path.join(runDir, RUN_FILES.checkpoints);
+  let newest = 0;
+  try {
+    for (const f of fs.readdirSync(dir))
+      if (CHECKPOINT_FILE.test(f)) newest = Math.max(newest, fs.statSync(path.join(dir, f)).mtimeMs);
+  } catch {
+    // no checkpoints folder yet
+  }
+  return newest ? (Date.now() - newest) / 1000 : Infinity;
+}
+
+/** Stops the live run after its step in progress, with a checkpoint; asks first when its last one is old. */
 export function stop(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Stop', async () => {
-    if (!ctx.training.training) {
+  return guarded(ctx, 'Stop', async (args: StopArgs = {}) => {
+    const runDir = ctx.training.runDir;
+    if (!runDir) {
       void vscode.window.showInformationMessage('Attention Debugger: no run is training.');
       return null;
+    }
+    const age = checkpointAge(runDir);
+    if (args.confirm !== false && age > 60) {
+      const step = ctx.training.lastRow?.step;
+      const choice = await vscode.window.showWarningMessage(
+        `Stop training ${path.basename(runDir)}${step ? ` at step ${step}` : ''}?`,
+        {
+          modal: true,
+          detail:
+            (age === Infinity ? 'It has no checkpoint yet. ' : `Its newest checkpoint is ${Math.round(age)} s old. `) +
+            'A checkpoint is written before it stops, and Resume goes on from it.',
+        },
+        'Stop Training',
+      );
+      if (choice !== 'Stop Training') return null;
     }
     return ctx.training.stop();
   });
 }
 
-/** Goes on training a run from its newest checkpoint. */
+/** Goes on training a run from its newest checkpoint; a finished run asks how many more steps. */
 export function resume(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Resume', async (args: ResumeArgs = {}) => {
-    const runDir = args.runDir ?? (await pickRun(ctx, 'Resume which run?', false));
+  return guarded(ctx, 'Resume', async (arg?: ResumeArgs | unknown) => {
+    const args = (arg ?? {}) as ResumeArgs;
+    const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Resume which run?', false));
     if (!runDir) return undefined;
-    const summary = await ctx.training.resume(runDir, args.steps);
-    const opened = await ctx.engine.request(runOpen, { runDir });
-    ctx.panels.appendMetrics(opened.rows, true);
-    ctx.panels.openDashboard();
-    if (args.progress !== false) ctx.training.showProgress();
-    return summary;
+    try {
+      return await ctx.training.resume(runDir, args.steps);
+    } catch (err) {
+      const e = err as { code?: number; data?: { step?: number } };
+      if (e.code !== ENGINE_ERROR.runFinished || typeof e.data?.step !== 'number') throw err;
+      const more = args.more ?? (await askMoreSteps(path.basename(runDir), e.data.step));
+      return more ? ctx.training.resume(runDir, e.data.step + more) : undefined;
+    }
   });
+}
+
+async function askMoreSteps(name: string, step: number): Promise<number | undefined> {
+  const value = await vscode.window.showInputBox({
+    title: `Attention Debugger: ${name} already finished at step ${step}`,
+    prompt: 'Train how many more steps? (the step budget grows; the learning-rate schedule goes on)',
+    value: '500',
+    validateInput: (v) => (/^[1-9]\d*$/.test(v.trim()) ? undefined : 'a whole number of steps, 1 or more'),
+  });
+  return value ? Number(value.trim()) : undefined;
+}
+
+/** The status bar item's click: what a person does with a running run. */
+export function trainingActions(ctx: Ctx): Cmd {
+  return async () => {
+    const items = [
+      { label: '$(graph-line) Open Dashboard', command: 'attentionDebugger.openDashboard' },
+      { label: '$(eye) Open Attention View', command: 'attentionDebugger.openAttention' },
+      { label: '$(debug-stop) Stop Training', command: 'attentionDebugger.stop' },
+    ];
+    const name = ctx.training.runDir ? path.basename(ctx.training.runDir) : 'no run';
+    const pick = await vscode.window.showQuickPick(items, { title: `Attention Debugger: ${name}` });
+    if (pick) await vscode.commands.executeCommand(pick.command);
+  };
 }

@@ -9,7 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import {
+  type CellRef,
+  type CursorFromWebviewMsg,
+  type DrawnMsg,
   type ExportMsg,
+  type InspectInputMsg,
+  type OpenHeadMsg,
   type FromWebview,
   type MessageBody,
   type PanelKind,
@@ -20,17 +25,24 @@ import {
   checkFromWebview,
   checkPersistedState,
 } from '../../protocol/webview';
-import type { HeadRef } from '../../protocol/attention';
 import { dataUrlBytes } from './dataUrl';
 import { panelHtml } from './html';
 import type { PanelStore } from './store';
+
+/** What a page asks of the extension beyond its own life: the Viewer answers these. */
+export type PanelRequest = OpenHeadMsg | CursorFromWebviewMsg | InspectInputMsg;
 
 /** What panels need from the extension. */
 export interface PanelHost {
   readonly extensionUri: vscode.Uri;
   readonly store: PanelStore;
   log(line: string): void;
+  /** A request from a page (a head clicked, the cursor moved, an input asked for). */
+  request(from: PanelKind, m: PanelRequest): void;
 }
+
+/** A page that has not said ready this long after it was shown is replaced (PanelSlot). */
+export const READY_WITHIN_MS = 10_000;
 
 /** Webview options: scripts on, and only dist/webview and plotly's folder loadable. */
 export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
@@ -84,8 +96,14 @@ export abstract class BasePanel implements vscode.Disposable {
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   /** Fires once, when the panel is gone (closed by the user or disposed by code). */
   readonly onDidDispose = this.disposeEmitter.event;
+  private readonly stallEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the page has not said ready READY_WITHIN_MS after being shown (a blank panel). */
+  readonly onDidStall = this.stallEmitter.event;
+  private stallTimer: NodeJS.Timeout | undefined;
   private disposed = false;
   private ready = false;
+  /** Who waits for the page's `drawn` report. */
+  private pendingDrawn: ((d: DrawnMsg | string) => void)[] = [];
   /** An image asked for by the Export View command: where to save it, and who waits. */
   private pendingImage:
     | { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
@@ -98,15 +116,23 @@ export abstract class BasePanel implements vscode.Disposable {
   ) {
     panel.webview.options = webviewOptions(host.extensionUri);
     panel.webview.html = this.html();
+    this.disposables.add(this.stallEmitter);
+    this.disposables.add({ dispose: () => clearTimeout(this.stallTimer) });
     this.disposables.add(panel.onDidDispose(() => this.dispose()));
+    if (panel.visible) this.watchReady();
     this.disposables.add(
       panel.onDidChangeViewState((e) => {
         // Hidden, the page may be torn down (no retainContextWhenHidden) and reload when shown, or
         // may survive (seen under VS Code's server): either way it is sent nothing until it says
         // ready, which a reloaded page does by itself and a surviving one when pinged. Then it
         // gets the whole state.
-        if (!e.webviewPanel.visible) this.ready = false;
-        else this.ping();
+        if (!e.webviewPanel.visible) {
+          this.ready = false;
+          clearTimeout(this.stallTimer);
+        } else {
+          this.ping();
+          this.watchReady();
+        }
       }),
     );
     this.disposables.add(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
@@ -116,11 +142,25 @@ export abstract class BasePanel implements vscode.Disposable {
     return this.disposed;
   }
 
+  /** Whether the page has said ready since it was last shown. */
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  /** Starts the clock: a shown page that never says ready is reported (onDidStall) to be replaced. */
+  private watchReady(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = setTimeout(() => {
+      if (this.disposed || this.ready || !this.panel.visible) return;
+      this.host.log(
+        `${this.kind} panel: its page did not say ready within ${READY_WITHIN_MS / 1000} s; opening it anew`,
+      );
+      this.stallEmitter.fire();
+    }, READY_WITHIN_MS);
+  }
+
   /** The panel's whole state, sent as one `state` message. */
   protected abstract snapshot(): PanelState;
-
-  /** Called for `openHead` from the webview (the attention view overrides it). */
-  protected onOpenHead(_ref: HeadRef): void {}
 
   private html(): string {
     const w = this.panel.webview;
@@ -181,16 +221,22 @@ export abstract class BasePanel implements vscode.Disposable {
         case 'ready':
           if (m.panel !== this.kind) this.host.log(`${this.kind} panel: the webview says it is ${m.panel}`);
           this.ready = true;
+          clearTimeout(this.stallTimer);
           this.sendState();
           break;
         case 'requestState':
           this.sendState();
           break;
         case 'openHead':
-          this.onOpenHead({ kind: m.kind, layer: m.layer, head: m.head });
+        case 'cursor':
+        case 'inspectInput':
+          this.host.request(this.kind, m);
           break;
         case 'export':
           void this.saveExport(m);
+          break;
+        case 'drawn':
+          for (const done of this.pendingDrawn.splice(0)) done(m);
           break;
         case 'error':
           this.host.log(`${this.kind} panel (webview): ${m.message}`);
@@ -232,6 +278,29 @@ export abstract class BasePanel implements vscode.Disposable {
         },
       };
       this.post({ type: 'exportImage', format });
+    });
+  }
+
+  /**
+   * What the page has drawn (its header, its maps, the colours of `cells`): how the integration
+   * tests check a panel as a person sees it. A string says why there is no answer.
+   */
+  async requestDrawn(cells: CellRef[] = [], timeoutMs = 15_000): Promise<DrawnMsg | string> {
+    if (!this.panel.visible) this.panel.reveal(this.panel.viewColumn, true); // hidden pages draw nothing
+    const t0 = Date.now();
+    while (!(this.panel.visible && this.ready) && Date.now() - t0 < timeoutMs && !this.disposed)
+      await new Promise((r) => setTimeout(r, 100));
+    if (this.disposed || !this.ready) return `the ${this.kind} panel's page is not ready`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () => resolve(`the ${this.kind} panel did not report within ${timeoutMs} ms`),
+        timeoutMs,
+      );
+      this.pendingDrawn.push((d) => {
+        clearTimeout(timer);
+        resolve(d);
+      });
+      this.post({ type: 'reportDrawn', cells });
     });
   }
 

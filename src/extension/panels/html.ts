@@ -29,6 +29,15 @@ body { margin: 0; padding: 8px 12px; color: var(--vscode-editor-foreground); bac
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size, 13px); }
 h2 { font-size: 1em; font-weight: 600; margin: 0; }
 .muted { color: var(--vscode-descriptionForeground); }
+.view-header { margin: 0 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545);
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.view-header .run-name { font-weight: 600; }
+.form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
+.form input[type=text] { flex: 1 1 12em; min-width: 8em; color: var(--vscode-input-foreground); background: var(--vscode-input-background);
+  border: 1px solid var(--vscode-input-border, transparent); padding: 2px 4px; font: inherit; }
+select { color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); font: inherit; }
+.colorbar { display: flex; align-items: center; gap: 4px; font-size: 0.85em; }
+.colorbar canvas { width: 120px; height: 10px; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
 #error { margin: 0 0 8px; padding: 6px 10px; border: 1px solid var(--vscode-inputValidation-errorBorder, #be1100);
   background: var(--vscode-inputValidation-errorBackground, #5a1d1d); color: var(--vscode-errorForeground, #f48771); white-space: pre-wrap; }
 .toolbar { display: flex; gap: 8px; align-items: center; margin-bottom: 8px; min-height: 1.6em; flex-wrap: wrap; }
@@ -39,7 +48,7 @@ button.small { padding: 1px 6px; font-size: 0.9em; }
 .actions { display: inline-flex; gap: 4px; }
 .card { border: 1px solid var(--vscode-editorWidget-border, var(--vscode-panel-border)); border-radius: 4px; padding: 8px; margin-bottom: 10px; min-width: 0; }
 .card > header { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 6px; }
-.chart-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 10px; }
+.chart-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 10px; }
 .chart { height: 300px; min-width: 0; }
 .chart.tall { height: 70vh; }
 .chart.detail { height: 560px; }
@@ -55,7 +64,7 @@ canvas.thumb.selected { outline: 2px solid var(--vscode-focusBorder, #007fd4); o
 canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
 .tokens { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
 .readout { font-family: var(--vscode-editor-font-family, monospace); min-height: 1.3em; }
-.head-layout { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: 10px; align-items: start; }
+.head-layout { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 340px), 1fr)); gap: 10px; align-items: start; }
 .labelled-map { display: grid; grid-template-columns: auto auto; justify-content: start; column-gap: 4px; }
 .key-labels { display: flex; align-items: flex-end; max-height: 7em; overflow: hidden; }
 .key-labels span { writing-mode: vertical-rl; transform: rotate(180deg); display: flex; align-items: center; justify-content: flex-start; font-size: 0.85em; overflow: hidden; white-space: nowrap; }
@@ -63,8 +72,26 @@ canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid
 .query-labels span { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; max-width: 10em; }
 #step-slider { flex: 1; max-width: 480px; }
 table { border-collapse: collapse; font-family: var(--vscode-editor-font-family, monospace); font-size: 0.9em; }
-th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545); white-space: nowrap; }
+table { table-layout: fixed; width: 100%; }
+th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545);
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.card { overflow: hidden; }
 `;
+
+/**
+ * Runs before the panel's scripts: if they fail to load or throw before they start, or have not
+ * started after 8 s, the page says so (a blank panel tells a user nothing). common.ts's start()
+ * sets window.__panelStarted.
+ */
+const GUARD = `(() => {
+  const show = (text) => { const el = document.getElementById('error'); if (el) { el.textContent = text; el.hidden = false; } };
+  window.addEventListener('error', (e) => {
+    if (window.__panelStarted) return;
+    const src = e.target && e.target.src;
+    show(src ? 'The panel could not load its script (' + src + '). Close the panel and open it again.' : 'The panel failed to start: ' + e.message);
+  }, true);
+  setTimeout(() => { if (!window.__panelStarted) show('The panel has not started after 8 s. Close it and open it again from the Attention Debugger commands.'); }, 8000);
+})();`;
 
 export function panelHtml(o: PanelHtmlOptions): string {
   const csp = [
@@ -85,7 +112,9 @@ export function panelHtml(o: PanelHtmlOptions): string {
 </head>
 <body data-panel="${o.panel}">
 <div id="error" role="alert" hidden></div>
+<div id="view-header" class="view-header"></div>
 <div id="app"></div>
+<script nonce="${o.nonce}">${GUARD}</script>
 <script nonce="${o.nonce}" src="${escapeHtml(o.plotlyUri)}"></script>
 <script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>

@@ -1,14 +1,15 @@
 /**
  * registerPanels(context): registers a WebviewPanelSerializer per panel type (panels come back
  * after a window reload; package.json needs an `onWebviewPanel:<viewType>` activation event for
- * each) and returns the Panels hub the extension pushes data through. The hub keeps the data in
- * a store, so panels opened later start from it, and forwards it to the panels that are open.
+ * each) and returns the Panels hub the Viewer pushes data through. The hub keeps the data in the
+ * store, so panels opened later start from it, and forwards changes to the panels that are open.
+ * What a page asks for (a head, the cursor, an input) comes out as `onDidRequest`.
  */
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
-import type { PanelKind, PositionalPayload, Schedule } from '../../protocol/webview';
-import type { BasePanel, PanelHost } from './base';
+import type { PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import type { BasePanel, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
 import { PanelStore } from './store';
@@ -36,14 +37,24 @@ export function openPanelKinds(): PanelKind[] {
 export class Panels implements vscode.Disposable {
   readonly store = new PanelStore();
   readonly host: PanelHost;
+  private readonly requests = new vscode.EventEmitter<{ from: PanelKind; request: PanelRequest }>();
+  /** A page asked for something: a head opened, the cursor moved, an input's attention. */
+  readonly onDidRequest = this.requests.event;
+  private readonly revived = new vscode.EventEmitter<PanelKind>();
+  /** VS Code restored a panel after a window reload: it needs its data again. */
+  readonly onDidRevive = this.revived.event;
 
   constructor(extensionUri: vscode.Uri, log: (line: string) => void) {
-    this.host = { extensionUri, store: this.store, log };
-    // Clicking a head in the attention view opens it in the inspector, beside.
-    AttentionPanel.onCreate = (p) => {
-      p.onDidOpenHead((ref) => this.openHeadInspector(ref));
+    this.host = {
+      extensionUri,
+      store: this.store,
+      log,
+      request: (from, request) => this.requests.fire({ from, request }),
     };
   }
+
+  /** Each kind's slot (its open panel): for other extensions and the tests, which load their own copy of this module. */
+  readonly slots = PANEL_SLOTS;
 
   openDashboard(column?: vscode.ViewColumn): DashboardPanel {
     return DashboardPanel.slot.createOrShow(this.host, column);
@@ -53,20 +64,40 @@ export class Panels implements vscode.Disposable {
   }
   openHeadInspector(head?: HeadRef): HeadInspectorPanel {
     const p = HeadInspectorPanel.slot.createOrShow(this.host);
-    if (head) p.inspect(head);
+    if (head) {
+      p.inspect(head);
+      AttentionPanel.slot.current?.select(head);
+    }
     return p;
   }
   openPositional(): PositionalPanel {
     return PositionalPanel.slot.createOrShow(this.host);
   }
 
-  appendMetrics(rows: MetricRow[], reset = false): void {
-    if (DashboardPanel.slot.current) DashboardPanel.slot.current.appendMetrics(rows, reset);
-    else this.store.appendMetrics(rows, reset);
+  /** A new selection: the store holds this run's data now, and every open panel gets it whole. */
+  showRun(header: ViewHeader, rows: MetricRow[], schedule: Schedule | null, snapshots: Attention[]): void {
+    this.store.reset();
+    this.store.header = header;
+    this.store.appendMetrics(rows);
+    this.store.schedule = schedule;
+    this.store.addSnapshots(snapshots);
+    this.refresh();
   }
-  setSchedule(schedule: Schedule): void {
-    if (DashboardPanel.slot.current) DashboardPanel.slot.current.setSchedule(schedule);
-    else this.store.schedule = schedule;
+
+  /** What the headers say changed (the step, the input, live or not): every panel redraws from the store. */
+  setHeader(header: ViewHeader): void {
+    this.store.header = header;
+    this.refresh();
+  }
+
+  /** Sends every open panel its whole state again. */
+  refresh(): void {
+    for (const slot of Object.values(PANEL_SLOTS)) slot.current?.sendState();
+  }
+
+  appendMetrics(rows: MetricRow[]): void {
+    this.store.appendMetrics(rows);
+    DashboardPanel.slot.current?.appendMetrics(rows);
   }
   showAttention(attention: Attention): void {
     this.store.attention = attention;
@@ -74,17 +105,30 @@ export class Panels implements vscode.Disposable {
     HeadInspectorPanel.slot.current?.showAttention(attention);
   }
   addSnapshots(items: Attention[]): void {
-    if (HeadInspectorPanel.slot.current) HeadInspectorPanel.slot.current.addSnapshots(items);
-    else this.store.addSnapshots(items);
+    this.store.addSnapshots(items);
+    HeadInspectorPanel.slot.current?.showSnapshots(this.store.snapshots);
+  }
+  /** The shared step cursor: the dashboard marks it, the inspector's slider goes there. */
+  showCursor(step: number): void {
+    this.store.cursor = step;
+    const loss = this.store.lossAt(step);
+    DashboardPanel.slot.current?.showCursor(step, loss);
+    HeadInspectorPanel.slot.current?.showCursor(step, loss);
   }
   showPositional(positional: PositionalPayload): void {
-    if (PositionalPanel.slot.current) PositionalPanel.slot.current.showPositional(positional);
-    else this.store.positional = positional;
+    this.store.positional = positional;
+    PositionalPanel.slot.current?.showPositional(positional);
   }
 
   dispose(): void {
-    AttentionPanel.onCreate = undefined;
     for (const slot of Object.values(PANEL_SLOTS)) slot.current?.dispose();
+    this.requests.dispose();
+    this.revived.dispose();
+  }
+
+  /** Called by the serializers. */
+  fireRevived(kind: PanelKind): void {
+    this.revived.fire(kind);
   }
 }
 
@@ -101,13 +145,14 @@ export function registerPanels(context: vscode.ExtensionContext, log?: (line: st
   }
   const panels = new Panels(context.extensionUri, write);
   context.subscriptions.push(panels);
-  for (const slot of Object.values(PANEL_SLOTS)) {
+  for (const [kind, slot] of Object.entries(PANEL_SLOTS) as [PanelKind, PanelSlot<BasePanel>][]) {
     const viewType = slot.viewType;
     context.subscriptions.push(
       vscode.window.registerWebviewPanelSerializer(viewType, {
         async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
           try {
             slot.revive(panel, panels.host, state);
+            panels.fireRevived(kind);
           } catch (err) {
             write!(`could not restore ${viewType}: ${(err as Error).message}`);
             panel.dispose();

@@ -1,12 +1,12 @@
 /**
- * The four panels. Each is one per window (its `slot`, slot.ts: createOrShow, revive, current),
- * and has a public method per kind of data it shows (the data also goes to the shared store, so
- * a panel opened later, or shown again after being hidden, gets it in its `state`).
+ * The four panels. Each is one per window (its `slot`, slot.ts: createOrShow, revive, current) and
+ * builds its whole `state` from the shared store; what changes afterwards goes out as small
+ * messages (metrics appended, new attention, a snapshot, the cursor).
  */
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
-import type { PanelState, PositionalPayload, Schedule } from '../../protocol/webview';
+import type { PanelState, PositionalPayload } from '../../protocol/webview';
 import { BasePanel } from './base';
 import { PanelSlot } from './slot';
 
@@ -19,20 +19,18 @@ export class DashboardPanel extends BasePanel {
     make: (panel, host) => new DashboardPanel(panel, host, 'dashboard'),
   });
 
-  /** Appends logged steps (`reset` starts a new run). */
-  appendMetrics(rows: MetricRow[], reset = false): void {
-    this.host.store.appendMetrics(rows, reset);
-    this.post({ type: 'metrics', rows, ...(reset ? { reset } : {}) });
+  /** Appended logged steps of the selected run. */
+  appendMetrics(rows: MetricRow[]): void {
+    this.post({ type: 'metrics', rows });
   }
 
-  /** The planned learning-rate curve of the whole run. */
-  setSchedule(schedule: Schedule): void {
-    this.host.store.schedule = schedule;
-    this.post({ type: 'schedule', ...schedule });
+  showCursor(step: number, loss?: number): void {
+    this.post({ type: 'cursor', step, ...(loss !== undefined ? { loss } : {}) });
   }
 
   protected snapshot(): PanelState {
-    return { panel: 'dashboard', rows: this.host.store.rows, schedule: this.host.store.schedule };
+    const s = this.host.store;
+    return { panel: 'dashboard', header: s.header, rows: s.rows, schedule: s.schedule, cursor: s.cursor };
   }
 }
 
@@ -42,37 +40,25 @@ export class AttentionPanel extends BasePanel {
     viewType: 'attentionDebugger.attention',
     title: 'Attention',
     column: vscode.ViewColumn.Active,
-    make: (panel, host) => {
-      const p = new AttentionPanel(panel, host, 'attention');
-      p.disposables.add(p.openHeadEmitter);
-      AttentionPanel.onCreate?.(p);
-      return p;
-    },
+    make: (panel, host) => new AttentionPanel(panel, host, 'attention'),
     restore: (p, saved) => {
       p.selected = saved?.head ?? null;
     },
   });
-  private readonly openHeadEmitter = new vscode.EventEmitter<HeadRef>();
-  /** The user clicked a head thumbnail. */
-  readonly onDidOpenHead = this.openHeadEmitter.event;
   private selected: HeadRef | null = null;
-
-  /** Set by registerPanels: called for every new attention panel (wires openHead). */
-  static onCreate: ((p: AttentionPanel) => void) | undefined;
 
   /** Shows every layer × head of one sentence pair. */
   showAttention(attention: Attention): void {
-    this.host.store.attention = attention;
     this.post({ type: 'attention', ...attention });
   }
 
-  protected override onOpenHead(ref: HeadRef): void {
+  select(ref: HeadRef): void {
     this.selected = ref;
-    this.openHeadEmitter.fire(ref);
   }
 
   protected snapshot(): PanelState {
-    return { panel: 'attention', attention: this.host.store.attention, selected: this.selected };
+    const s = this.host.store;
+    return { panel: 'attention', header: s.header, attention: s.attention, selected: this.selected };
   }
 }
 
@@ -84,7 +70,7 @@ export class HeadInspectorPanel extends BasePanel {
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new HeadInspectorPanel(panel, host, 'head'),
     restore: (p, saved) => {
-      p.head = saved?.head ?? null;
+      if (saved?.head) p.head = saved.head;
     },
   });
   private head: HeadRef | null = null;
@@ -94,7 +80,7 @@ export class HeadInspectorPanel extends BasePanel {
     return this.head;
   }
 
-  /** Shows this head (of the latest attention and of every snapshot). */
+  /** Shows this head (of the current attention and of every snapshot). */
   inspect(head: HeadRef): void {
     this.head = head;
     this.panel.title = `Head ${head.kind} L${head.layer + 1} H${head.head + 1}`;
@@ -102,22 +88,28 @@ export class HeadInspectorPanel extends BasePanel {
   }
 
   showAttention(attention: Attention): void {
-    this.host.store.attention = attention;
     this.post({ type: 'attention', ...attention });
   }
 
-  /** Snapshots of the probe sentence at earlier steps (merged by step with those already held). */
-  addSnapshots(items: Attention[]): void {
-    this.host.store.addSnapshots(items);
-    this.post({ type: 'snapshots', items: this.host.store.snapshots });
+  /** The whole probe history (merged by step in the store). */
+  showSnapshots(items: Attention[]): void {
+    this.post({ type: 'snapshots', items });
+  }
+
+  showCursor(step: number, loss?: number): void {
+    this.post({ type: 'cursor', step, ...(loss !== undefined ? { loss } : {}) });
   }
 
   protected snapshot(): PanelState {
+    const s = this.host.store;
     return {
       panel: 'head',
+      header: s.header,
       head: this.head,
-      attention: this.host.store.attention,
-      snapshots: this.host.store.snapshots,
+      attention: s.attention,
+      snapshots: s.snapshots,
+      losses: s.snapshotLosses(),
+      cursor: s.cursor,
     };
   }
 }
@@ -132,11 +124,10 @@ export class PositionalPanel extends BasePanel {
   });
 
   showPositional(positional: PositionalPayload): void {
-    this.host.store.positional = positional;
     this.post({ type: 'positional', ...positional });
   }
 
   protected snapshot(): PanelState {
-    return { panel: 'positional', positional: this.host.store.positional };
+    return { panel: 'positional', header: this.host.store.header, positional: this.host.store.positional };
   }
 }

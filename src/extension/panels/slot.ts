@@ -1,7 +1,9 @@
 /**
  * One panel of a kind per window: createOrShow reveals the open one or makes it; revive adopts a
  * panel VS Code restored after a reload (its saved UI state validated first, then handed to
- * `restore`); `current` is the open one, cleared when it closes.
+ * `restore`); `current` is the open one, cleared when it closes. A panel whose page never says
+ * ready (a blank panel: seen when a webview in a background tab is shown) is replaced by a new one,
+ * which starts from the store with everything the old one showed.
  */
 import * as vscode from 'vscode';
 import type { PanelKind, PersistedState } from '../../protocol/webview';
@@ -66,6 +68,19 @@ export class PanelSlot<P extends BasePanel> {
     p.onDidDispose(() => {
       if (this.current === p) this.current = undefined;
     });
+    p.onDidStall(() => this.replace(host, p));
     return p;
   }
+
+  /** Closes a panel whose page never came up and opens a new one where it was. */
+  private replace(host: PanelHost, stalled: P): void {
+    if (this.current !== stalled) return;
+    const column = stalled.panel.viewColumn;
+    stalled.dispose();
+    this.createOrShow(host, column);
+    this.replaced++;
+  }
+
+  /** How many blank panels this slot replaced (for the output and the tests). */
+  replaced = 0;
 }

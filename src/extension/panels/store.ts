@@ -1,22 +1,36 @@
 /**
  * What the panels show, kept on the extension side (no vscode import): a hidden webview drops
  * messages and a closed one forgets everything, so every panel's `state` snapshot is built from
- * here. The full metric series stays on disk (metrics.jsonl); this keeps at most MAX_ROWS rows,
+ * here. It holds the selected run's data only (the Viewer fills it): its metrics, schedule and
+ * probe history, the attention the selection asks for, and the header and step cursor every panel
+ * shows. The full metric series stays on disk (metrics.jsonl); this keeps at most MAX_ROWS rows,
  * thinning the oldest half when it overflows (the dashboard downsamples for display anyway).
  */
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
-import type { PositionalPayload, Schedule } from '../../protocol/webview';
+import type { PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
 
 export const MAX_ROWS = 200_000;
-export const MAX_SNAPSHOTS = 64;
+export const MAX_SNAPSHOTS = 128;
 
 export class PanelStore {
+  header: ViewHeader | null = null;
   rows: MetricRow[] = [];
   schedule: Schedule | null = null;
   attention: Attention | null = null;
   snapshots: Attention[] = [];
   positional: PositionalPayload | null = null;
+  /** The shared step cursor: the step the inspector's slider and the dashboard's marker show. */
+  cursor: number | null = null;
+
+  /** Forgets the previous run's data (a new selection). */
+  reset(): void {
+    this.rows = [];
+    this.schedule = null;
+    this.attention = null;
+    this.snapshots = [];
+    this.cursor = null;
+  }
 
   appendMetrics(rows: readonly MetricRow[], reset = false): void {
     if (reset) this.rows = [];
@@ -31,10 +45,33 @@ export class PanelStore {
     }
   }
 
-  /** Snapshots of the probe sentence, oldest first, one per step, at most MAX_SNAPSHOTS. */
+  /**
+   * Snapshots of the probe pair, oldest first, one per step. Past MAX_SNAPSHOTS every other one of
+   * the older half goes, so a long run keeps its whole span (first and newest always stay).
+   */
   addSnapshots(items: readonly Attention[], replace = false): void {
     const byStep = new Map((replace ? [] : this.snapshots).map((s) => [s.source.step, s]));
     for (const s of items) byStep.set(s.source.step, s);
-    this.snapshots = [...byStep.values()].sort((a, b) => a.source.step - b.source.step).slice(-MAX_SNAPSHOTS);
+    let all = [...byStep.values()].sort((a, b) => a.source.step - b.source.step);
+    while (all.length > MAX_SNAPSHOTS) {
+      const half = all.length >> 1;
+      all = [...all.slice(0, half).filter((_, i) => i % 2 === 0), ...all.slice(half)];
+    }
+    this.snapshots = all;
+  }
+
+  /** The logged loss at each snapshot step (for the inspector's slider). */
+  snapshotLosses(): { step: number; loss: number }[] {
+    const byStep = new Map(this.rows.map((r) => [r.step, r.loss]));
+    return this.snapshots.flatMap((s) => {
+      const loss = byStep.get(s.source.step);
+      return loss === undefined ? [] : [{ step: s.source.step, loss }];
+    });
+  }
+
+  /** The loss logged at `step`, if any. */
+  lossAt(step: number): number | undefined {
+    for (let i = this.rows.length - 1; i >= 0; i--) if (this.rows[i].step === step) return this.rows[i].loss;
+    return undefined;
   }
 }

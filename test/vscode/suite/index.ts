@@ -8,6 +8,8 @@ import './extension.test';
 import './malformed.test';
 import './engine.test';
 import './training.test';
+import './selection.test';
+import './demo.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();

@@ -131,6 +131,7 @@ test('Stop ends the run after a checkpoint of the step it stopped at', async () 
   const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === run1, 60_000, 'train/ended');
   const result = await vscode.commands.executeCommand<{ step: number; runDir: string } | null>(
     'attentionDebugger.stop',
+    { confirm: false },
   );
   assert.ok(result, 'Stop answered null while a run trained');
   assert.equal(result.runDir, run1);
@@ -313,7 +314,17 @@ test('the Runs view lists run folders with their checkpoints', async () => {
       [...children].sort((a, b) => a - b),
       checkpointSteps(run1),
     );
-    assert.equal(api.runs.getTreeItem(node).command?.command, 'attentionDebugger.openRun');
+    // A click on a run row expands it (no command) and selects the run.
+    assert.equal(api.runs.getTreeItem(node).command, undefined);
+    await vscode.commands.executeCommand('workbench.view.extension.attentionDebugger');
+    await vscode.commands.executeCommand('attentionDebugger.openDashboard'); // another run is selected first
+    const other = path.join(runsDir, 'copy-micro-copy');
+    fs.cpSync(run1, other, { recursive: true });
+    await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: other });
+    assert.equal(api.viewer.selection?.runDir, other);
+    const selected = waitFor(api.viewer.onDidChange, (s) => s.runDir === run1, 20_000, 'the run selected');
+    await api.runsView.reveal(node, { select: true, focus: true });
+    await selected;
     // A click on a checkpoint shows the probe's attention at that step.
     const ckpt = api.runs.getChildren(node).find((c) => c.kind === 'checkpoint' && c.step === 5)!;
     const click = api.runs.getTreeItem(ckpt).command!;
@@ -323,6 +334,7 @@ test('the Runs view lists run folders with their checkpoints', async () => {
     );
     assert.equal(shown?.source.step, 5);
     assert.equal(api.panels.store.attention?.source.step, 5);
+    assert.equal(api.viewer.selection?.step, 5, 'the checkpoint click selects its step');
   } finally {
     await vscode.workspace
       .getConfiguration('attentionDebugger')
@@ -367,7 +379,7 @@ test('an engine killed mid-training is reported, restarted, and the run resumes 
   const next = await waitFor(api.training.onDidMetrics, (e) => e.runDir === run2, 60_000, 'metrics after the resume');
   assert.equal(next.rows[0].step, step + 1, 'the step count goes on from the checkpoint');
   assert.equal(api.training.training, true);
-  await vscode.commands.executeCommand('attentionDebugger.stop');
+  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
   assert.equal(api.training.training, false);
 }, 180_000);
 
@@ -383,6 +395,6 @@ test('Resume goes on with a stopped run from its newest checkpoint', async () =>
   assert.equal(summary.step, newest);
   assert.equal(api.training.runDir, run1);
   assert.equal((await more).rows[0].step, newest + 1);
-  await vscode.commands.executeCommand('attentionDebugger.stop');
+  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
   assert.equal(api.training.training, false);
 }, 90_000);

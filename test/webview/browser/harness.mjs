@@ -102,6 +102,14 @@ export async function openPanel(
   return page;
 }
 
+/** A panel whose bundle fails to load (?script=missing): what the page's guard is for. */
+export async function openBrokenPanel(panel) {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  await page.addInitScript(FAKE_VSCODE);
+  await page.goto(`${base}/panel/${panel}.html?script=missing`);
+  return page;
+}
+
 export const posted = (page, type) => page.evaluate((t) => window.__posted.filter((m) => m.type === t), type);
 export const send = (page, msg) => page.evaluate((m) => window.postMessage(m, '*'), msg);
 

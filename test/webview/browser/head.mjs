@@ -25,9 +25,12 @@ test('the head inspector shows entropy, top-k and a snapshot slider that redraws
         v: 2,
         state: {
           panel: 'head',
+          header: null,
           head: { kind: 'encoder_self', layer: 0, head: 0 },
           attention: mk(200, sharp),
           snapshots: [mk(100, uniform)],
+          losses: [],
+          cursor: null,
         },
       },
       '*',

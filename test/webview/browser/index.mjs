@@ -5,6 +5,7 @@ import './panels.mjs';
 import './attention.mjs';
 import './dashboard.mjs';
 import './head.mjs';
+import './selection.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

@@ -1,0 +1,138 @@
+/**
+ * The attention of any sentence pair at any checkpoint of a run: the probe pair (its ids are in the
+ * run's snapshots), text through the run's vocabulary, or token ids (a PyTorch checkpoint folder
+ * has no vocabulary). Without a target, the source is decoded first (beam search) and the attention
+ * is the teacher-forced pass over what was chosen. Training is never touched: the weights come from
+ * the checkpoint file.
+ */
+import { existsSync } from 'node:fs';
+import type { Attention, InputPair } from '../../protocol/attention';
+import type { Decoded } from '../../protocol/training';
+import { checkpointStep, listCheckpoints, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { SPECIAL_TOKENS } from '../data/specialTokens';
+import { loadVocabulary, type Vocabulary } from '../data/vocabulary';
+import { translate } from '../decode/translate';
+import { attentionOfPairs } from '../inspect';
+import type { Transformer } from '../model/transformer';
+import { RunDir } from './runDir';
+
+export interface AttentionAt {
+  attention: Attention;
+  decoded?: Decoded;
+  /** log p(y_t | y_<t, X) of each target token after BOS, then of EOS. */
+  tokenLogProbs: number[];
+}
+
+/** The checkpoint file of `step`, or the run's newest (a PyTorch folder's model.safetensors). */
+export function checkpointOf(run: RunDir, step: number | undefined): string {
+  if (step === undefined) return resolveCheckpoint(run.path).weightsPath;
+  const path = run.weightsPath(step);
+  if (existsSync(path)) return path;
+  const have = listCheckpoints(run.path).map((c) => c.step);
+  throw new Error(
+    `${run.path} has no checkpoint at step ${step}` +
+      (have.length ? ` (its checkpoints: steps ${have.join(', ')})` : ' (it has no checkpoints yet)'),
+  );
+}
+
+/** The probe pair's ids, from the newest snapshot that recorded them. */
+function probeIds(run: RunDir): { src: number[]; tgt: number[] } {
+  for (const step of run.snapshotSteps().reverse()) {
+    const p = run.readSnapshot(step).pairs[0];
+    if (p?.srcIds && p.tgtIds) return { src: p.srcIds, tgt: p.tgtIds };
+  }
+  throw new Error(
+    `${run.path}: no snapshot records the probe pair's ids (written by runs of this version), ` +
+      'so the probe cannot be run at other checkpoints; type a sentence instead',
+  );
+}
+
+function parseIds(text: string, what: string): number[] {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  if (!words.length || !words.every((w) => /^\d+$/.test(w)))
+    throw new Error(
+      `this run has no vocab.json (a checkpoint folder written by PyTorch?), so its ${what} cannot be read ` +
+        `as text: type token ids separated by spaces, e.g. "5 6 7"`,
+    );
+  return words.map(Number);
+}
+
+interface Ids {
+  src: number[];
+  tgt?: number[];
+}
+
+function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, model: Transformer): Ids {
+  const { bos_id: bos, eos_id: eos } = model.config;
+  const withEos = (ids: number[]) => (ids[ids.length - 1] === eos ? ids : [...ids, eos]);
+  const withBos = (ids: number[]) => (ids[0] === bos ? ids : [bos, ...ids]);
+  if (input.kind === 'probe') return probeIds(run);
+  if (input.kind === 'ids') return { src: withEos(input.src), ...(input.tgt ? { tgt: withBos(input.tgt) } : {}) };
+  if (!input.src.trim()) throw new Error('the source sentence is empty');
+  const encode = (text: string, what: string) => (vocab ? vocab.encode(text) : parseIds(text, what));
+  return {
+    src: withEos(encode(input.src, 'source')),
+    ...(input.tgt !== undefined && input.tgt.trim() ? { tgt: withBos(encode(input.tgt, 'target')) } : {}),
+  };
+}
+
+/** Token labels: the vocabulary's, or ids as numbers with the special ids named. */
+function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
+  if (vocab) return (ids) => vocab.tokens(ids);
+  const { pad_id, bos_id, eos_id } = model.config;
+  const names = new Map([
+    [pad_id, SPECIAL_TOKENS[0]],
+    [bos_id, SPECIAL_TOKENS[1]],
+    [eos_id, SPECIAL_TOKENS[2]],
+  ]);
+  return (ids) => ids.map((id) => names.get(id) ?? String(id));
+}
+
+/** log p of each target token after BOS and of EOS, from teacher-forced log-probs [T, V]. Finite: JSON has no −∞. */
+function tokenLogProbs(logProbs: Float32Array, tgt: number[], vocab: number, eos: number): number[] {
+  return tgt.map((_, t) => Math.max(logProbs[t * vocab + (t + 1 < tgt.length ? tgt[t + 1] : eos)], -1e30));
+}
+
+export async function attentionAt(
+  runDir: string,
+  step: number | undefined,
+  input: InputPair,
+  beam = 4,
+): Promise<AttentionAt> {
+  const run = new RunDir(runDir);
+  const weightsPath = checkpointOf(run, step);
+  const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
+  const model = loadCheckpoint(weightsPath);
+  try {
+    const c = model.config;
+    const ids = idsOf(run, input, vocab, model);
+    const label = labeller(vocab, model);
+    let decoded: Decoded | undefined;
+    let tgt = ids.tgt;
+    if (!tgt) {
+      const [t] = await translate(model, [ids.src], { beamSize: beam });
+      tgt = [c.bos_id, ...t!.tokens];
+      const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
+      decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
+    }
+    const [pair] = await attentionOfPairs(model, [ids.src], [tgt]);
+    const attention: Attention = {
+      source: {
+        runDir,
+        step: checkpointStep(weightsPath),
+        checkpoint: weightsPath,
+        input: input.kind === 'probe' ? 'probe' : 'input',
+      },
+      srcTokens: label(ids.src),
+      tgtTokens: label(tgt),
+      maps: pair!.maps,
+    };
+    return {
+      attention,
+      ...(decoded ? { decoded } : {}),
+      tokenLogProbs: tokenLogProbs(pair!.logProbs, tgt, c.tgt_vocab, c.eos_id),
+    };
+  } finally {
+    model.dispose();
+  }
+}

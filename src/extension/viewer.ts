@@ -1,0 +1,284 @@
+/**
+ * The one current selection every panel shows, and what keeps the panels bound to it: a run, the
+ * step the views point at (the shared step cursor; none: the newest, following a live run), the
+ * input pair (the probe or what the user typed) and optionally a head. Selecting loads that run's
+ * metrics, schedule and probe history from the engine; a live run's metrics and snapshots reach
+ * the panels only while it is the selected run, so no panel ever shows one run's history under
+ * another's name. The selection is kept in the workspace state, so panels VS Code restores after a
+ * reload ask the engine for their data again.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  type Attention,
+  checkHeadRef,
+  checkInputPair,
+  describeInput,
+  type HeadRef,
+  type InputPair,
+} from '../protocol/attention';
+import { type Check, isIndex, isString, object, optional } from '../protocol/check';
+import { type AttentionResult, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
+import type { ViewHeader } from '../protocol/webview';
+import { toAttention } from './convert';
+import { errorText } from './ctx';
+import type { EngineClient } from './engineClient';
+import type { Panels } from './panels';
+import type { PanelRequest } from './panels/base';
+import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
+
+export interface Selection {
+  runDir: string;
+  /** The step the views point at; undefined: the newest (a live run's views follow it). */
+  step?: number;
+  input: InputPair;
+  head?: HeadRef;
+}
+
+const checkSelection: Check = object({
+  runDir: isString,
+  step: optional(isIndex),
+  input: checkInputPair,
+  head: optional(checkHeadRef),
+});
+
+const STATE_KEY = 'attentionDebugger.selection';
+const PROBE: InputPair = { kind: 'probe' };
+
+/** The attention of an input, and what the model decoded when no target was given. */
+export type InputAttention = Omit<AttentionResult, 'attention'> & { attention: Attention };
+
+export class Viewer implements vscode.Disposable {
+  private sel: Selection | undefined;
+  private summary: RunSummary | undefined;
+  private readonly subs: vscode.Disposable[] = [];
+  private readonly changed = new vscode.EventEmitter<Selection>();
+  /** The selection changed (a run, a step, an input or a head). */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly engine: EngineClient,
+    private readonly panels: Panels,
+    private readonly training: TrainingSession,
+    private readonly memento: vscode.Memento,
+    private readonly log: (line: string) => void,
+  ) {
+    this.subs.push(
+      this.changed,
+      training.onDidStart(({ summary, fresh }) => this.onLiveStart(summary, fresh)),
+      training.onDidMetrics(({ runDir, rows }) => {
+        if (runDir === this.sel?.runDir) this.panels.appendMetrics(rows);
+      }),
+      training.onDidSnapshot(({ runDir, attention }) => this.onLiveSnapshot(runDir, attention)),
+      training.onDidEnd((e) => {
+        if (e.runDir !== this.sel?.runDir) return;
+        if (this.summary) this.summary = { ...this.summary, running: false, step: e.step };
+        void this.refreshSummary();
+      }),
+      panels.onDidRequest(({ request }) => void this.answer(request)),
+      panels.onDidRevive(() => void this.restore()),
+    );
+  }
+
+  get selection(): Selection | undefined {
+    return this.sel;
+  }
+
+  /** The selected run's summary. */
+  get run(): RunSummary | undefined {
+    return this.summary;
+  }
+
+  /**
+   * Selects a run: its summary, metrics and probe history come from the engine; the attention view
+   * shows `input` (the probe by default) at `step` (the newest by default).
+   */
+  async selectRun(runDir: string, opts: { step?: number; input?: InputPair; head?: HeadRef } = {}): Promise<void> {
+    const [opened, snapshots] = await Promise.all([
+      this.engine.request(runOpen, { runDir }),
+      this.loadSnapshots(runDir),
+    ]);
+    this.summary = opened.summary;
+    this.sel = { runDir, input: opts.input ?? PROBE, ...(opts.step !== undefined ? { step: opts.step } : {}) };
+    if (opts.head) this.sel.head = opts.head;
+    const schedule = opened.summary.schedule.length ? scheduleOf(opened.summary) : null;
+    this.panels.showRun(this.header(), opened.rows, schedule, snapshots);
+    this.changed.fire(this.sel);
+    this.persist();
+    await this.showSelected();
+  }
+
+  /** Moves the shared step cursor: the probe's attention at that step (its nearest snapshot). */
+  async selectStep(step: number): Promise<void> {
+    if (!this.sel) return;
+    const snaps = this.panels.store.snapshots;
+    const nearest = snaps.length
+      ? snaps.reduce((a, b) => (Math.abs(b.source.step - step) < Math.abs(a.source.step - step) ? b : a)).source.step
+      : step;
+    const newest = snaps[snaps.length - 1]?.source.step;
+    // At the newest snapshot of a live run the views follow the run again.
+    const following = this.summary?.running && nearest === newest;
+    if (following) delete this.sel.step;
+    else this.sel.step = nearest;
+    this.panels.showCursor(nearest);
+    this.panels.setHeader(this.header());
+    this.changed.fire(this.sel);
+    this.persist();
+    await this.showSelected();
+  }
+
+  /** The attention of an input pair at a checkpoint (the selected run's newest by default). */
+  async selectInput(input: InputPair, step?: number, runDir = this.sel?.runDir): Promise<InputAttention | undefined> {
+    if (!runDir) throw new Error('no run is selected: open a run or train one first');
+    if (runDir !== this.sel?.runDir) await this.selectRun(runDir, { input, ...(step !== undefined ? { step } : {}) });
+    else {
+      this.sel = { ...this.sel, input, ...(step !== undefined ? { step } : {}) };
+      if (step === undefined) delete this.sel.step;
+      this.panels.setHeader(this.header());
+      this.changed.fire(this.sel);
+      this.persist();
+    }
+    return this.showSelected();
+  }
+
+  selectHead(ref: HeadRef): void {
+    if (!this.sel) return;
+    this.sel.head = ref;
+    this.changed.fire(this.sel);
+    this.persist();
+  }
+
+  /** The header every panel shows. */
+  header(): ViewHeader {
+    const runDir = this.sel?.runDir ?? '';
+    return {
+      runDir,
+      run: path.basename(runDir),
+      step: this.sel?.step ?? null,
+      input: this.sel ? describeInput(this.sel.input) : 'probe',
+      live: this.training.runDir === runDir,
+      checkpoints: this.summary?.checkpoints ?? [],
+      vocab: this.summary?.vocab ?? true,
+    };
+  }
+
+  /** Shows what the selection asks for in the attention view (and the inspector). */
+  private async showSelected(): Promise<InputAttention | undefined> {
+    const sel = this.sel;
+    if (!sel) return undefined;
+    if (sel.input.kind === 'probe') {
+      const snaps = this.panels.store.snapshots;
+      const snap = sel.step === undefined ? snaps[snaps.length - 1] : snaps.find((s) => s.source.step === sel.step);
+      if (snap) {
+        this.panels.showAttention(snap);
+        return { attention: snap, tokenLogProbs: [] };
+      }
+      if (sel.step === undefined && !this.summary?.checkpoints.length) return undefined; // nothing yet
+    }
+    const r = await this.engine.request(attentionGet, {
+      runDir: sel.runDir,
+      input: sel.input,
+      ...(sel.step !== undefined ? { step: sel.step } : {}),
+    });
+    if (this.sel !== sel) return undefined; // a newer selection won
+    const attention = toAttention(r.attention, 'attention/get result.attention');
+    this.panels.showAttention(attention);
+    return { ...r, attention };
+  }
+
+  private async loadSnapshots(runDir: string): Promise<Attention[]> {
+    const wire = await this.engine.request(snapshotsGet, { runDir });
+    const items: Attention[] = [];
+    for (const [i, w] of wire.entries()) {
+      try {
+        items.push(toAttention(w, `snapshots/get result[${i}]`));
+      } catch (err) {
+        this.log(`snapshot ignored: ${errorText(err)}`);
+      }
+    }
+    return items;
+  }
+
+  private async refreshSummary(): Promise<void> {
+    if (!this.sel) return;
+    try {
+      this.summary = (await this.engine.request(runOpen, { runDir: this.sel.runDir })).summary;
+    } catch (err) {
+      this.log(`run/open ${this.sel.runDir} failed: ${errorText(err)}`);
+    }
+    this.panels.setHeader(this.header());
+  }
+
+  /** A run started or went on: it becomes the selection, following its newest step. */
+  private onLiveStart(summary: RunSummary, fresh: boolean): void {
+    this.summary = summary;
+    this.sel = { runDir: summary.runDir, input: PROBE };
+    if (fresh) {
+      this.panels.showRun(this.header(), [], scheduleOf(summary), []);
+      this.changed.fire(this.sel);
+      this.persist();
+      return;
+    }
+    void this.selectRun(summary.runDir).catch((err: Error) => this.log(`selecting ${summary.runDir}: ${err.message}`));
+  }
+
+  private onLiveSnapshot(runDir: string, attention: Attention): void {
+    if (runDir !== this.sel?.runDir) return;
+    this.panels.addSnapshots([attention]);
+    if (this.sel.input.kind === 'probe' && this.sel.step === undefined) this.panels.showAttention(attention);
+  }
+
+  /** What a page asked for. */
+  private async answer(request: PanelRequest): Promise<void> {
+    try {
+      switch (request.type) {
+        case 'openHead': {
+          const ref = { kind: request.kind, layer: request.layer, head: request.head };
+          this.selectHead(ref);
+          this.panels.openHeadInspector(ref);
+          break;
+        }
+        case 'cursor':
+          await this.selectStep(request.step);
+          break;
+        case 'inspectInput':
+          await this.selectInput(request.input, request.step);
+          break;
+      }
+    } catch (err) {
+      this.log(`${request.type} from a panel failed: ${errorText(err)}`);
+      void vscode.window.showErrorMessage(`Attention Debugger: ${errorText(err)}`);
+    }
+  }
+
+  private persist(): void {
+    void this.memento.update(STATE_KEY, this.sel);
+    void vscode.commands.executeCommand('setContext', CTX_HAS_RUN, this.sel !== undefined);
+  }
+
+  /** Panels came back after a window reload: select what was selected, asking the engine again. */
+  async restore(): Promise<void> {
+    if (this.sel) return;
+    const saved = this.memento.get<unknown>(STATE_KEY);
+    if (saved === undefined) return;
+    const why = checkSelection(saved, 'saved selection');
+    if (why) {
+      this.log(`ignoring the saved selection: ${why}`);
+      return;
+    }
+    const s = saved as Selection;
+    try {
+      await this.selectRun(s.runDir, { input: s.input, ...(s.step !== undefined ? { step: s.step } : {}) });
+      if (s.head) {
+        this.selectHead(s.head);
+        this.panels.openHeadInspector(s.head);
+      }
+    } catch (err) {
+      this.log(`could not restore the selection (${s.runDir}): ${errorText(err)}`);
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.subs.splice(0)) d.dispose();
+  }
+}

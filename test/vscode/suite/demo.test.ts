@@ -1,0 +1,39 @@
+/**
+ * The main job as a user sees it: the demo's default job (the tiny Transformer on the reverse task,
+ * what the demo workspace's startup job trains) for about a minute, with screenshots of the
+ * workbench and of each panel kept in test-artifacts/vscode/ (suite/screenshot.ts).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { activateExtension } from './api';
+import { test } from './harness';
+import { screenshot } from './screenshot';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-demo-'));
+process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+test('the demo job for a minute: dashboard and attention view live, then each panel', async () => {
+  const api = await activateExtension();
+  const runDir = path.join(tmp, 'reverse-tiny');
+  const summary = await vscode.commands.executeCommand<{ totalSteps: number } | undefined>('attentionDebugger.train', {
+    data: { kind: 'task', task: 'reverse' },
+    config: 'tiny',
+    runDir,
+  });
+  assert.ok(summary, 'Train returned nothing (see the output)');
+  const t0 = Date.now();
+  while (Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 1000));
+  assert.ok((api.training.lastRow?.step ?? 0) > 25, 'it trained for a minute');
+  assert.equal(api.panels.store.header?.run, 'reverse-tiny');
+  await screenshot('demo-60s', api);
+  await vscode.commands.executeCommand('attentionDebugger.inspectHead', { runDir, kind: 'cross', layer: 1, head: 0 });
+  await screenshot('head-inspector', api);
+  await vscode.commands.executeCommand('attentionDebugger.showPositional', { runDir });
+  await screenshot('positional', api);
+  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+  for (const kind of ['dashboard', 'attention', 'head', 'positional'] as const)
+    api.panels.slots[kind].current?.dispose();
+}, 180_000);

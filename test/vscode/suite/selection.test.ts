@@ -1,0 +1,238 @@
+/**
+ * Every view says which run, step and input it shows, and shows only that (the selection): what a
+ * newcomer tripped on, replayed in a real VS Code with the real engine and checked as the panels
+ * drew it (each page reports its header, maps and cell colours: `requestDrawn`). Micro models
+ * (d_model 16, 1+1 layers) keep runs to seconds. The tests run in order and share their runs.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import type { CellRef, DrawnMsg } from '../../../src/protocol/webview';
+import { ENGINE_ERROR, trainResume } from '../../../src/protocol/training';
+import { activateExtension } from './api';
+import { test, waitFor } from './harness';
+import { screenshot } from './screenshot';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-sel-'));
+const reverse = path.join(tmp, 'runs', 'reverse-micro');
+const sort = path.join(tmp, 'runs', 'sort-micro');
+process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function micro(steps: number): string {
+  const file = path.join(tmp, `micro-${steps}.json`);
+  const training = {
+    steps,
+    warmup: 4,
+    lr_factor: 1,
+    batch_tokens: 200,
+    label_smoothing: 0.1,
+    clip_norm: 0,
+    seed: 3,
+    checkpoint_every: 10,
+    eval_every: 10,
+    snapshot_every: 5,
+    vocab_size: 100,
+    max_length: 20,
+    bleu_sentences: 0,
+  };
+  const model = { d_model: 16, heads: 2, d_ff: 32, encoder_layers: 1, decoder_layers: 1, dropout: 0.1 };
+  const rest = { norm_first: false, final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: true };
+  fs.writeFileSync(file, JSON.stringify({ ...model, ...rest, training }));
+  return file;
+}
+
+async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** What a panel's page drew (fails the test when it cannot say). */
+type Kind = 'dashboard' | 'attention' | 'head' | 'positional';
+let slots: AttentionDebuggerApi['panels']['slots'];
+
+/** What a panel's page drew (fails the test when it cannot say). The extension's own slots: this bundle has its own copy of the module. */
+async function drawn(kind: Kind, cells: CellRef[] = []): Promise<DrawnMsg> {
+  const panel = slots[kind].current;
+  assert.ok(panel, `the ${kind} panel is open`);
+  const d = await panel.requestDrawn(cells);
+  assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
+  return d as DrawnMsg;
+}
+
+/** Turns the open panel's page into one that never starts (no script): what a user saw as a blank panel. */
+function blankPage(kind: Kind): void {
+  const panel = slots[kind].current!;
+  const internals = panel as unknown as { ready: boolean; watchReady(): void };
+  panel.panel.webview.html = '<!DOCTYPE html><html><body></body></html>';
+  internals.ready = false;
+  internals.watchReady();
+}
+
+const snapshotFiles = (run: string) =>
+  fs.readdirSync(path.join(run, 'snapshots')).filter((f) => /^step-\d+\.safetensors$/.test(f)).length;
+
+async function trainAndWait(api: AttentionDebuggerApi, runDir: string, task: string, steps: number): Promise<void> {
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === runDir, 120_000, `the end of ${runDir}`);
+  await vscode.commands.executeCommand('attentionDebugger.train', {
+    data: { kind: 'task', task },
+    config: micro(steps),
+    runDir,
+  });
+  assert.equal((await ended).reason, 'completed');
+}
+
+test('the inspector shows the selected run’s history, named in its header, while another run trains', async () => {
+  const api = await activateExtension();
+  slots = api.panels.slots;
+  await trainAndWait(api, reverse, 'reverse', 30);
+  await vscode.commands.executeCommand('attentionDebugger.train', {
+    data: { kind: 'task', task: 'sort' },
+    config: micro(5000),
+    runDir: sort,
+  });
+  await until('two snapshots of the sort run', () => (api.training.lastSnapshot?.source.step ?? 0) >= 10);
+  // The reverse run's last checkpoint from the Runs view, then a click on a cross-attention thumbnail.
+  await vscode.commands.executeCommand('attentionDebugger.showCheckpoint', { runDir: reverse, step: 30 });
+  api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 0, head: 1 });
+  await until('the inspector', () => slots.head.current?.isReady === true, 30_000);
+  const sortStep = api.training.lastSnapshot!.source.step;
+  await until('more sort snapshots', () => (api.training.lastSnapshot?.source.step ?? 0) >= sortStep + 10);
+  const head = await drawn('head');
+  assert.equal(head.run, 'reverse-micro', 'the inspector names the run whose history it shows');
+  assert.equal(head.step, 30);
+  assert.equal(head.input, 'probe');
+  assert.deepEqual(head.head, { kind: 'cross', layer: 0, head: 1 });
+  assert.equal(head.frames, snapshotFiles(reverse), 'one frame per reverse snapshot, none of the sort run');
+  assert.ok(api.panels.store.snapshots.every((s) => s.source.runDir === reverse));
+  const view = await drawn('attention');
+  assert.equal(view.run, 'reverse-micro');
+  assert.equal(view.step, 30);
+  await screenshot('inspector-while-another-run-trains', api);
+}, 240_000);
+
+test('Train from the palette while a run trains does not stop it', async () => {
+  const api = await activateExtension();
+  const pkg = vscode.extensions.getExtension('attention-debugger.attention-debugger')!.packageJSON as {
+    contributes: { menus: { commandPalette: { command: string; when?: string }[] } };
+  };
+  const palette = pkg.contributes.menus.commandPalette.find((m) => m.command === 'attentionDebugger.train');
+  assert.ok(!palette?.when?.includes('training'), 'Train stays in the palette while a run trains');
+  assert.equal(api.training.runDir, sort);
+  const r = await vscode.commands.executeCommand('attentionDebugger.train', {
+    data: { kind: 'task', task: 'copy' },
+    config: micro(10),
+    runDir: path.join(tmp, 'runs', 'second'),
+  });
+  assert.equal(r, undefined, 'no second run: the engine trains one at a time');
+  assert.equal(api.training.runDir, sort, 'the sort run still trains');
+  const before = api.training.lastRow?.step ?? 0;
+  await until('the sort run to go on', () => (api.training.lastRow?.step ?? 0) > before + 2);
+}, 60_000);
+
+test('a run’s context-menu Decode uses that run, with the editor’s selected text', async () => {
+  await activateExtension();
+  const doc = await vscode.workspace.openTextDocument({ content: '4 5 6' });
+  const editor = await vscode.window.showTextDocument(doc);
+  editor.selection = new vscode.Selection(0, 0, 0, 5);
+  const r = await vscode.commands.executeCommand<{ payload: { source: { runDir: string; input: string } } }>(
+    'attentionDebugger.decode',
+    { kind: 'run', dir: reverse }, // what VS Code passes from the Runs view's context menu
+  );
+  assert.ok(r, 'Decode returned nothing (see the output)');
+  assert.equal(r.payload.source.runDir, reverse);
+  await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+}, 60_000);
+
+test('Decode adds no frame to the history: an input is shown at its checkpoint, as such', async () => {
+  const api = await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: reverse });
+  api.panels.openHeadInspector({ kind: 'cross', layer: 0, head: 0 });
+  const history = api.panels.store.snapshots.length;
+  assert.equal(history, snapshotFiles(reverse));
+  await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: reverse, text: '5 6 7' });
+  assert.equal(api.panels.store.snapshots.length, history, 'the history is the probe’s snapshots only');
+  const view = await drawn('attention');
+  assert.equal(view.input, '5 6 7 </s>', 'the attention view names the input');
+  assert.equal(view.step, 30, 'at the newest checkpoint, not at "step 0"');
+  const head = await drawn('head');
+  assert.equal(head.frames, 1, 'the inspector shows the input alone: no history');
+  assert.equal(head.input, '5 6 7 </s>');
+  // Back to the probe: the history returns.
+  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'probe' } });
+  await until('the probe again', () => api.panels.store.attention?.source.input === 'probe', 30_000);
+  assert.equal((await drawn('head')).frames, history);
+}, 60_000);
+
+test('Resume on a finished run does not hang: it asks how many more steps, and trains them', async () => {
+  const api = await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+  await assert.rejects(api.engine.request(trainResume, { runDir: reverse }), (err: { code?: number }) => {
+    assert.equal(err.code, ENGINE_ERROR.runFinished);
+    return true;
+  });
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === reverse, 60_000, 'the resumed run to end');
+  const summary = await vscode.commands.executeCommand<{ step: number } | undefined>('attentionDebugger.resume', {
+    runDir: reverse,
+    more: 5,
+  });
+  assert.ok(summary, 'Resume returned nothing (see the output)');
+  assert.equal(summary.step, 30);
+  const end = await ended;
+  assert.deepEqual([end.reason, end.step], ['completed', 35]);
+  assert.equal(api.training.training, false, 'nothing is left "training"');
+  const fields = Object.fromEntries(api.currentRun.fields().map((f) => [f.label, f.value]));
+  assert.equal(fields['Run'], 'reverse-micro');
+  assert.equal(fields['Step'], '35 / 35', 'Current Run shows this run’s figures');
+}, 90_000);
+
+test('a PyTorch-written checkpoint folder opens and shows attention for token ids', async () => {
+  const api = await activateExtension();
+  const repo = vscode.extensions.getExtension('attention-debugger.attention-debugger')!.extensionPath;
+  const golden = path.join(repo, 'test', 'fixtures', 'golden', 'post_ln_sinusoidal');
+  const dir = path.join(tmp, 'pytorch-folder');
+  fs.mkdirSync(dir);
+  for (const f of ['config.json', 'model.safetensors']) fs.copyFileSync(path.join(golden, f), path.join(dir, f));
+  const opened = await vscode.commands.executeCommand<{ summary: { vocab: boolean } } | undefined>(
+    'attentionDebugger.openRun',
+    { runDir: dir },
+  );
+  assert.ok(opened, 'Open Run failed (see the output)');
+  assert.equal(opened.summary.vocab, false);
+  api.panels.openAttention();
+  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'ids', src: [5, 6, 7] } });
+  await until('its attention', () => api.panels.store.attention?.source.runDir === dir, 30_000);
+  assert.deepEqual(api.panels.store.attention!.srcTokens, ['5', '6', '7', '</s>']);
+  const view = await drawn('attention');
+  assert.deepEqual(
+    view.maps.map((m) => m.kind),
+    ['encoder_self', 'decoder_self', 'cross'],
+  );
+  // Text needs a vocabulary: the error says what is missing and what to type instead.
+  const r = await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: dir, text: 'hello world' });
+  assert.equal(r, undefined);
+  assert.ok(
+    api.engine.recentLog().some((l) => l.includes('no vocab.json') && l.includes('type token ids')),
+    'the error names the missing vocab.json',
+  );
+}, 60_000);
+
+test('a blank panel (its page never says ready) is replaced and shows its data again', async () => {
+  const api = await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: reverse });
+  const before = slots.dashboard.replaced;
+  slots.dashboard.current!.panel.reveal();
+  await until('the dashboard shown', () => slots.dashboard.current?.panel.visible === true, 10_000);
+  blankPage('dashboard');
+  await until('the dashboard replaced', () => slots.dashboard.replaced === before + 1, 30_000);
+  const d = await drawn('dashboard');
+  assert.equal(d.run, 'reverse-micro');
+  assert.equal(d.frames, 35, 'every logged step is back on the new page');
+  await screenshot('dashboard-recovered', api);
+  assert.equal(api.viewer.selection?.runDir, reverse);
+}, 60_000);

@@ -1,0 +1,95 @@
+/**
+ * The attention view's form, as BertViz users expect: type a source (and optionally a target;
+ * otherwise the model decodes it), pick a checkpoint of the selected run (default: the newest), and
+ * see all layers × heads. A run without a vocabulary (a PyTorch checkpoint folder) takes token ids.
+ * It posts `inspectInput`; the extension asks the engine and sends the attention back.
+ */
+import type { InputPair } from '../src/protocol/attention';
+import type { ViewHeader } from '../src/protocol/webview';
+import { h, post } from './common';
+
+/** Token ids typed as text: "5 6 7" (commas allowed), or why not. */
+export function parseIds(text: string): number[] | string {
+  const words = text
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  if (!words.length) return 'type token ids, e.g. 5 6 7';
+  if (!words.every((w) => /^\d+$/.test(w))) return `this run has no vocabulary: type token ids, not “${text.trim()}”`;
+  return words.map(Number);
+}
+
+export interface InputForm {
+  el: HTMLElement;
+  /** The selected run changed (its checkpoints, whether it reads text). */
+  update(header: ViewHeader | null): void;
+}
+
+export function inputForm(): InputForm {
+  const src = h('input', { type: 'text', id: 'input-src', placeholder: 'source sentence', 'aria-label': 'source' });
+  const tgt = h('input', {
+    type: 'text',
+    id: 'input-tgt',
+    placeholder: 'target (optional: decoded when empty)',
+    'aria-label': 'target',
+  });
+  const step = h('select', { id: 'input-step', 'aria-label': 'checkpoint' });
+  const show = h('button', { id: 'input-show', title: 'Attention of this pair at the chosen checkpoint' }, 'Show');
+  const probe = h(
+    'button',
+    { id: 'input-probe', class: 'small', title: "The run's probe pair (it has a history over training)" },
+    'Probe',
+  );
+  const why = h('span', { class: 'muted', id: 'input-why' });
+  let vocab = true;
+
+  const chosenStep = (): number | undefined => (step.value === '' ? undefined : Number(step.value));
+  const submit = (): void => {
+    why.textContent = '';
+    const s = src.value.trim();
+    const t = tgt.value.trim();
+    if (!s) {
+      why.textContent = 'type a source sentence first';
+      return;
+    }
+    let input: InputPair;
+    if (vocab) input = { kind: 'text', src: s, ...(t ? { tgt: t } : {}) };
+    else {
+      const a = parseIds(s);
+      const b = t ? parseIds(t) : undefined;
+      if (typeof a === 'string' || typeof b === 'string') {
+        why.textContent = typeof a === 'string' ? a : (b as string);
+        return;
+      }
+      input = { kind: 'ids', src: a, ...(b ? { tgt: b } : {}) };
+    }
+    const at = chosenStep();
+    post({ type: 'inspectInput', input, ...(at !== undefined ? { step: at } : {}) });
+  };
+  show.addEventListener('click', submit);
+  for (const box of [src, tgt]) box.addEventListener('keydown', (e) => e.key === 'Enter' && submit());
+  probe.addEventListener('click', () => {
+    const at = chosenStep();
+    post({ type: 'inspectInput', input: { kind: 'probe' }, ...(at !== undefined ? { step: at } : {}) });
+  });
+
+  const el = h('div', { class: 'form', id: 'input-form' }, src, tgt, h('label', {}, 'at ', step), show, probe, why);
+  return {
+    el,
+    update(header) {
+      const disabled = !header;
+      for (const x of [src, tgt, step, show, probe]) x.disabled = disabled;
+      vocab = header?.vocab ?? true;
+      src.placeholder = vocab ? 'source sentence' : 'source token ids, e.g. 5 6 7';
+      tgt.placeholder = vocab ? 'target (optional: decoded when empty)' : 'target ids (optional)';
+      const keep = step.value;
+      const steps = header ? [...header.checkpoints].sort((a, b) => b - a) : [];
+      step.replaceChildren(
+        h('option', { value: '' }, steps.length ? `newest checkpoint (${steps[0]})` : 'newest checkpoint'),
+        ...steps.map((s) => h('option', { value: String(s) }, `step ${s}`)),
+      );
+      if (steps.map(String).includes(keep)) step.value = keep;
+      if (header && header.input !== 'probe' && !src.value) src.value = header.input;
+    },
+  };
+}
