@@ -6,6 +6,7 @@ import { createRun, openRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
+import { CHECKS, type CheckName } from '../telemetry/checks';
 
 const NUMERIC: Record<string, keyof TrainingSettings> = {
   steps: 'steps',
@@ -18,6 +19,8 @@ const NUMERIC: Record<string, keyof TrainingSettings> = {
   'checkpoint-every': 'checkpoint_every',
   'eval-every': 'eval_every',
   'snapshot-every': 'snapshot_every',
+  'telemetry-every': 'telemetry_every',
+  'telemetry-pairs': 'telemetry_pairs',
   'vocab-size': 'vocab_size',
   'max-length': 'max_length',
   'bleu-sentences': 'bleu_sentences',
@@ -34,6 +37,10 @@ const specs: Record<string, OptionSpec> = {
   resume: { type: 'boolean', help: 'continue the run in --out from its newest checkpoint' },
   'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+  'break-on': {
+    type: 'string',
+    help: `pause with a checkpoint (exit code 3) when a health check fires: ${CHECKS.join(', ')} (comma-separated)`,
+  },
   ...Object.fromEntries(
     Object.entries(NUMERIC).map(([flag, key]) => [
       flag,
@@ -65,6 +72,18 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
     const n = Number(o[flag]);
     if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${o[flag]}"`);
     out[key] = n;
+  }
+  if (typeof o['break-on'] === 'string') {
+    const checks: Partial<Record<CheckName, 'break'>> = {};
+    for (const name of o['break-on']
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)) {
+      if (!(CHECKS as readonly string[]).includes(name))
+        throw new UsageError(`--break-on: unknown check "${name}" (expected ${CHECKS.join(', ')})`);
+      checks[name as CheckName] = 'break';
+    }
+    out.checks = checks;
   }
   return out;
 }
@@ -113,6 +132,10 @@ export async function trainCommand(argv: string[]): Promise<number> {
   let last: { loss?: number; val_loss?: number; val_bleu?: number } = {};
   try {
     const step = await trainer.train({
+      onFinding: (e) =>
+        progress.message(
+          `${e.severity === 'breakpoint' ? 'breakpoint' : 'warning'} [${e.check}] step ${e.step}: ${e.message}`,
+        ),
       onStep: (row) => {
         progress.update(row);
         last = {
@@ -123,10 +146,16 @@ export async function trainCommand(argv: string[]): Promise<number> {
       },
     });
     progress.end();
+    const paused = trainer.breakpoint;
+    if (paused)
+      progress.message(
+        `paused at step ${step} by ${paused.check}${paused.head ? ` (${paused.head})` : ''}; ` +
+          `checkpoint written: resume with train --out ${run.path} --resume`,
+      );
     process.stdout.write(
-      `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps })}\n`,
+      `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps, ...(paused ? { breakpoint: paused } : {}) })}\n`,
     );
-    return 0;
+    return paused ? 3 : 0;
   } finally {
     clearTimeout(timer);
     process.off('SIGINT', onSignal);

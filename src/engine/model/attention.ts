@@ -126,15 +126,36 @@ export function attendTo(
   xq: tf.Tensor3D,
   kv: KeysValues,
   mask?: tf.Tensor,
-): { output: tf.Tensor3D; weights: tf.Tensor4D } {
+  heads?: HeadGate,
+): { output: tf.Tensor3D; weights: tf.Tensor4D; heads: tf.Tensor4D } {
   const q = project(params, prefix, 0, h, xq); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
+  const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D); // [B, h, T, dv]
   const out = linear(
-    mergeHeads(output),
+    mergeHeads(gated),
     params.get(`${prefix}.out_proj.weight`)!,
     params.get(`${prefix}.out_proj.bias`)!,
   ); // [B, T, d]
-  return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D };
+  return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
+}
+
+/**
+ * What reaches W^O from each head of one attention: ξ_h · head_h + (1 − ξ_h) · m_h. ξ = 1 keeps a
+ * head; ξ = 0 removes it (zero ablation, Michel et al.'s head mask) or, with `mean`, replaces it by
+ * its mean output over a probe batch (mean ablation). ξ: [h]; mean: [h, dv].
+ */
+export interface HeadGate {
+  xi: tf.Tensor1D;
+  mean?: tf.Tensor2D;
+}
+
+function gate(heads: tf.Tensor4D, g: HeadGate): tf.Tensor4D {
+  const h = heads.shape[1];
+  const xi = tf.reshape(g.xi, [1, h, 1, 1]); // [1, h, 1, 1]
+  const kept = tf.mul(heads, xi); // [B, h, T, dv]
+  if (!g.mean) return kept as tf.Tensor4D;
+  const mean = tf.reshape(g.mean, [1, h, 1, g.mean.shape[1]]); // [1, h, 1, dv]
+  return tf.add(kept, tf.mul(mean, tf.sub(1, xi))) as tf.Tensor4D;
 }
 
 /** Multi-head attention of xq over xkv (self-attention when they are the same tensor). */

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
-import { attendTo, projectKeysValues, type KeysValues } from './attention';
+import { attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
 import type { TransformerConfig } from './config';
 import { dropout, layerNorm, positionwiseFeedForward } from './layers';
 import type { Params } from './params';
@@ -17,10 +17,15 @@ export interface ForwardContext {
   nextSeed?: () => number;
   /** When given, every layer's attention weights [B, h, T, S] are kept here (outside tf.tidy). */
   record?: Record<AttentionKind, tf.Tensor4D[]>;
+  /** When given, every layer's head outputs before W^O [B, h, T, dv] are kept here (outside tf.tidy). */
+  recordHeads?: Record<AttentionKind, tf.Tensor4D[]>;
+  /** Per kind, per layer: the heads' gates ξ (and means): head masks and ablations (attention.ts HeadGate). */
+  heads?: Partial<Record<AttentionKind, HeadGate[]>>;
 }
 
-function keep(ctx: ForwardContext, kind: AttentionKind, weights: tf.Tensor4D): void {
-  ctx.record?.[kind].push(tf.keep(weights));
+function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4D; heads: tf.Tensor4D }): void {
+  ctx.record?.[kind].push(tf.keep(r.weights));
+  ctx.recordHeads?.[kind].push(tf.keep(r.heads));
 }
 
 /** The residual connection around a sublayer, in the configured order. */
@@ -48,16 +53,10 @@ export function encode(
   for (let i = 0; i < c.encoder_layers; i++) {
     const p = `encoder.layers.${i}`;
     x = sublayer(c, params, `${p}.norm1`, x, ctx, (y) => {
-      const { output, weights } = attendTo(
-        params,
-        `${p}.self_attn`,
-        c.heads,
-        y,
-        projectKeysValues(params, `${p}.self_attn`, c.heads, y),
-        srcMask,
-      ); // [B, S, d]
-      keep(ctx, 'encoder_self', weights); // [B, h, S, S]
-      return output;
+      const kv = projectKeysValues(params, `${p}.self_attn`, c.heads, y); // [B, h, S, dk]
+      const r = attendTo(params, `${p}.self_attn`, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i]);
+      keep(ctx, 'encoder_self', r); // [B, h, S, S]
+      return r.output; // [B, S, d]
     });
     x = sublayer(c, params, `${p}.norm2`, x, ctx, (y) => positionwiseFeedForward(params, p, y));
   }
@@ -100,14 +99,14 @@ export function decode(
       const past = cache?.self[i];
       if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
       if (cache) cache.self[i] = kv;
-      const { output, weights } = attendTo(params, `${p}.self_attn`, c.heads, z, kv, tgtMask);
-      keep(ctx, 'decoder_self', weights); // [B, h, T, T_total]
-      return output;
+      const r = attendTo(params, `${p}.self_attn`, c.heads, z, kv, tgtMask, ctx.heads?.decoder_self?.[i]);
+      keep(ctx, 'decoder_self', r); // [B, h, T, T_total]
+      return r.output;
     });
     y = sublayer(c, params, `${p}.norm2`, y, ctx, (z) => {
-      const { output, weights } = attendTo(params, `${p}.multihead_attn`, c.heads, z, cross[i], srcMask);
-      keep(ctx, 'cross', weights); // [B, h, T, S]
-      return output;
+      const r = attendTo(params, `${p}.multihead_attn`, c.heads, z, cross[i], srcMask, ctx.heads?.cross?.[i]);
+      keep(ctx, 'cross', r); // [B, h, T, S]
+      return r.output;
     });
     y = sublayer(c, params, `${p}.norm3`, y, ctx, (z) => positionwiseFeedForward(params, p, z));
   }

@@ -40,7 +40,7 @@ export class Transformer {
 
   /** src: [B, S] int32 → memory [B, S, d] and its padding mask [B, 1, 1, S] */
   encodeSource(src: tf.Tensor2D, ctx: ForwardContext = EVAL): { memory: tf.Tensor3D; srcMask: tf.Tensor4D } {
-    const srcMask = paddingMask(src, this.config.pad_id); // [B, 1, 1, S]
+    const srcMask = this.sourceMask(src); // [B, 1, 1, S]
     const x = this.drop(embed(this.params.get('src_embed.weight')!, this.positions('encoder'), src), ctx); // [B, S, d]
     return { memory: encode(this.config, this.params, x, srcMask, ctx), srcMask };
   }
@@ -68,13 +68,22 @@ export class Transformer {
     return this.project(this.decodeTeacherForced(src, tgt, ctx));
   }
 
+  /** The source's padding mask (encoder self- and cross-attention): src [B, S] → [B, 1, 1, S] */
+  protected sourceMask(src: tf.Tensor2D): tf.Tensor4D {
+    return paddingMask(src, this.config.pad_id);
+  }
+
+  /** The decoder's self-attention mask: no future positions (§3.2.3), no padding. tgt [B, T] → [B, 1, T, T] */
+  protected targetMask(tgt: tf.Tensor2D): tf.Tensor {
+    return tf.add(causalMask(tgt.shape[1]), paddingMask(tgt, this.config.pad_id));
+  }
+
   /** Encoder and decoder stacks, teacher-forced: src [B, S], tgt [B, T] → decoder output [B, T, d] */
   private decodeTeacherForced(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext): tf.Tensor3D {
-    const t = tgt.shape[1];
     // 1. Encode the source.
     const { memory, srcMask } = this.encodeSource(src, ctx);
     // 2. Mask padding and future positions of the target (§3.2.3).
-    const tgtMask = tf.add(causalMask(t), paddingMask(tgt, this.config.pad_id)); // [B, 1, T, T]
+    const tgtMask = this.targetMask(tgt); // [B, 1, T, T]
     // 3. Embed the shifted-right target and decode against the memory.
     const y = this.drop(embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), tgt), ctx); // [B, T, d]
     return decode(

@@ -27,6 +27,28 @@ import {
   type RunState,
 } from '../../protocol/runFolder';
 import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots';
+import type { Finding } from '../telemetry/checks';
+import type { TelemetryRow } from '../telemetry/telemetry';
+
+/** A line of events.jsonl: a health check's finding, as a warning or a breakpoint. */
+export interface RunEvent extends Finding {
+  severity: 'warning' | 'breakpoint';
+}
+
+/** Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. */
+function readJsonLines<T>(path: string): T[] {
+  if (!existsSync(path)) return [];
+  const rows: T[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      rows.push(JSON.parse(line) as T);
+    } catch {
+      // a partial line from an interrupted append: the step is redone after resuming
+    }
+  }
+  return rows;
+}
 
 export interface MetricsRow {
   step: number;
@@ -89,23 +111,43 @@ export class RunDir {
 
   /** Every complete metrics line; a torn last line (a kill mid-write) is ignored. */
   readMetrics(): MetricsRow[] {
-    if (!existsSync(this.metricsPath)) return [];
-    const rows: MetricsRow[] = [];
-    for (const line of readFileSync(this.metricsPath, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        rows.push(JSON.parse(line) as MetricsRow);
-      } catch {
-        // a partial line from an interrupted append: the step is redone after resuming
-      }
-    }
-    return rows;
+    return readJsonLines<MetricsRow>(this.metricsPath);
   }
 
-  /** Drops metrics past `step` (they are redone from the checkpoint), rewriting the file atomically. */
+  get telemetryPath(): string {
+    return join(this.path, RUN_FILES.telemetry);
+  }
+  get eventsPath(): string {
+    return join(this.path, RUN_FILES.events);
+  }
+
+  appendTelemetry(row: TelemetryRow): void {
+    appendFileSync(this.telemetryPath, `${JSON.stringify(row)}\n`);
+  }
+
+  readTelemetry(): TelemetryRow[] {
+    return readJsonLines<TelemetryRow>(this.telemetryPath);
+  }
+
+  appendEvent(event: RunEvent): void {
+    appendFileSync(this.eventsPath, `${JSON.stringify(event)}\n`);
+  }
+
+  readEvents(): RunEvent[] {
+    return readJsonLines<RunEvent>(this.eventsPath);
+  }
+
+  /** Drops metrics, telemetry and events past `step` (they are redone from the checkpoint), each file rewritten atomically. */
   truncateMetrics(step: number): void {
-    const kept = this.readMetrics().filter((r) => r.step <= step);
-    writeFileAtomic(this.metricsPath, [Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(''))]);
+    for (const [path, rows] of [
+      [this.metricsPath, this.readMetrics()],
+      [this.telemetryPath, this.readTelemetry()],
+      [this.eventsPath, this.readEvents()],
+    ] as const) {
+      if (!existsSync(path)) continue;
+      const kept = (rows as { step: number }[]).filter((r) => r.step <= step);
+      writeFileAtomic(path, [Buffer.from(kept.map((r) => `${JSON.stringify(r)}\n`).join(''))]);
+    }
   }
 
   weightsPath(step: number): string {

@@ -1,3 +1,5 @@
+import { CHECKS, type CheckMode, type CheckName, DEFAULT_CHECK_MODES } from '../telemetry/checks';
+
 /** Training settings: the paper's recipe by default, with sizes that suit each preset. Saved in config.json under "training". */
 export interface TrainingSettings {
   steps: number;
@@ -13,7 +15,16 @@ export interface TrainingSettings {
   vocab_size: number; // BPE target size (§5.1: ~37,000 shared)
   max_length: number; // longest sentence kept, in tokens
   bleu_sentences: number; // validation sentences decoded for BLEU at each evaluation (0: none)
+  telemetry_every?: number; // per-head statistics every K steps (0: never; default: snapshot_every)
+  telemetry_pairs?: number; // held-out pairs of the probe batch (default 32)
+  checks?: Partial<Record<CheckName, CheckMode>>; // health checks: off, warn or break (telemetry/checks.ts)
 }
+
+/** Telemetry every K steps: the setting, or the snapshots' interval. */
+export const telemetryEvery = (s: TrainingSettings): number => s.telemetry_every ?? s.snapshot_every;
+export const telemetryPairs = (s: TrainingSettings): number => s.telemetry_pairs ?? 32;
+export const checkMode = (s: TrainingSettings, check: CheckName): CheckMode =>
+  s.checks?.[check] ?? DEFAULT_CHECK_MODES[check];
 
 const PAPER: TrainingSettings = {
   steps: 100000,
@@ -89,5 +100,17 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
     fail('label_smoothing', `expected a number in [0, 1), got ${JSON.stringify(s.label_smoothing)}`);
   if (typeof s.clip_norm !== 'number' || !(s.clip_norm >= 0))
     fail('clip_norm', `expected a number ≥ 0, got ${JSON.stringify(s.clip_norm)}`);
+  for (const f of ['telemetry_every', 'telemetry_pairs'] as const)
+    if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) < 0))
+      fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
+  if (s.checks !== undefined) {
+    if (typeof s.checks !== 'object' || s.checks === null) fail('checks', 'expected an object of check: mode');
+    for (const [name, mode] of Object.entries(s.checks)) {
+      if (!(CHECKS as readonly string[]).includes(name))
+        fail(`checks.${name}`, `unknown check (expected one of ${CHECKS.join(', ')})`);
+      if (!['off', 'warn', 'break'].includes(mode as string))
+        fail(`checks.${name}`, `expected off, warn or break, got ${JSON.stringify(mode)}`);
+    }
+  }
   return s;
 }

@@ -3,7 +3,8 @@
  * optional clipping by global norm, and an Adam update at the scheduled learning rate.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { uniqueVariables } from '../model/params';
+import { namedVariables } from '../model/params';
+import { headGradNorms } from '../telemetry/heads';
 import type { Transformer } from '../model/transformer';
 import type { Batch } from '../data/batchStream';
 import type { Adam } from './adam';
@@ -16,6 +17,8 @@ export interface StepOptions {
   clipNorm?: number;
   /** Seeds dropout; the same seed and batch give the same step on one backend. */
   seed?: number;
+  /** Also measure each attention head's gradient norm (telemetry steps). */
+  headGradNorms?: boolean;
 }
 
 export interface StepResult {
@@ -23,6 +26,10 @@ export interface StepResult {
   nll: number;
   gradNorm: number;
   tokens: number;
+  /** False when the loss or the gradient was not finite: the weights were left as they were. */
+  applied: boolean;
+  /** Per attention head (telemetry/heads.ts order), when asked for. */
+  headGradNorms?: Float32Array;
 }
 
 /** Non-pad tokens in a padded batch of rows. */
@@ -37,11 +44,13 @@ export async function trainStep(
   opts: StepOptions,
 ): Promise<StepResult> {
   const c = model.config;
-  const vars = uniqueVariables(model.params);
+  const named = namedVariables(model.params);
+  const vars = named.map(([, v]) => v);
   const tokens = countTokens(batch.tgtOut, c.pad_id);
   let seed = opts.seed ?? 0;
   const ctx = { training: true, nextSeed: opts.seed === undefined ? undefined : () => seed++ };
-  const [loss, nll, gradNorm] = tf.tidy(() => {
+  // 1. Forward pass, loss, gradients and their global norm (kept: the update waits for the check).
+  const [loss, nll, gradNorm, heads, ...gradList] = tf.tidy(() => {
     const src = tf.tensor2d(batch.src, undefined, 'int32'); // [B, S]
     const tgtIn = tf.tensor2d(batch.tgtIn, undefined, 'int32'); // [B, T]
     const tgtOut = tf.reshape(tf.tensor2d(batch.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
@@ -65,14 +74,33 @@ export async function trainStep(
         .map((g) => tf.sum(tf.square(g)))
         .reduce((a, b) => tf.add(a, b)),
     );
-    if (opts.clipNorm && opts.clipNorm > 0) {
-      const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(norm, 1e-6)));
-      for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
-    }
-    optimizer.apply(vars, grads, opts.lr);
-    return [value, nllValue!, norm];
+    const byName = new Map(named.map(([name, v]) => [name, grads[v.name]!]));
+    const perHead = opts.headGradNorms ? headGradNorms(c, (name) => byName.get(name)!) : tf.zeros([0]);
+    return [value, nllValue!, norm, perHead, ...vars.map((v) => grads[v.name]!)];
   });
-  const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
-  tf.dispose([loss, nll, gradNorm]);
-  return { loss: l[0], nll: n[0], gradNorm: g[0], tokens };
+  try {
+    const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
+    const headNorms = opts.headGradNorms ? ((await heads.data()) as Float32Array) : undefined;
+    // 2. The update, only when loss and gradients are finite: a NaN step would poison every weight.
+    const applied = Number.isFinite(l[0]) && Number.isFinite(g[0]);
+    if (applied)
+      tf.tidy(() => {
+        const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
+        if (opts.clipNorm && opts.clipNorm > 0) {
+          const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(gradNorm, 1e-6)));
+          for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
+        }
+        optimizer.apply(vars, grads, opts.lr);
+      });
+    return {
+      loss: l[0],
+      nll: n[0],
+      gradNorm: g[0],
+      tokens,
+      applied,
+      ...(headNorms ? { headGradNorms: headNorms } : {}),
+    };
+  } finally {
+    tf.dispose([loss, nll, gradNorm, heads, ...gradList]);
+  }
 }

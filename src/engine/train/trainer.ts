@@ -14,16 +14,27 @@ import { Adam } from './adam';
 import { BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
 import { type BleuEvaluator, validationLoss } from './evaluate';
-import type { DataPosition, MetricsRow, RunDir } from '../run/runDir';
+import type { DataPosition, MetricsRow, RunDir, RunEvent } from '../run/runDir';
 import { transformerLr } from './schedule';
-import type { TrainingSettings } from '../run/settings';
+import { checkMode, telemetryEvery, telemetryPairs, type TrainingSettings } from '../run/settings';
+import { type CheckName, type Finding, HealthMonitor } from '../telemetry/checks';
+import { headOutputNorms } from '../telemetry/heads';
+import { maskLeak, paddingLeak } from '../telemetry/probes';
+import { type TelemetryRow, telemetryRow } from '../telemetry/telemetry';
 import { trainStep } from './step';
 
 export interface TrainerCallbacks {
   onStep?(row: MetricsRow): void;
   /** The probe pair's attention, just written to snapshots/. */
   onSnapshot?(attention: Attention): void;
+  /** Per-head statistics of the probe batch, just appended to telemetry.jsonl. */
+  onTelemetry?(row: TelemetryRow): void;
+  /** A health check fired (appended to events.jsonl); a breakpoint pauses the run after this. */
+  onFinding?(event: RunEvent): void;
 }
+
+/** Mask and padding probes run at every this-many telemetry rows. */
+const PROBE_EVERY = 4;
 
 export class Trainer {
   private step = 0;
@@ -31,6 +42,12 @@ export class Trainer {
   private stopRequested = false;
   private readonly stream: BatchStream;
   private readonly probe: IdPair | undefined;
+  /** The held-out pairs telemetry averages over. */
+  private readonly probeBatch: IdPair[];
+  private readonly monitor = new HealthMonitor();
+  private telemetryRows = 0;
+  /** The finding that paused the run (a breakpoint), if one did. */
+  breakpoint: RunEvent | undefined;
 
   constructor(
     readonly run: RunDir,
@@ -42,6 +59,8 @@ export class Trainer {
   ) {
     this.stream = new BatchStream(data.train, settings.batch_tokens, settings.seed);
     this.probe = data.valid[0] ?? data.train[0];
+    const held = data.valid.length ? data.valid : data.train;
+    this.probeBatch = held.slice(0, telemetryPairs(settings));
   }
 
   /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
@@ -104,6 +123,45 @@ export class Trainer {
     };
   }
 
+  /** Telemetry of the probe batch at this step (and, every PROBE_EVERY rows, the mask probes). */
+  private async telemetry(gradNorms: Float32Array | undefined, callbacks: TrainerCallbacks): Promise<Finding[]> {
+    const src = this.probeBatch.map((p) => p.src);
+    const tgt = this.probeBatch.map((p) => [BOS, ...p.tgt]);
+    const pairs = await attentionOfPairs(this.model, src, tgt);
+    const outputs = await headOutputNorms(this.model, src, tgt);
+    const row = telemetryRow(this.step, pairs, {
+      ...(gradNorms ? { grad_norm: Array.from(gradNorms) } : {}),
+      output_norm: Array.from(outputs),
+    });
+    this.run.appendTelemetry(row);
+    callbacks.onTelemetry?.(row);
+    const findings = this.monitor.onTelemetry(row);
+    if (this.telemetryRows++ % PROBE_EVERY === 0) {
+      const modes = (c: CheckName) => checkMode(this.settings, c) !== 'off';
+      if (modes('mask_leak')) findings.push(...(await maskLeak(this.model, this.step, src[0]!, tgt[0]!)));
+      if (modes('padding_leak') && src.length > 1)
+        findings.push(...(await paddingLeak(this.model, this.step, src.slice(0, 2), tgt.slice(0, 2))));
+    }
+    return findings;
+  }
+
+  /** Writes and reports findings the run's settings keep; true when one is a breakpoint. */
+  private report(findings: Finding[], callbacks: TrainerCallbacks): boolean {
+    let pause = false;
+    for (const f of findings) {
+      const mode = checkMode(this.settings, f.check);
+      if (mode === 'off') continue;
+      const event: RunEvent = { ...f, severity: mode === 'break' ? 'breakpoint' : 'warning' };
+      this.run.appendEvent(event);
+      callbacks.onFinding?.(event);
+      if (mode === 'break' && !pause) {
+        this.breakpoint = event;
+        pause = true;
+      }
+    }
+    return pause;
+  }
+
   /** Validation loss (and BLEU when an evaluator was given). */
   async evaluate(): Promise<Pick<MetricsRow, 'val_loss' | 'val_bleu'>> {
     const batches = BatchStream.evaluationBatches(this.data.valid, this.settings.batch_tokens);
@@ -116,9 +174,12 @@ export class Trainer {
   /** Trains until settings.steps or stop(); returns the last step done. status.json says how it ended. */
   async train(callbacks: TrainerCallbacks = {}): Promise<number> {
     this.run.writeStatus('running', this.step);
+    this.breakpoint = undefined;
     try {
       const step = await this.loop(callbacks);
-      this.run.writeStatus(step >= this.settings.steps ? 'completed' : 'stopped', step);
+      const paused = this.breakpoint as RunEvent | undefined; // set by the loop
+      const state = paused ? 'paused' : step >= this.settings.steps ? 'completed' : 'stopped';
+      this.run.writeStatus(state, step, paused?.message);
       return step;
     } catch (err) {
       this.run.writeStatus('failed', this.step, (err as Error).message);
@@ -133,11 +194,14 @@ export class Trainer {
       const { batch, next } = this.stream.at(this.position);
       const lr = this.lr(this.step + 1);
       const started = performance.now();
+      const every = telemetryEvery(s);
+      const telemetry = every > 0 && this.probeBatch.length > 0 && (this.step + 1) % every === 0;
       const r = await trainStep(this.model, this.optimizer, batch, {
         lr,
         labelSmoothing: s.label_smoothing,
         clipNorm: s.clip_norm,
         seed: s.seed * 1_000_003 + this.step * 1000,
+        headGradNorms: telemetry,
       });
       const seconds = (performance.now() - started) / 1000;
       this.step++;
@@ -151,17 +215,20 @@ export class Trainer {
         grad_norm: r.gradNorm,
         time: Date.now(),
       };
-      if (!Number.isFinite(r.loss))
-        throw new Error(
-          `training diverged at step ${this.step}: loss is ${r.loss} (grad norm ${r.gradNorm}); lower --lr-factor or set --clip-norm`,
-        );
-      const evaluated = s.eval_every && this.step % s.eval_every === 0;
+      const findings = this.monitor.onStep(this.step, r.loss, r.gradNorm);
+      const evaluated = r.applied && s.eval_every && this.step % s.eval_every === 0;
       if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
       this.run.appendMetrics([row]);
       callbacks.onStep?.(row);
-      if (s.snapshot_every && this.step % s.snapshot_every === 0) {
+      if (r.applied && s.snapshot_every && this.step % s.snapshot_every === 0) {
         const snap = await this.snapshot();
         if (snap) callbacks.onSnapshot?.(snap);
+      }
+      if (telemetry && r.applied) findings.push(...(await this.telemetry(r.headGradNorms, callbacks)));
+      if (this.report(findings, callbacks)) {
+        await this.checkpoint(); // a breakpoint: paused here, resumable from this step
+        lastCheckpoint = this.step;
+        break;
       }
       // On wasm and cpu every await above resolves as a microtask: yield to the event loop once a
       // step, or signals (Ctrl-C) and the server's messages (train/stop) would never be handled.

@@ -1,0 +1,158 @@
+/**
+ * Health checks that watch a run as it trains (docs/TELEMETRY.md gives each rule and threshold):
+ * a non-finite loss or gradient, a loss spike, attention entropy collapsing (Zhai et al. 2023: it
+ * comes before divergence), dead heads; the mask and padding leaks are probes of the model
+ * (probes.ts). Each finding is a warning or, by the run's settings, a breakpoint that pauses
+ * training with a checkpoint.
+ */
+import type { TelemetryRow } from './telemetry';
+
+export const CHECKS = [
+  'nonfinite',
+  'loss_spike',
+  'entropy_collapse',
+  'dead_head',
+  'mask_leak',
+  'padding_leak',
+] as const;
+export type CheckName = (typeof CHECKS)[number];
+export type CheckMode = 'off' | 'warn' | 'break';
+
+/** What every check does unless the run says otherwise: a non-finite step stops training; the rest warn. */
+export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
+  nonfinite: 'break',
+  loss_spike: 'warn',
+  entropy_collapse: 'warn',
+  dead_head: 'warn',
+  mask_leak: 'warn',
+  padding_leak: 'warn',
+};
+
+export interface Finding {
+  step: number;
+  check: CheckName;
+  message: string;
+  /** `kind:layer.head`, when a head is to blame. */
+  head?: string;
+  value?: number;
+}
+
+/**
+ * The thresholds, stated once, and set against a measured healthy run (docs/TELEMETRY.md): the
+ * README's reverse-task run (tiny, 1,500 steps, telemetry every 25) has single-step loss spikes up to
+ * 17× the running median once the loss is small, heads whose normalised entropy ends at 0.027 (a
+ * sharp alignment head is healthy), and at worst a fall to 29% of a head's entropy within 5 rows.
+ */
+export const THRESHOLDS = {
+  /** Loss above this many times the median of the last `spikeWindow` losses. */
+  spikeFactor: 25,
+  spikeWindow: 100,
+  /** Steps before the spike check starts (the first losses fall fast). */
+  spikeWarmup: 50,
+  /** A head's normalised entropy below this: it looks at one key whatever the query, to 3 decimals… */
+  collapseFloor: 0.005,
+  /** …or fallen by at least this share since the window's highest, over `collapseWindow` telemetry rows. */
+  collapseDrop: 0.9,
+  collapseWindow: 5,
+  /** Gradient and output norms of a head below this share of the layer's median, for `deadRows` rows. */
+  deadShare: 1e-3,
+  deadRows: 3,
+};
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** The checks that read the step's loss and the telemetry rows; it remembers what each needs. */
+export class HealthMonitor {
+  private readonly losses: number[] = [];
+  private readonly rows: TelemetryRow[] = [];
+
+  /** A training step's loss and gradient norm. */
+  onStep(step: number, loss: number, gradNorm: number): Finding[] {
+    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+      const what = !Number.isFinite(loss) ? `the loss is ${loss}` : `the gradient norm is ${gradNorm}`;
+      return [
+        {
+          step,
+          check: 'nonfinite',
+          message: `${what} at step ${step}: the update was not applied. Lower the learning rate (--lr-factor) or clip gradients (--clip-norm).`,
+          value: Number.isFinite(loss) ? gradNorm : loss,
+        },
+      ];
+    }
+    const out: Finding[] = [];
+    const recent = this.losses.slice(-THRESHOLDS.spikeWindow);
+    if (this.losses.length >= THRESHOLDS.spikeWarmup) {
+      const m = median(recent);
+      if (loss > THRESHOLDS.spikeFactor * m)
+        out.push({
+          step,
+          check: 'loss_spike',
+          message: `loss ${loss.toFixed(4)} at step ${step} is ${(loss / m).toFixed(1)}× the median of the last ${recent.length} steps (${m.toFixed(4)})`,
+          value: loss,
+        });
+    }
+    this.losses.push(loss);
+    if (this.losses.length > THRESHOLDS.spikeWindow) this.losses.shift();
+    return out;
+  }
+
+  /** A telemetry row: entropy collapse and dead heads. */
+  onTelemetry(row: TelemetryRow): Finding[] {
+    this.rows.push(row);
+    if (this.rows.length > Math.max(THRESHOLDS.collapseWindow, THRESHOLDS.deadRows)) this.rows.shift();
+    return [...this.collapsed(row), ...this.dead(row)];
+  }
+
+  private collapsed(row: TelemetryRow): Finding[] {
+    const out: Finding[] = [];
+    const norm = row.stats.entropy_norm;
+    if (!norm) return out;
+    const window = this.rows.slice(-THRESHOLDS.collapseWindow);
+    row.heads.forEach((head, i) => {
+      const now = norm[i];
+      if (now === null || now === undefined) return;
+      const past = window.map((r) => r.stats.entropy_norm?.[i]).filter((v): v is number => typeof v === 'number');
+      const high = Math.max(...past);
+      const why =
+        now < THRESHOLDS.collapseFloor
+          ? `its normalised entropy is ${now.toFixed(4)}, below ${THRESHOLDS.collapseFloor}`
+          : high > 0 && now <= (1 - THRESHOLDS.collapseDrop) * high
+            ? `its normalised entropy fell from ${high.toFixed(3)} to ${now.toFixed(3)} within ${past.length} telemetry rows`
+            : undefined;
+      if (why) out.push({ step: row.step, check: 'entropy_collapse', head, message: `${head}: ${why}`, value: now });
+    });
+    return out;
+  }
+
+  private dead(row: TelemetryRow): Finding[] {
+    const grad = row.stats.grad_norm;
+    const output = row.stats.output_norm;
+    if (!grad || !output || this.rows.length < THRESHOLDS.deadRows) return [];
+    const recent = this.rows.slice(-THRESHOLDS.deadRows);
+    const out: Finding[] = [];
+    row.heads.forEach((head, i) => {
+      const layer = head.slice(0, head.lastIndexOf('.'));
+      const peers = row.heads.map((h, j) => (h.startsWith(`${layer}.`) ? j : -1)).filter((j) => j >= 0);
+      const isDead = recent.every((r) => {
+        const g = r.stats.grad_norm;
+        const o = r.stats.output_norm;
+        if (!g || !o) return false;
+        const gm = median(peers.map((j) => g[j] ?? 0));
+        const om = median(peers.map((j) => o[j] ?? 0));
+        return (g[i] ?? 0) <= THRESHOLDS.deadShare * gm && (o[i] ?? 0) <= THRESHOLDS.deadShare * om;
+      });
+      if (isDead)
+        out.push({
+          step: row.step,
+          check: 'dead_head',
+          head,
+          message: `${head}: its gradient and output norms stayed below ${THRESHOLDS.deadShare} of its layer's median for ${THRESHOLDS.deadRows} telemetry rows`,
+          value: grad[i] ?? 0,
+        });
+    });
+    return out;
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Head roles, by written rules on a telemetry row (docs/TELEMETRY.md). Voita et al. (2019) call a
+ * head positional when at least 90% of the time its largest weight goes to one relative position;
+ * the same 90% rule labels cross-attention heads that follow the monotone or the mirrored diagonal.
+ */
+
+export const ROLES = ['positional -1', 'positional +1', 'aligned', 'mirrored', 'sink', 'diffuse', 'dead'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The rules' thresholds, stated once. */
+export const ROLE_RULES = {
+  /** Voita's rule: the largest weight on that position in at least this share of rows. */
+  share: 0.9,
+  /** Sink: at least this mean weight on the first key or on EOS. */
+  sink: 0.5,
+  /** Diffuse: normalised entropy at least this (1 is uniform). */
+  diffuse: 0.9,
+  /** Dead: gradient norm below this share of the median head of its layer. */
+  dead: 1e-3,
+} as const;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
+};
+
+/** The roles of each head of a row (same order as row.heads). */
+export function headRoles(row: { heads: string[]; stats: Record<string, (number | null)[]> }): Role[][] {
+  const at = (stat: string, i: number): number => row.stats[stat]?.[i] ?? 0;
+  return row.heads.map((head, i) => {
+    const roles: Role[] = [];
+    if (at('top_prev', i) >= ROLE_RULES.share) roles.push('positional -1');
+    if (at('top_next', i) >= ROLE_RULES.share) roles.push('positional +1');
+    if (at('top_diagonal', i) >= ROLE_RULES.share) roles.push('aligned');
+    if (at('top_mirrored', i) >= ROLE_RULES.share) roles.push('mirrored');
+    if (at('sink_first', i) >= ROLE_RULES.sink || at('sink_eos', i) >= ROLE_RULES.sink) roles.push('sink');
+    if (at('entropy_norm', i) >= ROLE_RULES.diffuse) roles.push('diffuse');
+    const grad = row.stats.grad_norm;
+    if (grad) {
+      const layer = head.slice(0, head.lastIndexOf('.'));
+      const peers = row.heads.flatMap((h, j) => (h.startsWith(`${layer}.`) ? [grad[j] ?? 0] : []));
+      if ((grad[i] ?? 0) <= ROLE_RULES.dead * median(peers)) roles.push('dead');
+    }
+    return roles;
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * Per-head statistics of attention over a probe batch (docs/TELEMETRY.md defines each one): how
+ * spread a head's attention is (entropy), how sure (confidence), whether it parks weight on a sink
+ * (first key, EOS), whether it is positional (offsets −1, 0, +1), and, for cross attention, whether
+ * it follows the monotone or the mirrored diagonal. Pure functions of AttentionMaps: the engine
+ * computes them from its own snapshots, and from those a PyTorch RunWriter writes.
+ */
+import type { AttentionKind, AttentionMaps } from '../../protocol/attention';
+
+/** The statistics telemetry.jsonl carries per head, in this order. */
+export const ATTENTION_STATS = [
+  'entropy',
+  'entropy_norm',
+  'confidence',
+  'sink_first',
+  'sink_eos',
+  'offset_prev',
+  'offset_same',
+  'offset_next',
+  'diagonal',
+  'mirrored',
+  'top_prev',
+  'top_next',
+  'top_diagonal',
+  'top_mirrored',
+] as const;
+export type AttentionStat = (typeof ATTENTION_STATS)[number];
+
+/** One probe pair's maps, with where its source ends (EOS is its last token). */
+export interface ProbePair {
+  maps: AttentionMaps[];
+}
+
+/** Per head (layer-major, [L·H]) the mean of each statistic over the rows of every pair; null where undefined. */
+export type HeadStats = Record<AttentionStat, (number | null)[]>;
+
+/** The keys query row q may see: all of them, or q + 1 under the causal mask of decoder self-attention. */
+function keysOf(kind: AttentionKind, q: number, keys: number): number {
+  return kind === 'decoder_self' ? Math.min(q + 1, keys) : keys;
+}
+
+/**
+ * The diagonal a cross-attention row follows when target and source run in step: row q (the
+ * decoder input at position q, BOS first, predicting target token q) on source token
+ * round(q·(S′−1)/(T′−1)), S′ = source tokens without EOS, T′ = target tokens it predicts (rows
+ * but the last, which predicts EOS). Mirrored: S′ − 1 − that.
+ */
+export function diagonalKey(q: number, rows: number, keys: number): { diagonal: number; mirrored: number } {
+  const s = Math.max(1, keys - 1);
+  const t = Math.max(1, rows - 1);
+  const diagonal = t === 1 ? 0 : Math.round((q * (s - 1)) / (t - 1));
+  return { diagonal, mirrored: s - 1 - diagonal };
+}
+
+/** Statistics of one kind over a batch of pairs: each is the mean over every (pair, row) it is defined for. */
+export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
+  const first = pairs.map((p) => p.maps.find((m) => m.kind === kind)).find((m) => m !== undefined);
+  if (!first) throw new Error(`no ${kind} maps in the probe batch`);
+  const [L, H] = first.shape;
+  const sums = Object.fromEntries(ATTENTION_STATS.map((s) => [s, new Float64Array(L * H)])) as Record<
+    AttentionStat,
+    Float64Array
+  >;
+  const counts = Object.fromEntries(ATTENTION_STATS.map((s) => [s, new Float64Array(L * H)])) as Record<
+    AttentionStat,
+    Float64Array
+  >;
+  const add = (stat: AttentionStat, head: number, value: number): void => {
+    sums[stat][head] += value;
+    counts[stat][head] += 1;
+  };
+  for (const pair of pairs) {
+    const m = pair.maps.find((x) => x.kind === kind);
+    if (!m) continue;
+    const [layers, heads, Q, K] = m.shape;
+    if (layers !== L || heads !== H) throw new Error(`${kind}: pairs of a batch disagree on layers × heads`);
+    const keysAreSource = kind !== 'decoder_self';
+    for (let lh = 0; lh < L * H; lh++) {
+      for (let q = 0; q < Q; q++) {
+        const row = m.weights.subarray((lh * Q + q) * K, (lh * Q + q + 1) * K);
+        const n = keysOf(kind, q, K);
+        let entropy = 0;
+        let max = -Infinity;
+        let top = 0; // argmax, the first of equals
+        for (let k = 0; k < n; k++) {
+          const p = row[k];
+          if (p > 0) entropy -= p * Math.log(p);
+          if (p > max) {
+            max = p;
+            top = k;
+          }
+        }
+        add('entropy', lh, entropy);
+        if (n > 1) add('entropy_norm', lh, entropy / Math.log(n));
+        add('confidence', lh, max);
+        add('sink_first', lh, row[0]);
+        if (keysAreSource) add('sink_eos', lh, row[K - 1]);
+        for (const [stat, d] of [
+          ['offset_prev', -1],
+          ['offset_same', 0],
+          ['offset_next', 1],
+        ] as const)
+          if (q + d >= 0 && q + d < n) add(stat, lh, row[q + d]);
+        // Voita et al.'s positional heads: the share of rows whose largest weight is one step back or ahead.
+        if (q > 0) add('top_prev', lh, top === q - 1 ? 1 : 0);
+        if (q + 1 < n) add('top_next', lh, top === q + 1 ? 1 : 0);
+        if (kind === 'cross' && q < Q - 1) {
+          const { diagonal, mirrored } = diagonalKey(q, Q, K);
+          add('diagonal', lh, row[diagonal]);
+          add('mirrored', lh, row[mirrored]);
+          add('top_diagonal', lh, top === diagonal ? 1 : 0);
+          add('top_mirrored', lh, top === mirrored ? 1 : 0);
+        }
+      }
+    }
+  }
+  const out = {} as HeadStats;
+  for (const s of ATTENTION_STATS) out[s] = Array.from(sums[s], (v, i) => (counts[s][i] > 0 ? v / counts[s][i] : null));
+  return out;
+}

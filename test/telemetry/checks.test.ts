@@ -1,0 +1,200 @@
+/**
+ * Each health check fires on something built to trip it, and not on its healthy twin: numbers fed
+ * to the monitor, models with a planted broken mask, and a run made to diverge.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../../src/engine/backend';
+import { loadCheckpoint } from '../../src/engine/checkpoint';
+import { taskSpec } from '../../src/engine/data/dataset';
+import { paddingMask } from '../../src/engine/model/attention';
+import type { TransformerConfig } from '../../src/engine/model/config';
+import { Transformer } from '../../src/engine/model/transformer';
+import { createRun } from '../../src/engine/run/setup';
+import { HealthMonitor, THRESHOLDS } from '../../src/engine/telemetry/checks';
+import { maskLeak, paddingLeak } from '../../src/engine/telemetry/probes';
+import type { TelemetryRow } from '../../src/engine/telemetry/telemetry';
+import { startTrainer } from '../../src/engine/train/start';
+import { microConfig, scratch } from '../train/helpers';
+
+before(async () => {
+  await initBackend('wasm');
+});
+
+const config: TransformerConfig = {
+  d_model: 16,
+  heads: 2,
+  d_ff: 32,
+  encoder_layers: 1,
+  decoder_layers: 2,
+  src_vocab: 12,
+  tgt_vocab: 12,
+  dropout: 0,
+  norm_first: false,
+  final_norm: false,
+  positional: 'sinusoidal',
+  max_len: 16,
+  share_embeddings: true,
+  pad_id: 0,
+  bos_id: 1,
+  eos_id: 2,
+};
+
+/** A planted bug: the decoder's self-attention sees the future (no causal mask). */
+class NoCausalMask extends Transformer {
+  protected override targetMask(tgt: tf.Tensor2D): tf.Tensor {
+    return paddingMask(tgt, this.config.pad_id);
+  }
+}
+/** A planted bug: the source's padding is not masked (the encoder and cross-attention see it). */
+class NoSourcePadding extends Transformer {
+  protected override sourceMask(src: tf.Tensor2D): tf.Tensor4D {
+    return tf.zeros([src.shape[0], 1, 1, src.shape[1]]);
+  }
+}
+
+test('nonfinite: a NaN loss or gradient norm is a finding at once', () => {
+  const m = new HealthMonitor();
+  assert.deepEqual(m.onStep(1, 2.5, 1), []);
+  const [f] = m.onStep(2, Number.NaN, 1);
+  assert.equal(f?.check, 'nonfinite');
+  assert.match(f!.message, /the loss is NaN at step 2: the update was not applied/);
+  assert.equal(m.onStep(3, 2, Number.POSITIVE_INFINITY)[0]?.check, 'nonfinite');
+});
+
+test('loss spike: above 25× the running median, after the warm-up', () => {
+  const m = new HealthMonitor();
+  for (let s = 1; s <= THRESHOLDS.spikeWarmup; s++) assert.deepEqual(m.onStep(s, 100, 1), [], 'no spike before');
+  for (let s = 51; s <= 60; s++) m.onStep(s, 0.1, 1); // the median of the window is still 100
+  const m2 = new HealthMonitor();
+  for (let s = 1; s <= 60; s++) m2.onStep(s, 0.1, 1);
+  assert.deepEqual(m2.onStep(61, 2.4, 1), [], '24× the median: no spike');
+  const [f] = m2.onStep(62, 2.6, 1);
+  assert.equal(f?.check, 'loss_spike');
+  assert.match(f!.message, /26\.0× the median of the last 61 steps \(0\.1000\)/);
+});
+
+/** Telemetry rows of one head with these normalised entropies (and norms). */
+function rows(entropy: number[], grad = entropy.map(() => 1), output = entropy.map(() => 1)): TelemetryRow[] {
+  return entropy.map((e, i) => ({
+    step: (i + 1) * 25,
+    pairs: 4,
+    heads: ['cross:0.0', 'cross:0.1', 'cross:0.2'],
+    stats: { entropy_norm: [e, 0.8, 0.8], grad_norm: [grad[i]!, 1, 1], output_norm: [output[i]!, 1, 1] },
+  }));
+}
+
+test('entropy collapse: below the floor, or a 90% fall within the window; a slow sharpening is healthy', () => {
+  const fire = (entropies: number[]) => {
+    const m = new HealthMonitor();
+    return rows(entropies)
+      .flatMap((r) => m.onTelemetry(r))
+      .filter((f) => f.check === 'entropy_collapse');
+  };
+  // The healthy run's sharpest head: 0.97 to 0.027 over 60 rows (a fall to at worst 29% in 5 rows).
+  const slow = Array.from({ length: 60 }, (_, i) => 0.97 * Math.pow(0.027 / 0.97, i / 59));
+  assert.deepEqual(fire(slow), []);
+  const fast = fire([0.9, 0.85, 0.8, 0.3, 0.07]);
+  assert.equal(fast.length, 1);
+  assert.equal(fast[0]!.head, 'cross:0.0');
+  assert.match(fast[0]!.message, /fell from 0\.900 to 0\.070 within 5 telemetry rows/);
+  const floor = fire([0.5, 0.5, 0.004]);
+  assert.match(floor[0]!.message, /0\.0040, below 0\.005/);
+});
+
+test('dead head: gradient and output norms near zero for 3 rows, against its layer', () => {
+  const m = new HealthMonitor();
+  const found = rows([0.8, 0.8, 0.8, 0.8], [1, 1e-5, 1e-5, 1e-5], [1, 1e-6, 1e-6, 1e-6]).flatMap((r) =>
+    m.onTelemetry(r),
+  );
+  assert.deepEqual(
+    found.map((f) => [f.check, f.step, f.head]),
+    [['dead_head', 100, 'cross:0.0']],
+  );
+  const alive = new HealthMonitor();
+  const onlyGrad = rows([0.8, 0.8, 0.8, 0.8], [1e-5, 1e-5, 1e-5, 1e-5]).flatMap((r) => alive.onTelemetry(r));
+  assert.deepEqual(onlyGrad, [], 'a head that still writes its output is not dead');
+});
+
+test('mask leak: fires on a decoder without its causal mask, names a decoder head; silent on the model', async () => {
+  const src = [5, 6, 7, 8, 2];
+  const tgt = [1, 8, 7, 6, 5];
+  const healthy = new Transformer(config, undefined, 4);
+  const broken = new NoCausalMask(config, undefined, 4);
+  try {
+    assert.deepEqual(await maskLeak(healthy, 10, src, tgt), []);
+    const [f] = await maskLeak(broken, 10, src, tgt);
+    assert.equal(f?.check, 'mask_leak');
+    assert.match(f!.head!, /^decoder_self:0\./);
+    assert.match(f!.message, /positions ≤ 2 changed .* when only the target tokens after 2 changed/);
+  } finally {
+    healthy.dispose();
+    broken.dispose();
+  }
+});
+
+test('padding leak: fires when the source padding is not masked; silent on the model', async () => {
+  const src = [
+    [5, 6, 7, 2],
+    [5, 2],
+  ];
+  const tgt = [
+    [1, 7, 6, 5],
+    [1, 5],
+  ];
+  const healthy = new Transformer(config, undefined, 4);
+  const broken = new NoSourcePadding(config, undefined, 4);
+  try {
+    assert.deepEqual(await paddingLeak(healthy, 3, src, tgt), []);
+    const [f] = await paddingLeak(broken, 3, src, tgt);
+    assert.equal(f?.check, 'padding_leak');
+    assert.match(f!.head!, /^encoder_self:0\./);
+    assert.match(f!.message, /query 0 of pair 1 puts .* on padded key 2/);
+  } finally {
+    healthy.dispose();
+    broken.dispose();
+  }
+});
+
+test('a run whose weights turn infinite pauses at the next step, with finite weights and a breakpoint', async () => {
+  const dir = scratch();
+  const o = createRun({
+    out: join(dir, 'run'),
+    data: taskSpec('copy', { train: 200, valid: 8, test: 8 }),
+    config: microConfig(dir, { steps: 50, checkpoint_every: 100, snapshot_every: 0 }),
+    overrides: {},
+  });
+  const { trainer } = startTrainer(o, { resume: false });
+  try {
+    const step = await trainer.train({
+      onStep: (row) => {
+        if (row.step !== 3) return;
+        // What a bad update does: one weight becomes +∞.
+        const w = trainer.model.params.get('decoder.layers.0.linear1.weight')!;
+        w.assign(tf.fill(w.shape, Number.POSITIVE_INFINITY));
+      },
+    });
+    assert.equal(step, 4, 'the first step after the poisoning pauses');
+    assert.equal(trainer.breakpoint?.check, 'nonfinite');
+    const status = JSON.parse(readFileSync(o.run.statusPath, 'utf8')) as { state: string; step: number };
+    assert.deepEqual([status.state, status.step], ['paused', step]);
+    const events = o.run.readEvents();
+    assert.deepEqual(
+      events.filter((e) => e.severity === 'breakpoint').map((e) => [e.check, e.step]),
+      [['nonfinite', step]],
+    );
+    assert.ok(existsSync(o.run.weightsPath(step)), 'a checkpoint at the paused step');
+    const model = loadCheckpoint(o.run.weightsPath(step));
+    for (const [name, v] of model.params) {
+      if (name === 'decoder.layers.0.linear1.weight') continue; // the poisoned one
+      const data = (await v.data()) as Float32Array;
+      assert.ok(data.every(Number.isFinite), `${name} stayed finite: the NaN update was not applied`);
+    }
+    model.dispose();
+  } finally {
+    trainer.dispose();
+  }
+});
