@@ -29,9 +29,9 @@ export function headGates(
     out[kind] = Array.from({ length: L }, (_, l) => {
       const xi = tf.reshape(tf.slice(gates[kind], [l, 0], [1, -1]), [-1]) as tf.Tensor1D; // [H]
       const mean = means?.[kind];
-      return mean
-        ? { xi, mean: tf.reshape(tf.slice(mean, [l, 0, 0], [1, -1, -1]), mean.shape.slice(1)) as tf.Tensor2D }
-        : { xi };
+      if (!mean) return { xi };
+      const [, H, dv] = mean.shape;
+      return { xi, mean: tf.reshape(tf.slice(mean, [l, 0, 0], [1, -1, -1]), [H, dv]) as tf.Tensor2D }; // [H, dv]
     });
   }
   return out;
