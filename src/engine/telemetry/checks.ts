@@ -68,6 +68,9 @@ const median = (xs: number[]): number => {
 export class HealthMonitor {
   private readonly losses: number[] = [];
   private readonly rows: TelemetryRow[] = [];
+  /** Heads reported as collapsed, until their entropy recovers: one finding per episode, not one per row. */
+  private readonly collapsedHeads = new Set<string>();
+  private readonly deadHeads = new Set<string>();
 
   /** A training step's loss and gradient norm. */
   onStep(step: number, loss: number, gradNorm: number): Finding[] {
@@ -122,7 +125,13 @@ export class HealthMonitor {
           : high > 0 && now <= (1 - THRESHOLDS.collapseDrop) * high
             ? `its normalised entropy fell from ${high.toFixed(3)} to ${now.toFixed(3)} within ${past.length} telemetry rows`
             : undefined;
-      if (why) out.push({ step: row.step, check: 'entropy_collapse', head, message: `${head}: ${why}`, value: now });
+      if (!why) {
+        if (now >= THRESHOLDS.collapseFloor) this.collapsedHeads.delete(head);
+        return;
+      }
+      if (this.collapsedHeads.has(head)) return; // one finding per episode, not one per row
+      this.collapsedHeads.add(head);
+      out.push({ step: row.step, check: 'entropy_collapse', head, message: `${head}: ${why}`, value: now });
     });
     return out;
   }
@@ -144,7 +153,9 @@ export class HealthMonitor {
         const om = median(peers.map((j) => o[j] ?? 0));
         return (g[i] ?? 0) <= THRESHOLDS.deadShare * gm && (o[i] ?? 0) <= THRESHOLDS.deadShare * om;
       });
-      if (isDead)
+      if (!isDead) this.deadHeads.delete(head);
+      if (isDead && !this.deadHeads.has(head)) {
+        this.deadHeads.add(head);
         out.push({
           step: row.step,
           check: 'dead_head',
@@ -152,6 +163,7 @@ export class HealthMonitor {
           message: `${head}: its gradient and output norms stayed below ${THRESHOLDS.deadShare} of its layer's median for ${THRESHOLDS.deadRows} telemetry rows`,
           value: grad[i] ?? 0,
         });
+      }
     });
     return out;
   }
