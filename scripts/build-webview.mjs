@@ -1,13 +1,13 @@
 // Bundles the webview panels' browser code: one IIFE per panel in dist/webview/<panel>.js.
 // plotly is not bundled: the page loads node_modules/plotly.js-dist-min/plotly.min.js itself.
-//   node scripts/build-webview.mjs            → dist/webview/{dashboard,attention,head,positional}.js
+//   node scripts/build-webview.mjs            → dist/webview/{dashboard,attention,head,positional,heads}.js
 // scripts/build.mjs can call it: `await import('./build-webview.mjs')` or `buildWebview()`.
 import * as esbuild from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional'];
+export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', 'heads'];
 
 export async function buildWebview({ minify = false } = {}) {
   await esbuild.build({

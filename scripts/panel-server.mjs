@@ -1,7 +1,7 @@
 // Serves each panel's page as VS Code would give it to a webview (the HTML of
 // src/extension/panels/html.ts, under its CSP, with a VS Code theme's variables on <html>) on
 // 127.0.0.1, for the webview tests and the drawing benchmark:
-//   /panel/<dashboard|attention|head|positional>.html[?theme=light][&script=missing]
+//   /panel/<one of WEBVIEW_PANELS>.html[?theme=light][&script=missing]
 // plus the panels' bundles (dist/webview/, run the build first) and plotly.
 import * as esbuild from 'esbuild';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { WEBVIEW_PANELS } from './build-webview.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -69,8 +70,8 @@ function serve(panelHtml) {
       return;
     }
     const port = server.address().port;
-    const page = /^\/panel\/(dashboard|attention|head|positional)\.html$/.exec(url.pathname);
-    if (page) {
+    const page = /^\/panel\/(\w+)\.html$/.exec(url.pathname);
+    if (page && WEBVIEW_PANELS.includes(page[1])) {
       const light = url.searchParams.get('theme') === 'light';
       const style = Object.entries(light ? LIGHT_THEME : DARK_THEME)
         .map(([k, v]) => `${k}: ${v}`)

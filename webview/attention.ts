@@ -3,7 +3,8 @@
  * as canvas thumbnails; hovering reads out the query/key tokens and the weight, clicking opens the
  * head large as a plotly heatmap with token axes and hover values, and asks the extension to open
  * it in the head inspector (`openHead`). Thumbnails are drawn in slices of a few milliseconds so a
- * 512-token message never freezes the page.
+ * 512-token message never freezes the page. Under each thumbnail, the head's roles at that step
+ * (from telemetry, docs/TELEMETRY.md), when it has any.
  */
 import {
   ATTENTION_KINDS,
@@ -11,12 +12,13 @@ import {
   type AttentionKind,
   findMaps,
   type HeadMap,
+  headId,
   headMap,
   type HeadRef,
   tokensOf,
 } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
+import type { CellRef, HeadRoles, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,
@@ -55,6 +57,8 @@ const KIND_TITLES: Record<AttentionKind, string> = {
 
 let payload: Attention | null = null;
 let header: ViewHeader | null = null;
+/** `kind:layer.head` → its roles at the attention's step. */
+let roles = new Map<string, string[]>();
 let selected: HeadRef | null = loadState()?.head ?? null;
 let generation = 0;
 
@@ -181,13 +185,22 @@ function render(): void {
           style: `width:${size.width}px;height:${size.height}px`,
         });
         if (sameHead(selected, ref)) canvas.classList.add('selected');
+        const named = roles.get(headId(ref)) ?? [];
+        if (named.length) canvas.title += ` · ${named.join(', ')}`;
         canvas.addEventListener('click', () => openHead(ref));
         canvas.addEventListener('mousemove', (e) => {
           const c = cellAt(canvas, e, queries, keys);
           if (!c) return;
           readout.textContent = `${kind} L${l + 1} H${hd + 1}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
         });
-        table.append(canvas);
+        table.append(
+          h(
+            'div',
+            { class: 'thumb-cell' },
+            canvas,
+            h('div', { class: 'role-label', style: `width:${size.width}px` }, named.join(' · ')),
+          ),
+        );
         jobs.push({ canvas, map, ref });
       }
     }
@@ -288,16 +301,20 @@ function openHead(ref: HeadRef): void {
   post({ type: 'openHead', ...ref });
 }
 
+const roleMap = (list: HeadRoles[]) => new Map(list.map((r) => [r.head, r.roles]));
+
 function handle(m: ToWebview): void {
   switch (m.type) {
     case 'attention':
       payload = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
+      roles = roleMap(m.roles ?? []);
       break;
     case 'state':
       if (m.state.panel !== 'attention') throw new Error(`state for panel ${m.state.panel} sent to the attention view`);
       payload = m.state.attention;
       header = m.state.header;
       selected = m.state.selected ?? selected;
+      roles = roleMap(m.state.roles);
       break;
     default:
       throw new Error(`the attention view does not show ${m.type} messages`);
@@ -316,7 +333,8 @@ function report(cells: CellRef[]): DrawnReport {
     return pixelAt(canvas, ((c.k + 0.5) * canvas.width) / map.keys, ((c.q + 0.5) * canvas.height) / map.queries);
   });
   const maps = payload?.maps.map((m) => ({ kind: m.kind, shape: [...m.shape] })) ?? [];
-  return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors };
+  const marks = payload ? [...roles].flatMap(([head, rs]) => rs.map((r) => `${head} ${r}`)) : [];
+  return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 
 layoutPage();

@@ -118,6 +118,7 @@ export function start(
             maps: [],
             head: null,
             frames: 0,
+            marks: [],
             colors: [],
           };
           post({ type: 'drawn', panel, ...r });

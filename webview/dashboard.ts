@@ -2,10 +2,14 @@
  * Training dashboard: loss (train and validation), the learning-rate schedule (the planned curve of
  * the whole run drawn ahead, actual points on it), tokens/s and gradient norm. Rows are appended
  * live; each redraw downsamples every series to ~1,500 points and calls Plotly.react with new
- * arrays and a fixed uirevision, so a zoom survives updates.
+ * arrays and a fixed uirevision, so a zoom survives updates. Health-check findings are marked on
+ * the loss curve and listed under Problems; hovering a step highlights it here and in the Heads
+ * panel.
  */
+import { parseHeadId } from '../src/protocol/attention';
 import { metricsCsv, metricsJson } from '../src/protocol/export';
 import type { MetricRow } from '../src/protocol/metrics';
+import { type RunEvent, describeFinding } from '../src/protocol/telemetry';
 import type { Schedule, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
@@ -14,6 +18,7 @@ import {
   h,
   imageButton,
   plotly,
+  plotlyText,
   post,
   purgeOnUnload,
   readTheme,
@@ -31,6 +36,12 @@ let schedule: Schedule | null = null;
 let header: ViewHeader | null = null;
 /** The shared step cursor (a vertical marker on the loss and LR curves). */
 let cursor: number | null = null;
+/** Health-check findings (events.jsonl). */
+let events: RunEvent[] = [];
+/** The step hovered here or in the Heads panel. */
+let hover: number | null = null;
+/** Markers drawn on the loss curve: at most this many, the newest. */
+const MAX_MARKERS = 200;
 const headerEl = document.getElementById('view-header') ?? h('div');
 
 const charts = {
@@ -42,6 +53,13 @@ const charts = {
 type ChartName = keyof typeof charts;
 
 const status = h('span', { class: 'muted', id: 'status' });
+const problems = h('ol', { class: 'problems', id: 'problems' });
+const problemsCard = h(
+  'section',
+  { class: 'card', id: 'problems-card', hidden: '' },
+  h('header', {}, h('h2', {}, 'Problems')),
+  problems,
+);
 
 /** An image of one chart (the export command asks for the loss chart). */
 async function chartImage(name: ChartName, format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
@@ -60,10 +78,64 @@ function exportButtons(name: ChartName): HTMLElement {
 
 const runContext = () => (header ? { run: header.runDir } : {});
 
-/** The cursor's vertical line on a step axis. */
+/** A vertical line across a chart at a step. */
+const stepLine = (step: number, color: string, dash = 'solid', width = 1.5): object => ({
+  type: 'line',
+  x0: step,
+  x1: step,
+  yref: 'paper',
+  y0: 0,
+  y1: 1,
+  line: { color, width, dash },
+});
+
+/** The cursor's vertical line, and the hovered step's, on a step axis. */
 function cursorShape(color: string): object[] {
-  if (cursor === null) return [];
-  return [{ type: 'line', x0: cursor, x1: cursor, yref: 'paper', y0: 0, y1: 1, line: { color, width: 1.5 } }];
+  const shapes = cursor === null ? [] : [stepLine(cursor, color)];
+  if (hover !== null && hover !== cursor) shapes.push(stepLine(hover, HOVER_COLOR, 'dot'));
+  return shapes;
+}
+const HOVER_COLOR = '#ff9f1c';
+const severityColor = (e: RunEvent): string => (e.severity === 'breakpoint' ? '#f14c4c' : '#cca700');
+
+/** The newest findings as thin lines on the loss curve, each with a hoverable flag at the top. */
+function eventMarks(): { shapes: object[]; annotations: object[] } {
+  const shown = events.slice(-MAX_MARKERS);
+  return {
+    shapes: shown.map((e) => stepLine(e.step, severityColor(e), 'dash', 1)),
+    annotations: shown.map((e) => ({
+      x: e.step,
+      y: 1,
+      yref: 'paper',
+      yanchor: 'bottom',
+      text: e.severity === 'breakpoint' ? '■' : '▲',
+      showarrow: false,
+      font: { color: severityColor(e), size: 10 },
+      hovertext: plotlyText(describeFinding(e)),
+    })),
+  };
+}
+
+/** One line per finding, newest first; a click moves the cursor there (and opens the head). */
+function listProblems(): void {
+  problemsCard.hidden = events.length === 0;
+  const newest = events.slice(-MAX_MARKERS).reverse();
+  problems.replaceChildren(
+    ...newest.map((e) => {
+      const item = h(
+        'li',
+        { class: `problem ${e.severity}`, title: 'Move the step cursor here and open the head' },
+        h('span', { class: 'badge', style: `color:${severityColor(e)}` }, e.severity === 'breakpoint' ? '■' : '▲'),
+        ` ${describeFinding(e)}`,
+      );
+      item.addEventListener('click', () => {
+        const ref = e.head ? parseHeadId(e.head) : undefined;
+        if (ref) post({ type: 'openHeadAt', ...ref, step: e.step });
+        else post({ type: 'cursor', step: e.step });
+      });
+      return item;
+    }),
+  );
 }
 
 function layoutPage(): void {
@@ -86,17 +158,31 @@ function layoutPage(): void {
       ),
     );
   }
-  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), grid);
+  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), problemsCard, grid);
   purgeOnUnload(...Object.values(charts).map((c) => c.el));
   // A click on a point of the loss or LR curve moves the shared step cursor (the inspector follows).
   for (const name of ['loss', 'lr'] as const) {
-    void plotly(() => Plotly.react(charts[name].el, [], themedLayout(readTheme(), name), PLOTLY_CONFIG)).then((gd) =>
+    void plotly(() => Plotly.react(charts[name].el, [], themedLayout(readTheme(), name), PLOTLY_CONFIG)).then((gd) => {
       gd?.on('plotly_click', (e) => {
-        const step = Number((e as { points?: { x?: unknown }[] }).points?.[0]?.x);
-        if (Number.isInteger(step) && step >= 0) post({ type: 'cursor', step });
-      }),
-    );
+        const step = stepOfPoint(e);
+        if (step !== null) post({ type: 'cursor', step });
+      });
+      gd?.on('plotly_hover', (e) => hoverAt(stepOfPoint(e)));
+      gd?.on('plotly_unhover', () => hoverAt(null));
+    });
   }
+}
+
+const stepOfPoint = (e: unknown): number | null => {
+  const step = Number((e as { points?: { x?: unknown }[] }).points?.[0]?.x);
+  return Number.isInteger(step) && step >= 0 ? step : null;
+};
+
+function hoverAt(step: number | null): void {
+  if (step === hover) return;
+  hover = step;
+  post({ type: 'hoverStep', step });
+  redraw();
 }
 
 function draw(): void {
@@ -165,8 +251,17 @@ function draw(): void {
   const tps = column(rows, step, (r) => r.tokensPerSec);
   const grad = column(rows, step, (r) => r.gradNorm);
   const xTitle = { title: { text: 'step' } };
+  const marks = eventMarks();
   const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
-    ['loss', lossData, themedLayout(t, 'loss', { xaxis: xTitle, shapes: cursorShape(t.accent2) })],
+    [
+      'loss',
+      lossData,
+      themedLayout(t, 'loss', {
+        xaxis: xTitle,
+        shapes: [...marks.shapes, ...cursorShape(t.accent2)],
+        annotations: marks.annotations,
+      }),
+    ],
     [
       'lr',
       lrData,
@@ -198,6 +293,7 @@ function draw(): void {
     ? ` · at step ${lastVal.step}: validation${lastVal.valLoss !== undefined ? ` loss ${lastVal.valLoss.toFixed(4)}` : ''}${lastVal.valBleu !== undefined ? ` BLEU ${lastVal.valBleu.toFixed(2)}` : ''}`
     : '';
   renderHeader(headerEl, header, { step: cursor ?? header?.step ?? null });
+  listProblems();
   document.body.dataset.cursor = cursor === null ? '' : String(cursor);
   status.textContent = last
     ? `step ${last.step}${schedule ? ` of ${schedule.totalSteps}` : ''} · loss ${last.loss.toFixed(4)} · lr ${last.lr.toExponential(3)} · ${Math.round(last.tokensPerSec)} tokens/s${valText}`
@@ -229,12 +325,19 @@ function handle(m: ToWebview): void {
     case 'cursor':
       cursor = m.step;
       break;
+    case 'events':
+      events = [...events, ...m.events];
+      break;
+    case 'hoverStep':
+      hover = m.step;
+      break;
     case 'state':
       if (m.state.panel !== 'dashboard') throw new Error(`state for panel ${m.state.panel} sent to the dashboard`);
       rows = [...m.state.rows];
       schedule = m.state.schedule;
       header = m.state.header;
       cursor = m.state.cursor;
+      events = [...m.state.events];
       break;
     default:
       throw new Error(`the dashboard does not show ${m.type} messages`);
@@ -248,6 +351,16 @@ start(
   'dashboard',
   handle,
   (format) => chartImage('loss', format),
-  () => ({ ...shownHeader(headerEl), maps: [], head: null, frames: rows.length, colors: [] }),
+  () => ({
+    ...shownHeader(headerEl),
+    maps: [],
+    head: null,
+    frames: rows.length,
+    colors: [],
+    marks: [
+      ...events.slice(-MAX_MARKERS).map((e) => `${e.check}@${e.step}`),
+      ...(hover === null ? [] : [`hover@${hover}`]),
+    ],
+  }),
 );
 redraw();

@@ -331,7 +331,7 @@ function report(cells: CellRef[]): DrawnReport {
     );
   });
   const maps = c ? [{ kind: head!.kind, shape: [1, 1, c.map.queries, c.map.keys] }] : [];
-  return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors };
+  return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors, marks: [] };
 }
 
 layoutPage();

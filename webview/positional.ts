@@ -115,5 +115,6 @@ start('positional', handle, peImage, () => ({
   maps: [],
   head: null,
   frames: pe ? 1 : 0,
+  marks: [],
   colors: [],
 }));

@@ -10,15 +10,19 @@ import * as vscode from 'vscode';
 import type { Attention } from '../protocol/attention';
 import type { MetricRow } from '../protocol/metrics';
 import {
+  type ResumeParams,
   type RunSummary,
   type TrainParams,
   trainEnded,
+  trainEvent,
   trainMetrics,
   trainResume,
   trainSnapshot,
   trainStart,
   trainStop,
+  trainTelemetry,
 } from '../protocol/training';
+import { type RunEvent, type TelemetryRow, describeFinding } from '../protocol/telemetry';
 import type { Schedule } from '../protocol/webview';
 import type { WireAttention } from '../protocol/wire';
 import { toAttention } from './convert';
@@ -30,8 +34,10 @@ export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
 export interface TrainEnd {
   runDir: string;
   step: number;
-  reason: 'completed' | 'stopped' | 'failed';
+  reason: 'completed' | 'stopped' | 'failed' | 'paused';
   message?: string;
+  /** What paused it: a health check's breakpoint. */
+  event?: RunEvent;
 }
 export interface TrainResumed {
   runDir: string;
@@ -70,6 +76,8 @@ export class TrainingSession implements vscode.Disposable {
   private readonly startEmitter = new vscode.EventEmitter<{ summary: RunSummary; fresh: boolean }>();
   private readonly metricsEmitter = new vscode.EventEmitter<{ runDir: string; rows: MetricRow[] }>();
   private readonly snapshotEmitter = new vscode.EventEmitter<{ runDir: string; attention: Attention }>();
+  private readonly telemetryEmitter = new vscode.EventEmitter<{ runDir: string; row: TelemetryRow }>();
+  private readonly eventEmitter = new vscode.EventEmitter<{ runDir: string; event: RunEvent }>();
   private readonly endEmitter = new vscode.EventEmitter<TrainEnd>();
   private readonly resumeEmitter = new vscode.EventEmitter<TrainResumed>();
   private readonly changeEmitter = new vscode.EventEmitter<void>();
@@ -77,6 +85,11 @@ export class TrainingSession implements vscode.Disposable {
   readonly onDidStart = this.startEmitter.event;
   readonly onDidMetrics = this.metricsEmitter.event;
   readonly onDidSnapshot = this.snapshotEmitter.event;
+  readonly onDidTelemetry = this.telemetryEmitter.event;
+  /** A health check fired during the live run (warnings; a breakpoint also ends the run, `paused`). */
+  readonly onDidFinding = this.eventEmitter.event;
+  /** The breakpoint that paused the last run, if one did (for the notification's actions and the tests). */
+  lastBreakpoint: (RunEvent & { runDir: string }) | undefined;
   readonly onDidEnd = this.endEmitter.event;
   readonly onDidResume = this.resumeEmitter.event;
   /** Anything the Current Run view shows changed. */
@@ -94,12 +107,22 @@ export class TrainingSession implements vscode.Disposable {
       this.startEmitter,
       this.metricsEmitter,
       this.snapshotEmitter,
+      this.telemetryEmitter,
+      this.eventEmitter,
       this.endEmitter,
       this.resumeEmitter,
       this.changeEmitter,
       engine.onNotification(trainMetrics, (p) => this.onMetrics(p.runDir, p.rows)),
       engine.onNotification(trainSnapshot, (p) => this.onSnapshot(p.runDir, p.attention)),
       engine.onNotification(trainEnded, (p) => this.onEnded(p)),
+      engine.onNotification(trainTelemetry, (p) => {
+        if (this.isLive(p.runDir, 'train/telemetry')) this.telemetryEmitter.fire(p);
+      }),
+      engine.onNotification(trainEvent, (p) => {
+        if (!this.isLive(p.runDir, 'train/event')) return;
+        this.log(`[${p.event.check}] step ${p.event.step}: ${p.event.message}`);
+        this.eventEmitter.fire(p);
+      }),
       engine.onDidExit((e) => {
         if (!this.active || e.restartInMs === undefined) return;
         this.interrupted = true;
@@ -137,12 +160,16 @@ export class TrainingSession implements vscode.Disposable {
     return summary;
   }
 
-  /** Goes on training a run from its newest checkpoint (`steps`: a new step budget). */
-  async resume(runDir: string, steps?: number): Promise<RunSummary> {
+  /** Goes on training a run from its newest checkpoint (`steps`: a new step budget; `checks`: health checks switched). */
+  async resume(runDir: string, steps?: number, checks?: ResumeParams['checks']): Promise<RunSummary> {
     if (this.active && this.active.runDir !== runDir)
       throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
     this.endedEarly.delete(runDir);
-    const summary = await this.engine.request(trainResume, steps === undefined ? { runDir } : { runDir, steps });
+    const summary = await this.engine.request(trainResume, {
+      runDir,
+      ...(steps !== undefined ? { steps } : {}),
+      ...(checks ? { checks } : {}),
+    });
     this.begin(summary, false);
     this.resumeEmitter.fire({ runDir: summary.runDir, step: summary.step, cause: 'command' });
     return summary;
@@ -248,10 +275,27 @@ export class TrainingSession implements vscode.Disposable {
       void vscode.window.showErrorMessage(
         `Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`,
       );
+    else if (e.reason === 'paused' && e.event) this.showBreakpoint(e.runDir, e.event);
     else
       void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
     this.endEmitter.fire(e);
     this.changeEmitter.fire();
+  }
+
+  /** A breakpoint paused the run: say which check and head, and offer what to do next. */
+  private showBreakpoint(runDir: string, event: RunEvent): void {
+    this.lastBreakpoint = { ...event, runDir };
+    const name = path.basename(runDir);
+    const actions = [...(event.head ? ['Open Head'] : []), 'Resume', 'Disable Check'];
+    void vscode.window
+      .showWarningMessage(`Attention Debugger: ${name} paused at a breakpoint. ${describeFinding(event)}`, ...actions)
+      .then((choice) => {
+        const args = { runDir, event };
+        if (choice === 'Open Head') void vscode.commands.executeCommand('attentionDebugger.openBreakpoint', args);
+        if (choice === 'Resume') void vscode.commands.executeCommand('attentionDebugger.resume', { runDir });
+        if (choice === 'Disable Check')
+          void vscode.commands.executeCommand('attentionDebugger.resume', { runDir, checks: { [event.check]: 'off' } });
+      });
   }
 
   /** Progress lives in the status bar (a notification would cover the editor for the whole run). */

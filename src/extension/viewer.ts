@@ -19,7 +19,7 @@ import {
 } from '../protocol/attention';
 import { type Check, isIndex, isString, object, optional } from '../protocol/check';
 import { type AttentionResult, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
-import type { ViewHeader } from '../protocol/webview';
+import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { toAttention } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
@@ -70,12 +70,18 @@ export class Viewer implements vscode.Disposable {
         if (runDir === this.sel?.runDir) this.panels.appendMetrics(rows);
       }),
       training.onDidSnapshot(({ runDir, attention }) => this.onLiveSnapshot(runDir, attention)),
+      training.onDidTelemetry(({ runDir, row }) => {
+        if (runDir === this.sel?.runDir) this.panels.addTelemetry([row]);
+      }),
+      training.onDidFinding(({ runDir, event }) => {
+        if (runDir === this.sel?.runDir) this.panels.addEvents([event]);
+      }),
       training.onDidEnd((e) => {
         if (e.runDir !== this.sel?.runDir) return;
         if (this.summary) this.summary = { ...this.summary, running: false, step: e.step };
         void this.refreshSummary();
       }),
-      panels.onDidRequest(({ request }) => void this.answer(request)),
+      panels.onDidRequest(({ from, request }) => void this.answer(from, request)),
       panels.onDidRevive(() => void this.restore()),
     );
   }
@@ -102,7 +108,8 @@ export class Viewer implements vscode.Disposable {
     this.sel = { runDir, input: opts.input ?? PROBE, ...(opts.step !== undefined ? { step: opts.step } : {}) };
     if (opts.head) this.sel.head = opts.head;
     const schedule = opened.summary.schedule.length ? scheduleOf(opened.summary) : null;
-    this.panels.showRun(this.header(), opened.rows, schedule, snapshots);
+    const { rows, telemetry, events } = opened;
+    this.panels.showRun(this.header(), { rows, schedule, snapshots, telemetry, events });
     this.changed.fire(this.sel);
     this.persist();
     await this.showSelected();
@@ -214,7 +221,7 @@ export class Viewer implements vscode.Disposable {
     this.summary = summary;
     this.sel = { runDir: summary.runDir, input: PROBE };
     if (fresh) {
-      this.panels.showRun(this.header(), [], scheduleOf(summary), []);
+      this.panels.showRun(this.header(), { rows: [], schedule: scheduleOf(summary), snapshots: [] });
       this.changed.fire(this.sel);
       this.persist();
       return;
@@ -229,9 +236,19 @@ export class Viewer implements vscode.Disposable {
   }
 
   /** What a page asked for. */
-  private async answer(request: PanelRequest): Promise<void> {
+  private async answer(from: PanelKind, request: PanelRequest): Promise<void> {
     try {
       switch (request.type) {
+        case 'openHeadAt': {
+          const ref = { kind: request.kind, layer: request.layer, head: request.head };
+          await this.selectStep(request.step);
+          this.selectHead(ref);
+          this.panels.openHeadInspector(ref);
+          break;
+        }
+        case 'hoverStep':
+          this.panels.showHover(from, request.step);
+          break;
         case 'openHead': {
           const ref = { kind: request.kind, layer: request.layer, head: request.head };
           this.selectHead(ref);

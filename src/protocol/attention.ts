@@ -33,6 +33,12 @@ export function headId(ref: HeadRef): string {
   return `${ref.kind}:${ref.layer}.${ref.head}`;
 }
 
+/** The head a headId names, or undefined when it names none. */
+export function parseHeadId(id: string): HeadRef | undefined {
+  const m = /^(encoder_self|decoder_self|cross):(\d+)\.(\d+)$/.exec(id);
+  return m ? { kind: m[1] as AttentionKind, layer: Number(m[2]), head: Number(m[3]) } : undefined;
+}
+
 /** All layers × heads of one kind. `W` is Float32Array in memory and a base64 string on the wire. */
 export interface AttentionMaps<W = Float32Array> {
   kind: AttentionKind;

@@ -18,6 +18,15 @@ import {
   optional,
 } from './check';
 import { checkInputPair, type InputPair } from './attention';
+import {
+  CHECKS,
+  type CheckMode,
+  type CheckName,
+  checkRunEvent,
+  checkTelemetryRow,
+  type RunEvent,
+  type TelemetryRow,
+} from './telemetry';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
 import type { NotificationDef, RequestDef } from './rpc';
 import { checkWireAttention, checkWireMatrix, type WireAttention, type WireMatrix } from './wire';
@@ -29,6 +38,15 @@ export type DataChoice =
   | { kind: 'task'; task: (typeof TASK_NAMES)[number] }
   | { kind: 'gettext'; lang: string }
   | { kind: 'files'; dir: string; srcLang?: string; tgtLang?: string };
+
+const checkCheckModes: Check = (v, path) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object of check: mode`;
+  for (const [k, mode] of Object.entries(v)) {
+    const why = oneOf(CHECKS)(k, `${path} key`) ?? oneOf(['off', 'warn', 'break'])(mode, `${path}.${k}`);
+    if (why) return why;
+  }
+  return undefined;
+};
 
 const checkData: Check = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
@@ -118,9 +136,15 @@ export const ENGINE_ERROR = {
  * Goes on with a run from its newest checkpoint. `steps` sets a new step budget (train N more
  * steps: the current step + N); without it a run already at its budget is refused (runFinished).
  */
-export const trainResume: RequestDef<{ runDir: string; steps?: number }, RunSummary> = {
+export interface ResumeParams {
+  runDir: string;
+  steps?: number;
+  /** Health checks to switch (e.g. a breakpoint's check turned off: "Disable Check"). */
+  checks?: Partial<Record<CheckName, CheckMode>>;
+}
+export const trainResume: RequestDef<ResumeParams, RunSummary> = {
   method: 'train/resume',
-  checkParams: object({ runDir: isString, steps: optional(isIndex) }),
+  checkParams: object({ runDir: isString, steps: optional(isIndex), checks: optional(checkCheckModes) }),
   checkResult: checkRunSummary,
 };
 
@@ -131,11 +155,22 @@ export const trainStop: RequestDef<void, { step: number; runDir: string } | null
   checkResult: (v, path) => (v === null ? undefined : object({ step: isIndex, runDir: isString })(v, path)),
 };
 
-/** A run on disk: summary, every metrics row, checkpoints and snapshot steps. */
-export const runOpen: RequestDef<{ runDir: string }, { summary: RunSummary; rows: MetricRow[] }> = {
+/** A run on disk: summary, every metrics row, telemetry row and event. */
+export interface OpenedRun {
+  summary: RunSummary;
+  rows: MetricRow[];
+  telemetry: TelemetryRow[];
+  events: RunEvent[];
+}
+export const runOpen: RequestDef<{ runDir: string }, OpenedRun> = {
   method: 'run/open',
   checkParams: object({ runDir: isString }),
-  checkResult: object({ summary: checkRunSummary, rows: arrayOf(checkMetricRow) }),
+  checkResult: object({
+    summary: checkRunSummary,
+    rows: arrayOf(checkMetricRow),
+    telemetry: arrayOf(checkTelemetryRow),
+    events: arrayOf(checkRunEvent),
+  }),
 };
 
 /** Attention of a sentence pair at a checkpoint of a run (computed by the engine, training untouched). */
@@ -213,12 +248,25 @@ export const trainSnapshot: NotificationDef<{ runDir: string; attention: WireAtt
   checkParams: object({ runDir: isString, attention: checkWireAttention }),
 };
 
-export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed'] as const;
+export const trainTelemetry: NotificationDef<{ runDir: string; row: TelemetryRow }> = {
+  method: 'train/telemetry',
+  checkParams: object({ runDir: isString, row: checkTelemetryRow }),
+};
+
+/** A health check fired (a warning; a breakpoint ends the run with train/ended `paused`). */
+export const trainEvent: NotificationDef<{ runDir: string; event: RunEvent }> = {
+  method: 'train/event',
+  checkParams: object({ runDir: isString, event: checkRunEvent }),
+};
+
+/** `paused`: a health check's breakpoint stopped the run with a checkpoint (`event` says which). */
+export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed', 'paused'] as const;
 export const trainEnded: NotificationDef<{
   runDir: string;
   step: number;
   reason: (typeof TRAIN_END_REASONS)[number];
   message?: string;
+  event?: RunEvent;
 }> = {
   method: 'train/ended',
   checkParams: object({
@@ -226,5 +274,6 @@ export const trainEnded: NotificationDef<{
     step: isIndex,
     reason: oneOf(TRAIN_END_REASONS),
     message: optional(isString),
+    event: optional(checkRunEvent),
   }),
 };

@@ -38,11 +38,12 @@ import {
   shapeOf,
 } from './check';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
+import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
 /** Bumped on any incompatible change; a message with another `v` is rejected, naming `v`. */
 export const WEBVIEW_PROTOCOL_VERSION = 2;
 
-export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional'] as const;
+export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads'] as const;
 export type PanelKind = (typeof PANEL_KINDS)[number];
 
 export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json'] as const;
@@ -105,9 +106,18 @@ export interface ScheduleMsg extends Versioned, Schedule {
   type: 'schedule';
 }
 
+/** Each head's roles (protocol/roles.ts) at some step; heads without a role are left out. */
+export interface HeadRoles {
+  head: string;
+  roles: string[];
+}
+const checkHeadRoles = arrayOf(object({ head: isString, roles: arrayOf(isString) }));
+
 /** Attention of one sentence pair, every layer × head of every kind present. */
 export interface AttentionMsg extends Versioned, Attention {
   type: 'attention';
+  /** The heads' roles at the attention's step; absent when the run has no telemetry. */
+  roles?: HeadRoles[];
 }
 
 /** Attention of the fixed probe sentence at earlier training steps, oldest first. */
@@ -118,6 +128,24 @@ export interface SnapshotsMsg extends Versioned {
 
 export interface PositionalMsg extends Versioned, PositionalPayload {
   type: 'positional';
+}
+
+/** Telemetry rows of the selected run (appended as training goes on). */
+export interface TelemetryMsg extends Versioned {
+  type: 'telemetry';
+  rows: TelemetryRow[];
+}
+
+/** Health-check events of the selected run (appended as they fire). */
+export interface EventsMsg extends Versioned {
+  type: 'events';
+  events: RunEvent[];
+}
+
+/** The step under the pointer in a panel with a step axis (the others highlight it); null: none. */
+export interface HoverStepMsg extends Versioned {
+  type: 'hoverStep';
+  step: number | null;
 }
 
 /** The shared step cursor moved: the dashboard marks it, the inspector's slider goes there. */
@@ -134,12 +162,23 @@ export interface DashboardState {
   rows: MetricRow[];
   schedule: Schedule | null;
   cursor: number | null;
+  /** Health-check findings: markers on the loss curve and the list of problems. */
+  events: RunEvent[];
 }
 export interface AttentionState {
   panel: 'attention';
   header: ViewHeader | null;
   attention: Attention | null;
   selected: HeadRef | null;
+  /** Each head's roles at the attention's step (the newest telemetry row at or before it). */
+  roles: HeadRoles[];
+}
+export interface HeadsState {
+  panel: 'heads';
+  header: ViewHeader | null;
+  telemetry: TelemetryRow[];
+  events: RunEvent[];
+  cursor: number | null;
 }
 export interface HeadState {
   panel: 'head';
@@ -158,7 +197,7 @@ export interface PositionalState {
   header: ViewHeader | null;
   positional: PositionalPayload | null;
 }
-export type PanelState = DashboardState | AttentionState | HeadState | PositionalState;
+export type PanelState = DashboardState | AttentionState | HeadState | PositionalState | HeadsState;
 
 /** A full snapshot of a panel's state: sent after `ready`, on `requestState`, and whenever the
  * panel becomes visible again (hidden webviews drop messages). Replaces everything shown. */
@@ -197,6 +236,9 @@ export type ToWebview =
   | AttentionMsg
   | SnapshotsMsg
   | PositionalMsg
+  | TelemetryMsg
+  | EventsMsg
+  | HoverStepMsg
   | CursorMsg
   | StateMsg
   | ExportImageMsg
@@ -231,6 +273,11 @@ export interface CursorFromWebviewMsg extends Versioned {
   type: 'cursor';
   step: number;
 }
+/** The user clicked a cell of the Heads panel: this head at this step, in the inspector. */
+export interface OpenHeadAtMsg extends Versioned, HeadRef {
+  type: 'openHeadAt';
+  step: number;
+}
 /** The user asked for the attention of a pair at a checkpoint (the attention view's form). */
 export interface InspectInputMsg extends Versioned {
   type: 'inspectInput';
@@ -254,6 +301,8 @@ export interface DrawnMsg extends Versioned {
   frames: number;
   /** Drawn colour [r, g, b, a] of each cell asked for, null where that cell is not drawn. */
   colors: ([number, number, number, number] | null)[];
+  /** Labels drawn over the data: event markers (`check@step`), role labels (`head role`), hover lines. */
+  marks: string[];
 }
 
 /** The webview hit an error (e.g. a malformed message); the extension logs it. */
@@ -268,6 +317,8 @@ export type FromWebview =
   | OpenHeadMsg
   | ExportMsg
   | CursorFromWebviewMsg
+  | OpenHeadAtMsg
+  | HoverStepMsg
   | InspectInputMsg
   | DrawnMsg
   | ErrorMsg;
@@ -310,9 +361,20 @@ const checkPanelState: Check = (v, path) => {
         rows: arrayOf(checkMetricRow),
         schedule: nullable(checkSchedule),
         cursor: nullable(isIndex),
+        events: arrayOf(checkRunEvent),
       })(v, path);
     case 'attention':
-      return object({ attention: nullable(checkAttention), selected: nullable(checkHeadRef) })(v, path);
+      return object({
+        attention: nullable(checkAttention),
+        selected: nullable(checkHeadRef),
+        roles: checkHeadRoles,
+      })(v, path);
+    case 'heads':
+      return object({
+        telemetry: arrayOf(checkTelemetryRow),
+        events: arrayOf(checkRunEvent),
+        cursor: nullable(isIndex),
+      })(v, path);
     case 'head':
       return object({
         head: nullable(checkHeadRef),
@@ -329,11 +391,14 @@ const checkPanelState: Check = (v, path) => {
 const toWebviewChecks: Record<ToWebview['type'], Check> = {
   metrics: object({ rows: arrayOf(checkMetricRow), reset: optional(isBoolean) }),
   schedule: checkSchedule,
-  attention: checkAttention,
+  attention: (v, path) => checkAttention(v, path) ?? object({ roles: optional(checkHeadRoles) })(v, path),
   snapshots: object({ items: arrayOf(checkAttention) }),
   positional: checkPositionalPayload,
   state: object({ state: checkPanelState }),
   cursor: object({ step: isIndex, loss: optional(isFiniteNumber) }),
+  telemetry: object({ rows: arrayOf(checkTelemetryRow) }),
+  events: object({ events: arrayOf(checkRunEvent) }),
+  hoverStep: object({ step: nullable(isIndex) }),
   exportImage: object({ format: oneOf(['png', 'svg']) }),
   reportDrawn: object({ cells: arrayOf(object({ ...headRefFields, q: isIndex, k: isIndex })) }),
   ping: object({}),
@@ -365,6 +430,8 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
   openHead: checkHeadRef,
   export: checkExport,
   cursor: object({ step: isIndex }),
+  openHeadAt: object({ ...headRefFields, step: isIndex }),
+  hoverStep: object({ step: nullable(isIndex) }),
   inspectInput: object({ input: checkInputPair, step: optional(isIndex) }),
   drawn: object({
     panel: oneOf(PANEL_KINDS),
@@ -375,6 +442,7 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
     head: nullable(checkHeadRef),
     frames: isIndex,
     colors: arrayOf(nullable(arrayOf(isIndex))),
+    marks: arrayOf(isString),
   }),
   error: object({ message: isString }),
 };

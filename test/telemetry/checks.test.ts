@@ -15,8 +15,9 @@ import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
 import { createRun } from '../../src/engine/run/setup';
 import { HealthMonitor, THRESHOLDS } from '../../src/engine/telemetry/checks';
+import { locateNonFinite } from '../../src/engine/telemetry/nonfinite';
 import { maskLeak, paddingLeak } from '../../src/engine/telemetry/probes';
-import type { TelemetryRow } from '../../src/engine/telemetry/telemetry';
+import type { TelemetryRow } from '../../src/protocol/telemetry';
 import { startTrainer } from '../../src/engine/train/start';
 import { microConfig, scratch } from '../train/helpers';
 
@@ -61,7 +62,7 @@ test('nonfinite: a NaN loss or gradient norm is a finding at once', () => {
   assert.deepEqual(m.onStep(1, 2.5, 1), []);
   const [f] = m.onStep(2, Number.NaN, 1);
   assert.equal(f?.check, 'nonfinite');
-  assert.match(f!.message, /the loss is NaN at step 2: the update was not applied/);
+  assert.match(f!.message, /^the loss is NaN: the update was not applied/);
   assert.equal(m.onStep(3, 2, Number.POSITIVE_INFINITY)[0]?.check, 'nonfinite');
 });
 
@@ -159,6 +160,30 @@ test('padding leak: fires when the source padding is not masked; silent on the m
   }
 });
 
+test('nonfinite: the first head in forward order whose attention is not finite is named', async () => {
+  const model = new Transformer(config, undefined, 4);
+  const batch = { src: [[5, 6, 7, 2]], tgtIn: [[1, 7, 6, 5]], tgtOut: [[7, 6, 5, 2]] };
+  try {
+    assert.equal(await locateNonFinite(model, batch), undefined, 'a healthy model is finite everywhere');
+    // NaN in W^Q of head 1 of decoder layer 0's self-attention (rows d_k … 2·d_k of in_proj_weight):
+    // that head's weights are NaN first; everything after it (cross-attention, layer 1) follows.
+    const w = model.params.get('decoder.layers.0.self_attn.in_proj_weight')!;
+    const dk = config.d_model / config.heads;
+    const rows = tf.reshape(tf.range(0, 3 * config.d_model), [-1, 1]);
+    const inHead1 = tf.logicalAnd(tf.greaterEqual(rows, dk), tf.less(rows, 2 * dk));
+    w.assign(tf.where(tf.broadcastTo(inHead1, w.shape), tf.fill(w.shape, NaN), w));
+    assert.deepEqual(await locateNonFinite(model, batch), { head: 'decoder_self:0.1', where: 'attention weights' });
+    // Without a non-finite forward pass, the first head whose gradient norm is not finite.
+    const healthy = new Transformer(config, undefined, 4);
+    const grads = new Float32Array(10).fill(1);
+    grads[7] = Infinity; // kind-major: 2 encoder, 4 decoder self, then cross:0.0 (6), cross:0.1 (7)
+    assert.deepEqual(await locateNonFinite(healthy, batch, grads), { head: 'cross:0.1', where: 'gradient' });
+    healthy.dispose();
+  } finally {
+    model.dispose();
+  }
+});
+
 test('a run whose weights turn infinite pauses at the next step, with finite weights and a breakpoint', async () => {
   const dir = scratch();
   const o = createRun({
@@ -179,6 +204,9 @@ test('a run whose weights turn infinite pauses at the next step, with finite wei
     });
     assert.equal(step, 4, 'the first step after the poisoning pauses');
     assert.equal(trainer.breakpoint?.check, 'nonfinite');
+    // The attention is finite (the poisoned layer comes after it); every head's gradient is not.
+    assert.equal(trainer.breakpoint?.head, 'encoder_self:0.0');
+    assert.match(trainer.breakpoint!.message, /first in this head's gradient/);
     const status = JSON.parse(readFileSync(o.run.statusPath, 'utf8')) as { state: string; step: number };
     assert.deepEqual([status.state, status.step], ['paused', step]);
     const events = o.run.readEvents();

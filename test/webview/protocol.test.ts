@@ -42,7 +42,7 @@ test('well-formed messages pass', () => {
     checkToWebview({
       type: 'state',
       v,
-      state: { panel: 'dashboard', header: null, rows: [], schedule: null, cursor: 3 },
+      state: { panel: 'dashboard', header: null, rows: [], schedule: null, cursor: 3, events: [] },
     }),
     undefined,
   );
@@ -138,7 +138,13 @@ test('malformed messages are rejected with the field named', () => {
       {
         type: 'state',
         v,
-        state: { panel: 'attention', header: null, attention: null, selected: { kind: 'cross', layer: -1, head: 0 } },
+        state: {
+          panel: 'attention',
+          header: null,
+          attention: null,
+          selected: { kind: 'cross', layer: -1, head: 0 },
+          roles: [],
+        },
       },
       'state.state.selected.layer must be a whole number ≥ 0, got -1',
     ],
@@ -146,7 +152,7 @@ test('malformed messages are rejected with the field named', () => {
       {
         type: 'state',
         v,
-        state: { panel: 'dashboard', header: { runDir: '/r' }, rows: [], schedule: null, cursor: null },
+        state: { panel: 'dashboard', header: { runDir: '/r' }, rows: [], schedule: null, cursor: null, events: [] },
       },
       'state.state.header.run must be a string, got undefined',
     ],

@@ -6,7 +6,7 @@ import { createRun, openRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
-import { CHECKS, type CheckName } from '../telemetry/checks';
+import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 
 const NUMERIC: Record<string, keyof TrainingSettings> = {
   steps: 'steps',
@@ -133,9 +133,7 @@ export async function trainCommand(argv: string[]): Promise<number> {
   try {
     const step = await trainer.train({
       onFinding: (e) =>
-        progress.message(
-          `${e.severity === 'breakpoint' ? 'breakpoint' : 'warning'} [${e.check}] step ${e.step}: ${e.message}`,
-        ),
+        progress.message(`${e.severity === 'breakpoint' ? 'breakpoint' : 'warning'}: ${describeFinding(e)}`),
       onStep: (row) => {
         progress.update(row);
         last = {

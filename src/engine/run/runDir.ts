@@ -27,13 +27,7 @@ import {
   type RunState,
 } from '../../protocol/runFolder';
 import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots';
-import type { Finding } from '../telemetry/checks';
-import type { TelemetryRow } from '../telemetry/telemetry';
-
-/** A line of events.jsonl: a health check's finding, as a warning or a breakpoint. */
-export interface RunEvent extends Finding {
-  severity: 'warning' | 'breakpoint';
-}
+import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 
 /** Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. */
 function readJsonLines<T>(path: string): T[] {
@@ -129,8 +123,11 @@ export class RunDir {
     return readJsonLines<TelemetryRow>(this.telemetryPath);
   }
 
+  /** Appends a finding; a non-finite `value` (JSON has no NaN) is left out rather than written as null. */
   appendEvent(event: RunEvent): void {
-    appendFileSync(this.eventsPath, `${JSON.stringify(event)}\n`);
+    const { value, ...rest } = event;
+    const line = value === undefined || Number.isFinite(value) ? event : rest;
+    appendFileSync(this.eventsPath, `${JSON.stringify(line)}\n`);
   }
 
   readEvents(): RunEvent[] {

@@ -1,4 +1,5 @@
-import { CHECKS, type CheckMode, type CheckName, DEFAULT_CHECK_MODES } from '../telemetry/checks';
+import { CHECKS, type CheckMode, type CheckName } from '../../protocol/telemetry';
+import { DEFAULT_CHECK_MODES } from '../telemetry/checks';
 
 /** Training settings: the paper's recipe by default, with sizes that suit each preset. Saved in config.json under "training". */
 export interface TrainingSettings {

@@ -32,7 +32,8 @@ export function registerInspectionHandlers(
     const settings = (raw.training ?? {}) as Partial<TrainingSettings>;
     const step = rows.length ? rows[rows.length - 1].step : (listCheckpoints(runDir).pop()?.step ?? 0);
     const running = trainingRun() === runDir;
-    return { summary: runSummary(run, model, settings, raw.data as DataSpec | undefined, step, running), rows };
+    const summary = runSummary(run, model, settings, raw.data as DataSpec | undefined, step, running);
+    return { summary, rows, telemetry: run.readTelemetry(), events: run.readEvents() };
   });
 
   handle(conn, snapshotsGet, async ({ runDir, steps }) => {

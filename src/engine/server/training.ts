@@ -9,13 +9,16 @@ import type { MetricRow } from '../../protocol/metrics';
 import {
   ENGINE_ERROR,
   trainEnded,
+  trainEvent,
   trainMetrics,
   trainResume,
   trainSnapshot,
   trainStart,
   trainStop,
+  trainTelemetry,
   type RunSummary,
 } from '../../protocol/training';
+import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { attentionToWire } from '../../protocol/wire';
 import { taskSpec, type DataSpec } from '../data/dataset';
 import { createRun, openRun, type OpenRun } from '../run/setup';
@@ -28,6 +31,20 @@ interface Active {
   trainer: Trainer;
   opened: OpenRun;
   done: Promise<void>;
+}
+
+/** JSON has no NaN or ∞: a non-finite figure travels as null (telemetry) or is left out (an event's value). */
+function finiteRow(row: TelemetryRow): TelemetryRow {
+  const stats = Object.fromEntries(
+    Object.entries(row.stats).map(([k, xs]) => [k, xs.map((x) => (x === null || Number.isFinite(x) ? x : null))]),
+  );
+  return { ...row, stats };
+}
+function finiteEvent(e: RunEvent): RunEvent {
+  if (e.value === undefined || Number.isFinite(e.value)) return e;
+  const { value, ...rest } = e;
+  void value;
+  return rest;
 }
 
 /** Metrics go out in batches at most this often (and at once with validation figures). */
@@ -58,7 +75,8 @@ export class TrainingService {
     );
     handle(conn, trainResume, (p) =>
       this.exclusive(() => {
-        const opened = openRun(p.runDir, p.steps ? { steps: p.steps } : {});
+        const overrides = { ...(p.steps ? { steps: p.steps } : {}), ...(p.checks ? { checks: p.checks } : {}) };
+        const opened = openRun(p.runDir, overrides);
         const done = opened.run.newestCheckpointStep();
         if (done !== undefined && done >= opened.settings.steps)
           throw new ResponseError(
@@ -124,10 +142,26 @@ export class TrainingService {
           if (Date.now() - lastFlush > FLUSH_MS || row.val_loss !== undefined) flush();
         },
         onSnapshot: (attention) => notify(this.conn, trainSnapshot, { runDir, attention: attentionToWire(attention) }),
+        onTelemetry: (row) => notify(this.conn, trainTelemetry, { runDir, row: finiteRow(row) }),
+        onFinding: (event) => {
+          flush();
+          notify(this.conn, trainEvent, { runDir, event: finiteEvent(event) });
+        },
       })
       .then(
         (step) => {
           flush();
+          const paused = trainer.breakpoint;
+          if (paused) {
+            notify(this.conn, trainEnded, {
+              runDir,
+              step,
+              reason: 'paused',
+              message: paused.message,
+              event: finiteEvent(paused),
+            });
+            return;
+          }
           const reason = step >= opened.settings.steps ? 'completed' : 'stopped';
           notify(this.conn, trainEnded, { runDir, step, reason });
         },

@@ -5,18 +5,8 @@
  * (probes.ts). Each finding is a warning or, by the run's settings, a breakpoint that pauses
  * training with a checkpoint.
  */
-import type { TelemetryRow } from './telemetry';
-
-export const CHECKS = [
-  'nonfinite',
-  'loss_spike',
-  'entropy_collapse',
-  'dead_head',
-  'mask_leak',
-  'padding_leak',
-] as const;
-export type CheckName = (typeof CHECKS)[number];
-export type CheckMode = 'off' | 'warn' | 'break';
+import type { NonFiniteSite } from './nonfinite';
+import type { CheckMode, CheckName, Finding, TelemetryRow } from '../../protocol/telemetry';
 
 /** What every check does unless the run says otherwise: a non-finite step stops training; the rest warn. */
 export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
@@ -27,15 +17,6 @@ export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
   mask_leak: 'warn',
   padding_leak: 'warn',
 };
-
-export interface Finding {
-  step: number;
-  check: CheckName;
-  message: string;
-  /** `kind:layer.head`, when a head is to blame. */
-  head?: string;
-  value?: number;
-}
 
 /**
  * The thresholds, stated once, and set against a measured healthy run (docs/TELEMETRY.md): the
@@ -72,15 +53,20 @@ export class HealthMonitor {
   private readonly collapsedHeads = new Set<string>();
   private readonly deadHeads = new Set<string>();
 
-  /** A training step's loss and gradient norm. */
-  onStep(step: number, loss: number, gradNorm: number): Finding[] {
+  /**
+   * A training step's loss and gradient norm; on a non-finite step, `site` is where it first went
+   * wrong (telemetry/nonfinite.ts).
+   */
+  onStep(step: number, loss: number, gradNorm: number, site?: NonFiniteSite): Finding[] {
     if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
       const what = !Number.isFinite(loss) ? `the loss is ${loss}` : `the gradient norm is ${gradNorm}`;
+      const first = site ? `, first in this head's ${site.where}` : '';
       return [
         {
           step,
           check: 'nonfinite',
-          message: `${what} at step ${step}: the update was not applied. Lower the learning rate (--lr-factor) or clip gradients (--clip-norm).`,
+          ...(site ? { head: site.head } : {}),
+          message: `${what}${first}: the update was not applied. Lower the learning rate (--lr-factor) or clip gradients (--clip-norm).`,
           value: Number.isFinite(loss) ? gradNorm : loss,
         },
       ];
@@ -93,7 +79,7 @@ export class HealthMonitor {
         out.push({
           step,
           check: 'loss_spike',
-          message: `loss ${loss.toFixed(4)} at step ${step} is ${(loss / m).toFixed(1)}× the median of the last ${recent.length} steps (${m.toFixed(4)})`,
+          message: `loss ${loss.toFixed(4)} is ${(loss / m).toFixed(1)}× the median of the last ${recent.length} steps (${m.toFixed(4)})`,
           value: loss,
         });
     }
@@ -131,7 +117,7 @@ export class HealthMonitor {
       }
       if (this.collapsedHeads.has(head)) return; // one finding per episode, not one per row
       this.collapsedHeads.add(head);
-      out.push({ step: row.step, check: 'entropy_collapse', head, message: `${head}: ${why}`, value: now });
+      out.push({ step: row.step, check: 'entropy_collapse', head, message: why, value: now });
     });
     return out;
   }
@@ -160,7 +146,7 @@ export class HealthMonitor {
           step: row.step,
           check: 'dead_head',
           head,
-          message: `${head}: its gradient and output norms stayed below ${THRESHOLDS.deadShare} of its layer's median for ${THRESHOLDS.deadRows} telemetry rows`,
+          message: `its gradient and output norms stayed below ${THRESHOLDS.deadShare} of its layer's median for ${THRESHOLDS.deadRows} telemetry rows`,
           value: grad[i] ?? 0,
         });
       }

@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, headId } from '../../protocol/attention';
 import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
-import type { Finding } from './checks';
+import type { Finding } from '../../protocol/telemetry';
 
 /** Differences below this are float round-off (float32, softmax over a few keys). */
 const TOLERANCE = 1e-4;
@@ -67,7 +67,7 @@ export async function maskLeak(model: Transformer, step: number, src: number[], 
           check: 'mask_leak',
           head,
           value: d.diff,
-          message: `${head}: its weights at positions ≤ ${t} changed by ${d.diff.toExponential(2)} when only the target tokens after ${t} changed: a position sees the future (the causal mask leaks)`,
+          message: `its weights at positions ≤ ${t} changed by ${d.diff.toExponential(2)} when only the target tokens after ${t} changed: a position sees the future (the causal mask leaks)`,
         },
       ];
     }
@@ -116,7 +116,7 @@ export async function paddingLeak(
                       check: 'padding_leak',
                       head,
                       value: v,
-                      message: `${head}: query ${q} of pair ${b} puts ${v.toFixed(4)} of its weight on padded key ${k} (padding must be masked)`,
+                      message: `query ${q} of pair ${b} puts ${v.toFixed(4)} of its weight on padded key ${k} (padding must be masked)`,
                     },
                   ];
                 }

@@ -5,16 +5,8 @@
  * statistic in that order.
  */
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps, headId } from '../../protocol/attention';
+import type { TelemetryRow } from '../../protocol/telemetry';
 import { ATTENTION_STATS, headStats, type ProbePair } from './stats';
-
-export interface TelemetryRow {
-  step: number;
-  /** Probe pairs the statistics are averaged over. */
-  pairs: number;
-  /** `kind:layer.head`, kind-major. */
-  heads: string[];
-  stats: Record<string, (number | null)[]>;
-}
 
 /** Head ids of a model, kind-major, layer-major: the order of every telemetry array. */
 export function headIds(layers: Record<AttentionKind, number>, heads: number): string[] {

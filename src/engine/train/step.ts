@@ -28,7 +28,7 @@ export interface StepResult {
   tokens: number;
   /** False when the loss or the gradient was not finite: the weights were left as they were. */
   applied: boolean;
-  /** Per attention head (telemetry/heads.ts order), when asked for. */
+  /** Per attention head (telemetry/heads.ts order), when asked for and on a step not applied. */
   headGradNorms?: Float32Array;
 }
 
@@ -50,7 +50,7 @@ export async function trainStep(
   let seed = opts.seed ?? 0;
   const ctx = { training: true, nextSeed: opts.seed === undefined ? undefined : () => seed++ };
   // 1. Forward pass, loss, gradients and their global norm (kept: the update waits for the check).
-  const [loss, nll, gradNorm, heads, ...gradList] = tf.tidy(() => {
+  const [loss, nll, gradNorm, ...gradList] = tf.tidy(() => {
     const src = tf.tensor2d(batch.src, undefined, 'int32'); // [B, S]
     const tgtIn = tf.tensor2d(batch.tgtIn, undefined, 'int32'); // [B, T]
     const tgtOut = tf.reshape(tf.tensor2d(batch.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
@@ -74,15 +74,23 @@ export async function trainStep(
         .map((g) => tf.sum(tf.square(g)))
         .reduce((a, b) => tf.add(a, b)),
     );
-    const byName = new Map(named.map(([name, v]) => [name, grads[v.name]!]));
-    const perHead = opts.headGradNorms ? headGradNorms(c, (name) => byName.get(name)!) : tf.zeros([0]);
-    return [value, nllValue!, norm, perHead, ...vars.map((v) => grads[v.name]!)];
+    return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
   });
+  const perHeadNorms = async (): Promise<Float32Array> => {
+    const index = new Map(named.map(([name], i) => [name, i]));
+    const t = tf.tidy(() => headGradNorms(c, (name) => gradList[index.get(name)!]!));
+    try {
+      return (await t.data()) as Float32Array;
+    } finally {
+      t.dispose();
+    }
+  };
   try {
     const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
-    const headNorms = opts.headGradNorms ? ((await heads.data()) as Float32Array) : undefined;
     // 2. The update, only when loss and gradients are finite: a NaN step would poison every weight.
     const applied = Number.isFinite(l[0]) && Number.isFinite(g[0]);
+    // Per-head gradient norms on telemetry steps; on a non-finite step they say which head's gradient broke.
+    const headNorms = opts.headGradNorms || !applied ? await perHeadNorms() : undefined;
     if (applied)
       tf.tidy(() => {
         const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
@@ -101,6 +109,6 @@ export async function trainStep(
       ...(headNorms ? { headGradNorms: headNorms } : {}),
     };
   } finally {
-    tf.dispose([loss, nll, gradNorm, heads, ...gradList]);
+    tf.dispose([loss, nll, gradNorm, ...gradList]);
   }
 }

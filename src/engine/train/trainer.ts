@@ -4,6 +4,7 @@
  * through callbacks (the seam to the CLI's progress bar and the extension's panels) and stops
  * cleanly, after a consistent checkpoint, when asked.
  */
+import { locateNonFinite } from '../telemetry/nonfinite';
 import { namedVariables } from '../model/params';
 import { tensorsOf, paramsFromTensors } from '../checkpoint';
 import type { Attention } from '../../protocol/attention';
@@ -14,13 +15,14 @@ import { Adam } from './adam';
 import { BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
 import { type BleuEvaluator, validationLoss } from './evaluate';
-import type { DataPosition, MetricsRow, RunDir, RunEvent } from '../run/runDir';
+import type { DataPosition, MetricsRow, RunDir } from '../run/runDir';
 import { transformerLr } from './schedule';
 import { checkMode, telemetryEvery, telemetryPairs, type TrainingSettings } from '../run/settings';
-import { type CheckName, type Finding, HealthMonitor } from '../telemetry/checks';
+import type { CheckName, Finding, RunEvent, TelemetryRow } from '../../protocol/telemetry';
+import { HealthMonitor } from '../telemetry/checks';
 import { headOutputNorms } from '../telemetry/heads';
 import { maskLeak, paddingLeak } from '../telemetry/probes';
-import { type TelemetryRow, telemetryRow } from '../telemetry/telemetry';
+import { telemetryRow } from '../telemetry/telemetry';
 import { trainStep } from './step';
 
 export interface TrainerCallbacks {
@@ -215,7 +217,8 @@ export class Trainer {
         grad_norm: r.gradNorm,
         time: Date.now(),
       };
-      const findings = this.monitor.onStep(this.step, r.loss, r.gradNorm);
+      const site = r.applied ? undefined : await locateNonFinite(this.model, batch, r.headGradNorms);
+      const findings = this.monitor.onStep(this.step, r.loss, r.gradNorm, site);
       const evaluated = r.applied && s.eval_every && this.step % s.eval_every === 0;
       if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
       this.run.appendMetrics([row]);

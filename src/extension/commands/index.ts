@@ -9,7 +9,7 @@
  */
 import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
-import { decodeSentence, inspectHead, showCheckpoint } from './inspect';
+import { decodeSentence, inspectHead, openBreakpoint, openHeads, showCheckpoint } from './inspect';
 import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
 import { resume, stop, train, trainingActions } from './training';
 
@@ -21,6 +21,8 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.decode': decodeSentence,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,
+  'attentionDebugger.openBreakpoint': openBreakpoint,
+  'attentionDebugger.openHeads': openHeads,
   'attentionDebugger.openDashboard': openDashboard,
   'attentionDebugger.openAttention': openAttention,
   'attentionDebugger.openRun': openRun,

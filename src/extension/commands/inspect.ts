@@ -1,7 +1,13 @@
 /** Decode, Show Checkpoint Attention and Inspect Head: attention of the selected run, on demand. */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ATTENTION_KINDS, type Attention, type AttentionKind, type HeadRef } from '../../protocol/attention';
+import {
+  ATTENTION_KINDS,
+  type Attention,
+  type AttentionKind,
+  type HeadRef,
+  parseHeadId,
+} from '../../protocol/attention';
 import type { Decoded } from '../../protocol/training';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
@@ -121,4 +127,22 @@ export function inspectHead(ctx: Ctx): Cmd {
     ctx.panels.openHeadInspector(ref);
     return { head: ref, runDir, snapshots: ctx.panels.store.snapshots.length };
   });
+}
+
+/** A breakpoint's "Open Head": its run selected at the step it paused, the head in the inspector. */
+export function openBreakpoint(ctx: Ctx): Cmd {
+  return guarded(ctx, 'Open Head', async (args: { runDir: string; event: { step: number; head?: string } }) => {
+    await ctx.viewer.selectRun(args.runDir, { step: args.event.step });
+    ctx.panels.showCursor(args.event.step);
+    const ref = args.event.head ? parseHeadId(args.event.head) : undefined;
+    if (!ref) return undefined;
+    ctx.viewer.selectHead(ref);
+    ctx.panels.openHeadInspector(ref);
+    return ref;
+  });
+}
+
+/** Opens the Heads panel: a telemetry statistic per head over the selected run's training. */
+export function openHeads(ctx: Ctx): Cmd {
+  return () => void ctx.panels.openHeads();
 }

@@ -3,7 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CHECKPOINT_FILE, RUN_FILES } from '../../protocol/runFolder';
-import { type DataChoice, ENGINE_ERROR, type RunSummary, type TrainParams } from '../../protocol/training';
+import {
+  type DataChoice,
+  ENGINE_ERROR,
+  type ResumeParams,
+  type RunSummary,
+  type TrainParams,
+} from '../../protocol/training';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
 import { settings } from '../settings';
@@ -24,6 +30,8 @@ export interface ResumeArgs {
   steps?: number;
   /** For a run that already finished: train this many more steps (asked when absent). */
   more?: number;
+  /** Health checks to switch, e.g. a breakpoint's check off ("Disable Check"). */
+  checks?: ResumeParams['checks'];
 }
 
 export interface StopArgs {
@@ -150,12 +158,12 @@ export function resume(ctx: Ctx): Cmd {
     const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Resume which run?', false));
     if (!runDir) return undefined;
     try {
-      return await ctx.training.resume(runDir, args.steps);
+      return await ctx.training.resume(runDir, args.steps, args.checks);
     } catch (err) {
       const e = err as { code?: number; data?: { step?: number } };
       if (e.code !== ENGINE_ERROR.runFinished || typeof e.data?.step !== 'number') throw err;
       const more = args.more ?? (await askMoreSteps(path.basename(runDir), e.data.step));
-      return more ? ctx.training.resume(runDir, e.data.step + more) : undefined;
+      return more ? ctx.training.resume(runDir, e.data.step + more, args.checks) : undefined;
     }
   });
 }

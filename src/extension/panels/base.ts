@@ -14,6 +14,8 @@ import {
   type DrawnMsg,
   type ExportMsg,
   type InspectInputMsg,
+  type HoverStepMsg,
+  type OpenHeadAtMsg,
   type OpenHeadMsg,
   type FromWebview,
   type MessageBody,
@@ -30,7 +32,7 @@ import { panelHtml } from './html';
 import type { PanelStore } from './store';
 
 /** What a page asks of the extension beyond its own life: the Viewer answers these. */
-export type PanelRequest = OpenHeadMsg | CursorFromWebviewMsg | InspectInputMsg;
+export type PanelRequest = OpenHeadMsg | OpenHeadAtMsg | CursorFromWebviewMsg | HoverStepMsg | InspectInputMsg;
 
 /** What panels need from the extension. */
 export interface PanelHost {
@@ -228,7 +230,9 @@ export abstract class BasePanel implements vscode.Disposable {
           this.sendState();
           break;
         case 'openHead':
+        case 'openHeadAt':
         case 'cursor':
+        case 'hoverStep':
         case 'inspectInput':
           this.host.request(this.kind, m);
           break;

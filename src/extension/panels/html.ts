@@ -76,6 +76,12 @@ table { table-layout: fixed; width: 100%; }
 th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545);
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .card { overflow: hidden; }
+.problems { margin: 0; padding-left: 1.5em; max-height: 9em; overflow-y: auto; font-size: 0.9em; }
+.problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.problem:hover { background: var(--vscode-list-hoverBackground); }
+.thumb-cell { display: flex; flex-direction: column; }
+.role-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.heads-labels { font-family: var(--vscode-editor-font-family, monospace); }
 `;
 
 /**

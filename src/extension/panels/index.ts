@@ -8,13 +8,14 @@
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
+import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
 import type { BasePanel, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
+import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 import { PanelStore } from './store';
 
-export { AttentionPanel, DashboardPanel, HeadInspectorPanel, PositionalPanel } from './panels';
+export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 export type { PanelHost } from './base';
 export { PanelStore } from './store';
 
@@ -24,6 +25,7 @@ export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
   attention: AttentionPanel.slot,
   head: HeadInspectorPanel.slot,
   positional: PositionalPanel.slot,
+  heads: HeadsPanel.slot,
 };
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
@@ -73,14 +75,28 @@ export class Panels implements vscode.Disposable {
   openPositional(): PositionalPanel {
     return PositionalPanel.slot.createOrShow(this.host);
   }
+  openHeads(): HeadsPanel {
+    return HeadsPanel.slot.createOrShow(this.host);
+  }
 
   /** A new selection: the store holds this run's data now, and every open panel gets it whole. */
-  showRun(header: ViewHeader, rows: MetricRow[], schedule: Schedule | null, snapshots: Attention[]): void {
+  showRun(
+    header: ViewHeader,
+    run: {
+      rows: MetricRow[];
+      schedule: Schedule | null;
+      snapshots: Attention[];
+      telemetry?: TelemetryRow[];
+      events?: RunEvent[];
+    },
+  ): void {
     this.store.reset();
     this.store.header = header;
-    this.store.appendMetrics(rows);
-    this.store.schedule = schedule;
-    this.store.addSnapshots(snapshots);
+    this.store.appendMetrics(run.rows);
+    this.store.schedule = run.schedule;
+    this.store.addSnapshots(run.snapshots);
+    this.store.addTelemetry(run.telemetry ?? []);
+    this.store.events = [...(run.events ?? [])];
     this.refresh();
   }
 
@@ -108,12 +124,27 @@ export class Panels implements vscode.Disposable {
     this.store.addSnapshots(items);
     HeadInspectorPanel.slot.current?.showSnapshots(this.store.snapshots);
   }
-  /** The shared step cursor: the dashboard marks it, the inspector's slider goes there. */
+  /** The shared step cursor: the dashboard and the Heads panel mark it, the inspector's slider goes there. */
   showCursor(step: number): void {
     this.store.cursor = step;
     const loss = this.store.lossAt(step);
     DashboardPanel.slot.current?.showCursor(step, loss);
     HeadInspectorPanel.slot.current?.showCursor(step, loss);
+    HeadsPanel.slot.current?.showCursor(step);
+  }
+  /** The step under the pointer in one panel with a step axis, highlighted in the other. */
+  showHover(from: PanelKind, step: number | null): void {
+    if (from !== 'dashboard') DashboardPanel.slot.current?.showHover(step);
+    if (from !== 'heads') HeadsPanel.slot.current?.showHover(step);
+  }
+  addTelemetry(rows: TelemetryRow[]): void {
+    this.store.addTelemetry(rows);
+    HeadsPanel.slot.current?.addTelemetry(rows);
+  }
+  addEvents(events: RunEvent[]): void {
+    this.store.events.push(...events);
+    DashboardPanel.slot.current?.showEvents(events);
+    HeadsPanel.slot.current?.showEvents(events);
   }
   showPositional(positional: PositionalPayload): void {
     this.store.positional = positional;

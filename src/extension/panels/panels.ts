@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
+import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { PanelState, PositionalPayload } from '../../protocol/webview';
 import { BasePanel } from './base';
 import { PanelSlot } from './slot';
@@ -28,9 +29,56 @@ export class DashboardPanel extends BasePanel {
     this.post({ type: 'cursor', step, ...(loss !== undefined ? { loss } : {}) });
   }
 
+  showEvents(events: RunEvent[]): void {
+    this.post({ type: 'events', events });
+  }
+
+  showHover(step: number | null): void {
+    this.post({ type: 'hoverStep', step });
+  }
+
   protected snapshot(): PanelState {
     const s = this.host.store;
-    return { panel: 'dashboard', header: s.header, rows: s.rows, schedule: s.schedule, cursor: s.cursor };
+    return {
+      panel: 'dashboard',
+      header: s.header,
+      rows: s.rows,
+      schedule: s.schedule,
+      cursor: s.cursor,
+      events: s.events,
+    };
+  }
+}
+
+/** Heads × steps: a telemetry statistic per head over training (webview/heads.ts). */
+export class HeadsPanel extends BasePanel {
+  static readonly slot = new PanelSlot({
+    kind: 'heads',
+    viewType: 'attentionDebugger.heads',
+    title: 'Heads',
+    column: vscode.ViewColumn.Beside,
+    make: (panel, host) => new HeadsPanel(panel, host, 'heads'),
+  });
+
+  addTelemetry(rows: TelemetryRow[]): void {
+    this.post({ type: 'telemetry', rows });
+  }
+
+  showEvents(events: RunEvent[]): void {
+    this.post({ type: 'events', events });
+  }
+
+  showCursor(step: number): void {
+    this.post({ type: 'cursor', step });
+  }
+
+  showHover(step: number | null): void {
+    this.post({ type: 'hoverStep', step });
+  }
+
+  protected snapshot(): PanelState {
+    const s = this.host.store;
+    return { panel: 'heads', header: s.header, telemetry: s.telemetry, events: s.events, cursor: s.cursor };
   }
 }
 
@@ -49,7 +97,7 @@ export class AttentionPanel extends BasePanel {
 
   /** Shows every layer × head of one sentence pair. */
   showAttention(attention: Attention): void {
-    this.post({ type: 'attention', ...attention });
+    this.post({ type: 'attention', ...attention, roles: this.host.store.rolesAt(attention.source.step) });
   }
 
   select(ref: HeadRef): void {
@@ -58,7 +106,8 @@ export class AttentionPanel extends BasePanel {
 
   protected snapshot(): PanelState {
     const s = this.host.store;
-    return { panel: 'attention', header: s.header, attention: s.attention, selected: this.selected };
+    const roles = s.attention ? s.rolesAt(s.attention.source.step) : [];
+    return { panel: 'attention', header: s.header, attention: s.attention, selected: this.selected, roles };
   }
 }
 
@@ -88,7 +137,7 @@ export class HeadInspectorPanel extends BasePanel {
   }
 
   showAttention(attention: Attention): void {
-    this.post({ type: 'attention', ...attention });
+    this.post({ type: 'attention', ...attention, roles: this.host.store.rolesAt(attention.source.step) });
   }
 
   /** The whole probe history (merged by step in the store). */

@@ -8,7 +8,9 @@
  */
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
-import type { PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import type { HeadRoles, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import { headRoles } from '../../protocol/roles';
+import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 
 export const MAX_ROWS = 200_000;
 export const MAX_SNAPSHOTS = 128;
@@ -22,6 +24,8 @@ export class PanelStore {
   positional: PositionalPayload | null = null;
   /** The shared step cursor: the step the inspector's slider and the dashboard's marker show. */
   cursor: number | null = null;
+  telemetry: TelemetryRow[] = [];
+  events: RunEvent[] = [];
 
   /** Forgets the previous run's data (a new selection). */
   reset(): void {
@@ -30,6 +34,25 @@ export class PanelStore {
     this.attention = null;
     this.snapshots = [];
     this.cursor = null;
+    this.telemetry = [];
+    this.events = [];
+  }
+
+  /** Appends telemetry rows (a resumed run's rows from its checkpoint replace the later ones). */
+  addTelemetry(rows: readonly TelemetryRow[]): void {
+    for (const r of rows) {
+      while (this.telemetry.length && this.telemetry[this.telemetry.length - 1]!.step >= r.step) this.telemetry.pop();
+      this.telemetry.push(r);
+    }
+  }
+
+  /** Each head's roles at `step`: from the newest telemetry row at or before it. */
+  rolesAt(step: number): HeadRoles[] {
+    let row: TelemetryRow | undefined;
+    for (const r of this.telemetry) if (r.step <= step) row = r;
+    if (!row) return [];
+    const roles = headRoles(row);
+    return row.heads.map((head, i) => ({ head, roles: roles[i] ?? [] })).filter((h) => h.roles.length);
   }
 
   appendMetrics(rows: readonly MetricRow[], reset = false): void {

@@ -9,6 +9,7 @@ import './malformed.test';
 import './engine.test';
 import './training.test';
 import './selection.test';
+import './health.test';
 import './demo.test';
 
 export async function run(): Promise<void> {

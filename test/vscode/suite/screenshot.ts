@@ -1,7 +1,7 @@
 /**
  * Screenshots of the workbench from inside a test: the launcher (test/vscode/launcher) watches the
  * log for `[screenshot] <name>` and saves test-artifacts/vscode/<name>.png; this waits until the
- * file is there. Before it asks, notifications are cleared and every open panel has reported a
+ * file is there. Before it asks, notifications are cleared (unless kept) and every open panel has reported a
  * drawn frame (so a screenshot never catches a page still loading). Outside the launcher (desktop
  * VS Code) nothing is taken and nothing waits.
  */
@@ -10,10 +10,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 
-export async function screenshot(name: string, api?: AttentionDebuggerApi): Promise<string | undefined> {
+export async function screenshot(
+  name: string,
+  api?: AttentionDebuggerApi,
+  { keepNotifications = false } = {},
+): Promise<string | undefined> {
   const dir = process.env.ATTENTION_DEBUGGER_SCREENSHOTS;
   if (!dir) return undefined;
-  await vscode.commands.executeCommand('notifications.clearAll');
+  if (!keepNotifications) await vscode.commands.executeCommand('notifications.clearAll');
   for (const slot of Object.values(api?.panels.slots ?? {})) {
     const p = slot.current;
     if (p?.panel.visible) await p.requestDrawn([], 20_000);

@@ -139,7 +139,11 @@ test('an image asked for as the page loads (a webview shown again) has the data 
   // queued (state, exportImage) right after the page says ready, before it has painted a frame.
   const rows = [1, 2, 3, 4].map((step) => ({ step, loss: 10 - step, lr: lrAt(step), tokensPerSec: 1000, gradNorm: 1 }));
   const queued = [
-    { type: 'state', v: 2, state: { panel: 'dashboard', header: null, rows, schedule: null, cursor: null } },
+    {
+      type: 'state',
+      v: 2,
+      state: { panel: 'dashboard', header: null, rows, schedule: null, cursor: null, events: [] },
+    },
     { type: 'exportImage', v: 2, format: 'svg' },
   ];
   const page = await openPanel(

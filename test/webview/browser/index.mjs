@@ -6,6 +6,7 @@ import './attention.mjs';
 import './dashboard.mjs';
 import './head.mjs';
 import './selection.mjs';
+import './telemetry.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

@@ -77,7 +77,7 @@ test('the inspector’s slider moves the shared step cursor, and the dashboard m
   await send(dash, {
     type: 'state',
     v: V,
-    state: { panel: 'dashboard', header: HEADER, rows, schedule: null, cursor: null },
+    state: { panel: 'dashboard', header: HEADER, rows, schedule: null, cursor: null, events: [] },
   });
   await send(dash, { type: 'cursor', v: V, step: 200, loss: 1.25 });
   await dash.waitForFunction(() => document.body.dataset.cursor === '200');
@@ -127,11 +127,11 @@ test('a token label <s> is drawn as text, in plotly’s labels and in tables', a
     losses: [],
     cursor: null,
   });
-  await head.waitForFunction(() => document.querySelectorAll('#entropy .ytick text').length === 3);
+  await head.waitForFunction(() => document.querySelectorAll('#entropy .ytick text').length === 5);
   const ticks = await head.evaluate(() =>
     [...document.querySelectorAll('#entropy .ytick text')].map((t) => t.textContent),
   );
-  assert(ticks.includes('<s> ‹0›') && ticks.includes('</s> ‹2›'), `entropy labels: ${ticks}`);
+  assert(ticks.includes('<s> ‹0›') && ticks.includes('</s> ‹4›'), `entropy labels: ${ticks}`);
   const cells = await head.evaluate(() => [...document.querySelectorAll('#topk td')].map((t) => t.textContent));
   assert(cells[0] === '<s> ‹0›', `top-k table: ${cells.slice(0, 4)}`);
   await head.close();
@@ -206,7 +206,7 @@ test('the attention view’s form asks for a pair at a checkpoint (text, or ids 
   await send(page, {
     type: 'state',
     v: V,
-    state: { panel: 'attention', header: HEADER, attention: null, selected: null },
+    state: { panel: 'attention', header: HEADER, attention: null, selected: null, roles: [] },
   });
   const status = await page.locator('#status').innerText();
   assert(status.includes('type a sentence'), `an empty view says what to do: ${status}`);
@@ -221,7 +221,7 @@ test('the attention view’s form asks for a pair at a checkpoint (text, or ids 
   await send(page, {
     type: 'state',
     v: V,
-    state: { panel: 'attention', header: { ...HEADER, vocab: false }, attention: null, selected: null },
+    state: { panel: 'attention', header: { ...HEADER, vocab: false }, attention: null, selected: null, roles: [] },
   });
   await page.fill('#input-src', '5 6 x');
   await page.click('#input-show');

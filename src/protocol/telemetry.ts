@@ -1,0 +1,75 @@
+/**
+ * Telemetry rows and health-check events as both processes and the panels see them (the lines of
+ * telemetry.jsonl and events.jsonl: docs/RUN_FOLDER.md, docs/TELEMETRY.md).
+ */
+import { type Check, arrayOf, isFiniteNumber, isIndex, isString, nullable, object, oneOf, optional } from './check';
+
+export const CHECKS = [
+  'nonfinite',
+  'loss_spike',
+  'entropy_collapse',
+  'dead_head',
+  'mask_leak',
+  'padding_leak',
+] as const;
+export type CheckName = (typeof CHECKS)[number];
+export type CheckMode = 'off' | 'warn' | 'break';
+
+/** Per-head statistics of the probe batch at one step. */
+export interface TelemetryRow {
+  step: number;
+  /** Probe pairs the statistics are averaged over. */
+  pairs: number;
+  /** `kind:layer.head`, kind-major. */
+  heads: string[];
+  /** One array per statistic, in `heads` order; null where undefined for that head. */
+  stats: Record<string, (number | null)[]>;
+}
+
+/** A health check's finding. */
+export interface Finding {
+  step: number;
+  check: CheckName;
+  /** What was seen, without the head (a field of its own). */
+  message: string;
+  /** `kind:layer.head`, when a head is to blame. */
+  head?: string;
+  value?: number;
+}
+
+/** A finding in one line, as every view and the CLI show it: `step 5 · entropy_collapse · cross:0.1: …`. */
+export function describeFinding(f: Finding): string {
+  return `step ${f.step} · ${f.check}${f.head ? ` · ${f.head}` : ''}: ${f.message}`;
+}
+
+/** A line of events.jsonl: a finding, as a warning or a breakpoint. */
+export interface RunEvent extends Finding {
+  severity: 'warning' | 'breakpoint';
+}
+
+const isStatValues: Check = (v, path) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object of arrays`;
+  for (const [k, xs] of Object.entries(v)) {
+    const why = arrayOf(nullable(isFiniteNumber))(xs, `${path}.${k}`);
+    if (why) return why;
+  }
+  return undefined;
+};
+
+export const checkTelemetryRow: Check = (v, path) => {
+  const why = object({ step: isIndex, pairs: isIndex, heads: arrayOf(isString), stats: isStatValues })(v, path);
+  if (why) return why;
+  const r = v as TelemetryRow;
+  for (const [k, xs] of Object.entries(r.stats))
+    if (xs.length !== r.heads.length) return `${path}.stats.${k} must hold ${r.heads.length} values, got ${xs.length}`;
+  return undefined;
+};
+
+export const checkRunEvent: Check = object({
+  step: isIndex,
+  check: oneOf(CHECKS),
+  message: isString,
+  head: optional(isString),
+  value: optional(isFiniteNumber),
+  severity: oneOf(['warning', 'breakpoint']),
+});

@@ -1,0 +1,202 @@
+/**
+ * The Heads panel: one telemetry statistic (docs/TELEMETRY.md) of every head over training, as a
+ * heads × steps heatmap. Rows can be sorted and filtered; hovering a step highlights it here and on
+ * the dashboard's curves (and the other way round); clicking a cell opens that head at that step
+ * in the inspector. Findings of the health checks are marked on their head's row.
+ */
+import { parseHeadId } from '../src/protocol/attention';
+import type { RunEvent, TelemetryRow } from '../src/protocol/telemetry';
+import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
+import { type DrawnReport, app, h, pixelAt, post, renderHeader, shownHeader, start, watchTheme } from './common';
+import { viridis } from './lib/colormap';
+import { headColumns, type HeadsView, sortHeads } from './lib/heads';
+
+const CELL_H = 14;
+const LABEL_W = 130;
+
+let header: ViewHeader | null = null;
+let rows: TelemetryRow[] = [];
+let events: RunEvent[] = [];
+let cursor: number | null = null;
+let hover: number | null = null;
+let view: HeadsView | null = null;
+
+const headerEl = document.getElementById('view-header') ?? h('div');
+const statSel = h('select', { id: 'stat', 'aria-label': 'statistic' });
+const sortSel = h(
+  'select',
+  { id: 'sort', 'aria-label': 'sort' },
+  h('option', { value: 'name' }, 'by name'),
+  h('option', { value: 'latest' }, 'by latest value'),
+  h('option', { value: 'mean' }, 'by mean'),
+);
+const kindSel = h(
+  'select',
+  { id: 'kind', 'aria-label': 'kind' },
+  h('option', { value: '' }, 'all kinds'),
+  h('option', { value: 'encoder_self' }, 'encoder self'),
+  h('option', { value: 'decoder_self' }, 'decoder self'),
+  h('option', { value: 'cross' }, 'cross'),
+);
+const filter = h('input', {
+  type: 'text',
+  id: 'filter',
+  placeholder: 'filter heads, e.g. cross:1',
+  'aria-label': 'filter',
+});
+const status = h('span', { class: 'muted', id: 'status' });
+const readout = h('div', { class: 'readout', id: 'readout' });
+const labels = h('div', { class: 'heads-labels', style: `width:${LABEL_W}px` });
+const canvas = h('canvas', { id: 'heads-map', style: 'cursor:pointer' });
+const steps = h('div', { class: 'muted', id: 'heads-steps' });
+
+function layoutPage(): void {
+  for (const el of [statSel, sortSel, kindSel]) el.addEventListener('change', draw);
+  filter.addEventListener('input', draw);
+  canvas.addEventListener('mousemove', (e) => {
+    const c = cellOf(e);
+    if (!c || !view) return;
+    const value = view.values[c.row]![c.col];
+    readout.textContent = `${view.heads[c.row]} · step ${view.steps[c.col]} · ${statSel.value} ${value === null ? '—' : value.toFixed(4)}`;
+    if (hover !== view.steps[c.col]) {
+      hover = view.steps[c.col]!;
+      post({ type: 'hoverStep', step: hover });
+      draw();
+    }
+  });
+  canvas.addEventListener('mouseleave', () => {
+    hover = null;
+    post({ type: 'hoverStep', step: null });
+    draw();
+  });
+  canvas.addEventListener('click', (e) => {
+    const c = cellOf(e);
+    const ref = c && view ? parseHeadId(view.heads[c.row]!) : undefined;
+    if (c && ref) post({ type: 'openHeadAt', ...ref, step: view!.steps[c.col]! });
+  });
+  app().append(
+    h('div', { class: 'toolbar' }, status),
+    h('div', { class: 'form' }, h('label', {}, 'statistic ', statSel), sortSel, kindSel, filter),
+    readout,
+    h('div', { class: 'heads-grid', style: 'display:flex;align-items:flex-start' }, labels, canvas),
+    steps,
+  );
+}
+
+/** The cell under a mouse event. */
+function cellOf(e: MouseEvent): { row: number; col: number } | undefined {
+  if (!view) return undefined;
+  const r = canvas.getBoundingClientRect();
+  const col = Math.floor(((e.clientX - r.left) / r.width) * view.steps.length);
+  const row = Math.floor(((e.clientY - r.top) / r.height) * view.heads.length);
+  return row >= 0 && row < view.heads.length && col >= 0 && col < view.steps.length ? { row, col } : undefined;
+}
+
+function fillStats(): void {
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r.stats)))];
+  const keep = statSel.value || 'entropy_norm';
+  statSel.replaceChildren(...names.map((n) => h('option', { value: n }, n)));
+  if (names.includes(keep)) statSel.value = keep;
+}
+
+function draw(): void {
+  renderHeader(headerEl, header, { step: cursor ?? header?.step ?? null, note: 'heads × steps' });
+  if (!rows.length) {
+    status.textContent = header
+      ? `No telemetry of ${header.run} yet: rows arrive every telemetry_every steps while it trains.`
+      : 'No run selected: train one or open a run folder.';
+    canvas.width = 0;
+    labels.replaceChildren();
+    view = null;
+    return;
+  }
+  const stat = statSel.value || 'entropy_norm';
+  view = sortHeads(headColumns(rows, stat), sortSel.value as 'name' | 'latest' | 'mean', kindSel.value, filter.value);
+  const cols = view.steps.length;
+  const cellW = Math.max(2, Math.min(24, Math.floor((app().clientWidth - LABEL_W - 40) / Math.max(1, cols))));
+  canvas.width = cols * cellW;
+  canvas.height = view.heads.length * CELL_H;
+  canvas.style.width = `${canvas.width}px`;
+  canvas.style.height = `${canvas.height}px`;
+  const ctx = canvas.getContext('2d')!;
+  const span = view.max - view.min || 1;
+  view.values.forEach((line, r) =>
+    line.forEach((v, c) => {
+      const [red, green, blue] = v === null ? [80, 80, 80] : viridis((v - view!.min) / span);
+      ctx.fillStyle = `rgb(${red},${green},${blue})`;
+      ctx.fillRect(c * cellW, r * CELL_H, cellW, CELL_H);
+    }),
+  );
+  const mark = (step: number | null, color: string): void => {
+    const c = step === null ? -1 : view!.steps.indexOf(step);
+    if (c < 0) return;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(c * cellW + 1, 1, cellW - 2, canvas.height - 2);
+  };
+  mark(cursor, '#ffffff');
+  mark(hover, '#ff9f1c');
+  for (const e of events) {
+    const r = e.head ? view.heads.indexOf(e.head) : -1;
+    const c = view.steps.findIndex((s) => s >= e.step);
+    if (r < 0 || c < 0) continue;
+    ctx.fillStyle = e.severity === 'breakpoint' ? '#f14c4c' : '#cca700';
+    const w = Math.max(2, cellW / 2);
+    ctx.fillRect(c * cellW + (cellW - w) / 2, r * CELL_H + CELL_H / 2 - 2, w, 4);
+  }
+  labels.replaceChildren(
+    ...view.heads.map((id) => h('div', { style: `height:${CELL_H}px;line-height:${CELL_H}px;font-size:11px` }, id)),
+  );
+  steps.textContent = `steps ${view.steps[0]} … ${view.steps[cols - 1]} (${cols} telemetry rows) · ${stat} from ${view.min.toFixed(3)} (dark) to ${view.max.toFixed(3)} (bright)`;
+  status.textContent = `${view.heads.length} heads · click a cell to open that head at that step`;
+  document.body.dataset.drawnCols = String(cols);
+}
+
+function handle(m: ToWebview): void {
+  switch (m.type) {
+    case 'telemetry':
+      for (const r of m.rows) {
+        while (rows.length && rows[rows.length - 1]!.step >= r.step) rows.pop();
+        rows.push(r);
+      }
+      fillStats();
+      break;
+    case 'events':
+      events = [...events, ...m.events];
+      break;
+    case 'cursor':
+      cursor = m.step;
+      break;
+    case 'hoverStep':
+      hover = m.step;
+      break;
+    case 'state':
+      if (m.state.panel !== 'heads') throw new Error(`state for panel ${m.state.panel} sent to the Heads panel`);
+      header = m.state.header;
+      rows = [...m.state.telemetry];
+      events = [...m.state.events];
+      cursor = m.state.cursor;
+      fillStats();
+      break;
+    default:
+      throw new Error(`the Heads panel does not show ${m.type} messages`);
+  }
+  draw();
+}
+
+/** What is on screen: the heads × steps map, and the colour of cells (kind/layer/head, k = column). */
+function report(cells: CellRef[]): DrawnReport {
+  const colors = cells.map((c) => {
+    const id = `${c.kind}:${c.layer}.${c.head}`;
+    const r = view ? view.heads.indexOf(id) : -1;
+    if (!view || r < 0 || c.k >= view.steps.length) return null;
+    return pixelAt(canvas, ((c.k + 0.5) * canvas.width) / view.steps.length, (r + 0.5) * CELL_H);
+  });
+  const maps = view ? [{ kind: statSel.value, shape: [view.heads.length, view.steps.length] }] : [];
+  const marks = [...events.map((e) => `${e.check}@${e.step}`), ...(hover === null ? [] : [`hover@${hover}`])];
+  return { ...shownHeader(headerEl), maps, head: null, frames: view?.steps.length ?? 0, colors, marks };
+}
+
+layoutPage();
+watchTheme(draw);
+start('heads', handle, undefined, report);
