@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sources = ['blas.c', 'ops.c'].map((f) => join(repo, 'native', f));
-const headers = ['args.h'].map((f) => join(repo, 'native', f));
+const headers = ['args.h', 'glibc-compat.h'].map((f) => join(repo, 'native', f));
 const target = join(repo, 'dist', 'native', 'blas.node');
 const strict = process.argv.includes('--strict');
 
@@ -44,6 +44,8 @@ const args = [
   '-Werror',
   '-Wno-psabi',
   `-I${include}`,
+  // Older glibc versions of dlopen, dlsym and log, so the addon loads on glibc 2.28 (native/glibc-compat.h).
+  ...(process.platform === 'linux' ? ['-include', join(repo, 'native', 'glibc-compat.h')] : []),
   ...sources,
   '-o',
   tmp,
