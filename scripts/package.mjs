@@ -79,12 +79,16 @@ function onPath(cmd) {
   return (process.env.PATH ?? '').split(delimiter).some((d) => existsSync(join(d, cmd)));
 }
 
+/** Debian's cross compiler for linux-arm64 and its C library headers. */
+const CROSS_PACKAGES = 'gcc-aarch64-linux-gnu libc6-dev-arm64-cross';
+
 /** The C compiler for target's native kernels, or why there is none. */
 function nativeCompiler(target, host) {
   if (target === host) return { cc: process.env.CC || 'cc' };
   if (target === 'linux-arm64' && process.platform === 'linux') {
-    if (onPath('aarch64-linux-gnu-gcc')) return { cc: 'aarch64-linux-gnu-gcc' };
-    return { why: 'no aarch64-linux-gnu-gcc here (sudo apt-get install gcc-aarch64-linux-gnu)' };
+    if (onPath('aarch64-linux-gnu-gcc') && existsSync('/usr/aarch64-linux-gnu/include/stdio.h'))
+      return { cc: 'aarch64-linux-gnu-gcc' };
+    return { why: `no cross compiler here (sudo apt-get install ${CROSS_PACKAGES})` };
   }
   return { why: `it is built on ${target} itself (npm run package there)` };
 }
@@ -158,8 +162,11 @@ async function packageTarget(target, opts) {
       );
       if (r.status !== 0)
         fail(
-          `the native kernels did not build for ${target} (see above); install a C compiler and Node's headers ` +
-            '(sudo apt-get install gcc libnode-dev), or package without them: --no-native',
+          `the native kernels did not build for ${target} (see above): ` +
+            (target === host
+              ? "install a C compiler (sudo apt-get install gcc) and Node's headers (node_api.h; build-native says where it looked)"
+              : `sudo apt-get install ${CROSS_PACKAGES}`) +
+            ', or package without them: --no-native',
         );
     } else say(`${target}: no native kernels, since ${why}; the engine will say it runs on plain wasm`);
   }
@@ -167,7 +174,7 @@ async function packageTarget(target, opts) {
   stageManifest(stage);
   for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE']) copyFileSync(join(repo, f), join(stage, f));
   cpSync(join(repo, 'media'), join(stage, 'media'), { recursive: true });
-  // vsce reads it even when the stage holds nothing else: without one it asks before packing.
+  // The stage holds only what runs; the file keeps vsce from warning that nothing filters it (and any map out).
   writeFileSync(join(stage, '.vscodeignore'), opts.sourcemaps ? '' : '**/*.map\n');
 
   const out = resolve(
