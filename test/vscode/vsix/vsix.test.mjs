@@ -193,7 +193,7 @@ test(
         );
         assert.equal(/^OpenBLAS/.test(matmul), openblas, `matMul "${matmul}", OpenBLAS installed: ${openblas}`);
       }
-      const pid = Number(/engine started: pid (\d+)/.exec(log)?.[1]);
+      const pid = Number([...log.matchAll(/engine started: pid (\d+)/g)].pop()?.[1]); // the one running now
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       assert.equal(cmdline[1], join(dir, 'dist', 'cli.js'), 'the engine is the installed one');
 
