@@ -14,6 +14,8 @@
  * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam).
  */
 #include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -111,14 +113,24 @@ napi_value native_smoothed_xent(napi_env, napi_callback_info);
 napi_value native_adam(napi_env, napi_callback_info);
 
 NAPI_MODULE_INIT() {
+  /* ATTENTION_DEBUGGER_BLAS_PATH names the library to open instead of the usual names (a path, or a
+     name the loader searches); pointing it at nothing hides OpenBLAS, as on a machine without it. */
   static const char *candidates[] = {"libopenblas.so.0", "libopenblas.so", "libopenblas.dylib"};
+  const char *forced = getenv("ATTENTION_DEBUGGER_BLAS_PATH");
   void *handle = NULL;
-  for (size_t i = 0; i < sizeof candidates / sizeof *candidates && !handle; i++) {
+  if (forced && *forced) {
+    handle = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
+    library = forced;
+  }
+  for (size_t i = 0; i < sizeof candidates / sizeof *candidates && !handle && !(forced && *forced); i++) {
     handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (handle) library = candidates[i];
   }
   if (!handle || !(sgemm = (sgemm_fn)dlsym(handle, "cblas_sgemm"))) {
-    napi_throw_error(env, NULL, "blas: OpenBLAS (libopenblas.so.0 with cblas_sgemm) not found; apt install libopenblas0-pthread");
+    /* The code lets the engine tell a missing OpenBLAS (its fallback and the fix) from a broken addon. */
+    char why[512];
+    snprintf(why, sizeof why, "OpenBLAS (%s with cblas_sgemm) not found", forced && *forced ? forced : candidates[0]);
+    napi_throw_error(env, "OPENBLAS_NOT_FOUND", why);
     return NULL;
   }
   get_config = (config_fn)dlsym(handle, "openblas_get_config");

@@ -1,7 +1,8 @@
 // Compiles native/blas.c and ops.c (the OpenBLAS matmul and fused kernels addon) to dist/native/blas.node with the system C
 // compiler and Node's own headers. Optional: when it cannot be built, the engine runs on plain
 // wasm and says so (engine info); this script then warns and exits 0.
-//   node scripts/build-native.mjs [--strict]   (--strict: a failure is an error)
+//   node scripts/build-native.mjs [--strict] [--force] [--out FILE]
+//   (--strict: a failure is an error; --force: build even when up to date; CC picks the compiler)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sources = ['blas.c', 'ops.c'].map((f) => join(repo, 'native', f));
-const headers = ['args.h'].map((f) => join(repo, 'native', f));
-const target = join(repo, 'dist', 'native', 'blas.node');
+const headers = ['args.h', 'glibc-compat.h'].map((f) => join(repo, 'native', f));
+const outAt = process.argv.indexOf('--out'); // scripts/package.mjs builds the VSIX's copy elsewhere
+const target = outAt > 0 ? resolve(process.argv[outAt + 1]) : join(repo, 'dist', 'native', 'blas.node');
 const strict = process.argv.includes('--strict');
 
 function fail(why) {
@@ -44,6 +46,8 @@ const args = [
   '-Werror',
   '-Wno-psabi',
   `-I${include}`,
+  // Older glibc versions of dlopen, dlsym and log, so the addon loads on glibc 2.28 (native/glibc-compat.h).
+  ...(process.platform === 'linux' ? ['-include', join(repo, 'native', 'glibc-compat.h')] : []),
   ...sources,
   '-o',
   tmp,

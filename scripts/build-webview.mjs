@@ -1,7 +1,8 @@
 // Bundles the webview panels' browser code: one IIFE per panel in dist/webview/<panel>.js.
 // plotly is not bundled: the page loads node_modules/plotly.js-dist-min/plotly.min.js itself.
-//   node scripts/build-webview.mjs            → dist/webview/{dashboard,attention,head,positional,heads}.js
-// scripts/build.mjs can call it: `await import('./build-webview.mjs')` or `buildWebview()`.
+//   node scripts/build-webview.mjs            → dist/webview/<panel>.js, one per WEBVIEW_PANELS
+// scripts/build.mjs can call it: `await import('./build-webview.mjs')` or `buildWebview()`;
+// scripts/package.mjs builds the VSIX's copy elsewhere, without source maps (`outdir`, `sourcemap`).
 import * as esbuild from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -9,15 +10,15 @@ import { dirname, join } from 'node:path';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', 'heads'];
 
-export async function buildWebview({ minify = false } = {}) {
+export async function buildWebview({ minify = false, outdir = join(root, 'dist', 'webview'), sourcemap = true } = {}) {
   await esbuild.build({
     entryPoints: Object.fromEntries(WEBVIEW_PANELS.map((p) => [p, join(root, 'webview', `${p}.ts`)])),
-    outdir: join(root, 'dist', 'webview'),
+    outdir,
     bundle: true,
     platform: 'browser',
     format: 'iife',
     target: 'chrome120',
-    sourcemap: true,
+    sourcemap,
     minify,
     logLevel: 'warning',
   });

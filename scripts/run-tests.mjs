@@ -1,6 +1,7 @@
 // Runs every test suite and exits non-zero if any fails:
 //   1. the engine's unit and golden tests under node:test (bundled by `npm run build` into out/test);
-//   2. the integration tests in a real VS Code (scripts/test-vscode.mjs, test/vscode/README.md);
+//   2. the integration tests in a real VS Code (scripts/test-vscode.mjs, test/vscode/README.md), then
+//      the VSIX packed, checked and installed into a fresh VS Code server (test/vscode/vsix/);
 //   3. the webview tests in a real browser (test/webview/browser/index.mjs);
 //   4. the Python writer's tests with Debian's PyTorch (scripts/test-python.mjs, python/README.md).
 // `node scripts/run-tests.mjs <text>…` runs only the unit-test files whose path contains a <text>.
@@ -24,6 +25,7 @@ const suites = [['node', ['--test', '--test-reporter=spec', ...unit]]];
 if (only.length === 0)
   suites.push(
     ['node', ['scripts/test-vscode.mjs']],
+    ['node', ['--test', '--test-reporter=spec', 'test/vscode/vsix/vsix.test.mjs']],
     ['node', ['test/webview/browser/index.mjs']],
     ['node', ['scripts/test-python.mjs']],
   );

@@ -59,7 +59,10 @@ function loadAddon(): BlasAddon | null {
   }
   const file = addonPath();
   if (!file) {
-    status = 'not built (node scripts/build-native.mjs)';
+    // A source checkout can build it; an installed extension for a platform without a prebuilt addon cannot.
+    status = sourceCheckout()
+      ? 'not built (node scripts/build-native.mjs)'
+      : `not included for ${process.platform}-${process.arch}: plain wasm (same results, slower)`;
     return null;
   }
   try {
@@ -76,9 +79,25 @@ function loadAddon(): BlasAddon | null {
     const i = addon.info();
     status = `${i.library}, ${i.threads} thread${i.threads === 1 ? '' : 's'} (${i.config})`;
   } catch (err) {
-    status = `failed to load: ${(err as Error).message}`;
+    addon = null;
+    status =
+      (err as { code?: string }).code === OPENBLAS_NOT_FOUND
+        ? `off: ${(err as Error).message}, so plain wasm (same results, slower). ${OPENBLAS_FIX}`
+        : `failed to load: ${(err as Error).message}`;
   }
   return addon;
+}
+
+/** The error code native/blas.c throws when dlopen finds no OpenBLAS. */
+const OPENBLAS_NOT_FOUND = 'OPENBLAS_NOT_FOUND';
+/** What to do about it (Debian and Ubuntu; the package's name elsewhere is close). */
+export const OPENBLAS_FIX = 'To train faster, install OpenBLAS: sudo apt-get install libopenblas0-pthread';
+
+/** Whether native/blas.c lies beside the running bundle, as in the repository (not in an installed extension). */
+function sourceCheckout(): boolean {
+  for (let dir = __dirname, i = 0; i < 6; dir = dirname(dir), i++)
+    if (existsSync(join(dir, 'native', 'blas.c'))) return true;
+  return false;
 }
 
 /** How matMul runs on wasm: OpenBLAS and its configuration, or why not. */
