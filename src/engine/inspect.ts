@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../protocol/attention';
+import type { ForwardContext } from './model/stacks';
 import type { Transformer } from './model/transformer';
 
 /** One pair's attention maps (every kind, [L, H, T, S] each) and its log-probs [T, V]. */
@@ -39,8 +40,14 @@ function trim(data: Float32Array, maps: number, Q: number, K: number, q: number,
 /**
  * Teacher-forced attention of sentence pairs: src[b] the source ids (ending with EOS), tgt[b] the
  * decoder input (BOS first). Pairs of different lengths are padded together and trimmed apart.
+ * `heads`: head gates (an ablation, ablate/gates.ts); the model as trained when absent.
  */
-export async function attentionOfPairs(model: Transformer, src: number[][], tgt: number[][]): Promise<PairAttention[]> {
+export async function attentionOfPairs(
+  model: Transformer,
+  src: number[][],
+  tgt: number[][],
+  heads?: ForwardContext['heads'],
+): Promise<PairAttention[]> {
   const c = model.config;
   checkIds(src, c.src_vocab, c.pad_id, 'source');
   checkIds(tgt, c.tgt_vocab, c.pad_id, 'target');
@@ -60,7 +67,7 @@ export async function attentionOfPairs(model: Transformer, src: number[][], tgt:
   const [logProbs, ...stacked] = tf.tidy(() => {
     const x = tf.tensor2d(pad(src, S, c.pad_id), [B, S], 'int32'); // [B, S]
     const y = tf.tensor2d(pad(tgt, T, c.pad_id), [B, T], 'int32'); // [B, T]
-    const lp = model.forward(x, y, { training: false, record }); // [B, T, V]
+    const lp = model.forward(x, y, { training: false, record, ...(heads ? { heads } : {}) }); // [B, T, V]
     return [lp, ...ATTENTION_KINDS.map((k) => tf.stack(record[k], 1))]; // L × [B, h, q, k] → [B, L, h, q, k]
   });
   try {

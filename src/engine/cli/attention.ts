@@ -7,6 +7,9 @@ import { attentionOfPairs } from '../inspect';
 import { BOS, EOS } from '../data/specialTokens';
 import { RunDir } from '../run/runDir';
 import { loadVocabulary } from '../data/vocabulary';
+import { ablationGates } from '../ablate/gates';
+import { probeBatchOf } from '../run/probe';
+import { ABLATION_SPECS, ablationOption } from './ablateOptions';
 import { type OptionSpec, parseCommand, parseIds, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -16,6 +19,7 @@ const specs: Record<string, OptionSpec> = {
   tgt: { type: 'string', help: 'target text (with --run); BOS is prepended' },
   'src-ids': { type: 'string', help: 'source token ids, e.g. 5,6,7' },
   'tgt-ids': { type: 'string', help: 'target token ids, starting with BOS, e.g. 1,8,9' },
+  ...ABLATION_SPECS,
   json: { type: 'boolean', help: 'print one JSON object (the only output format so far)' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
 };
@@ -48,8 +52,12 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const where = (options.checkpoint as string) ?? (options.run as string);
   const { weightsPath } = resolveCheckpoint(where);
   const model = loadCheckpoint(where);
+  const ablation = ablationOption(options, options.run as string | undefined);
+  const gates =
+    ablation &&
+    ablationGates(model, ablation, ablation.mode === 'mean' ? probeBatchOf(options.run as string) : undefined);
   try {
-    const [pair] = await attentionOfPairs(model, [src], [tgt]);
+    const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads);
     const attention: Attention = {
       source: { runDir: where, step: checkpointStep(weightsPath), checkpoint: weightsPath, input: 'input' },
       srcTokens: tokens(src),
@@ -60,9 +68,11 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const logProbs = Array.from({ length: tgt.length }, (_, t) =>
       Array.from(pair.logProbs.subarray(t * V, (t + 1) * V)),
     );
-    process.stdout.write(`${attentionJson(attention, { log_probs: logProbs })}\n`);
+    const extra = { log_probs: logProbs, ...(ablation ? { ablation } : {}) };
+    process.stdout.write(`${attentionJson(attention, extra)}\n`);
     return 0;
   } finally {
+    gates?.dispose();
     model.dispose();
   }
 }

@@ -35,43 +35,78 @@ export function headGradNorms(c: TransformerConfig, gradOf: (name: string) => tf
   return tf.concat(perLayer) as tf.Tensor1D; // [layers · h]
 }
 
+type PerKind = Record<AttentionKind, tf.Tensor4D[]>;
+const perKind = (): PerKind => Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as PerKind;
+
 /**
- * Per head, the mean L2 norm of its output before W^O over the real (not padded) query positions of
- * a batch, in attentionPrefixes' order: a head whose output is ~0 writes nothing into the residual.
+ * Runs `reduce` inside tf.tidy on every layer's head outputs before W^O ([B, h, Q, dv], `heads`)
+ * of an eval-mode pass over the pairs, with each kind's real (not padded) query rows ([B, Q], 1/0).
  */
-export async function headOutputNorms(model: Transformer, src: number[][], tgt: number[][]): Promise<Float32Array> {
+function overHeadOutputs<T extends tf.Tensor>(
+  model: Transformer,
+  src: number[][],
+  tgt: number[][],
+  reduce: (kind: AttentionKind, heads: tf.Tensor4D, rows: tf.Tensor2D) => T,
+): Record<AttentionKind, T[]> {
   const c = model.config;
   const pad = (rows: number[][]) => {
     const n = Math.max(...rows.map((r) => r.length));
     return rows.map((r) => [...r, ...Array(n - r.length).fill(c.pad_id)]);
   };
-  const record = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<
-    AttentionKind,
-    tf.Tensor4D[]
-  >;
-  const recordHeads = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<
-    AttentionKind,
-    tf.Tensor4D[]
-  >;
-  const norms = tf.tidy(() => {
-    const x = tf.tensor2d(pad(src), undefined, 'int32'); // [B, S]
-    const y = tf.tensor2d(pad(tgt), undefined, 'int32'); // [B, T]
-    model.forward(x, y, { training: false, record, recordHeads });
-    const real = (ids: tf.Tensor2D) => tf.cast(tf.notEqual(ids, c.pad_id), 'float32'); // [B, n]
-    const perKind = ATTENTION_KINDS.map((kind) => {
-      const rows = real(kind === 'encoder_self' ? x : y); // [B, Q]
-      const count = tf.sum(rows);
-      return recordHeads[kind].map((heads) => {
-        const norm = tf.sqrt(tf.sum(tf.square(heads), 3)); // [B, h, Q]
-        return tf.div(tf.sum(tf.mul(norm, tf.expandDims(rows, 1)), [0, 2]), count); // [h]
-      });
-    });
-    return tf.concat(perKind.flat()) as tf.Tensor1D; // [layers · h]
-  });
+  const record = perKind();
+  const recordHeads = perKind();
   try {
-    return (await norms.data()) as Float32Array;
+    return tf.tidy(() => {
+      const x = tf.tensor2d(pad(src), undefined, 'int32'); // [B, S]
+      const y = tf.tensor2d(pad(tgt), undefined, 'int32'); // [B, T]
+      model.forward(x, y, { training: false, record, recordHeads });
+      const real = (ids: tf.Tensor2D) => tf.cast(tf.notEqual(ids, c.pad_id), 'float32') as tf.Tensor2D; // [B, n]
+      const out = {} as Record<AttentionKind, T[]>;
+      for (const kind of ATTENTION_KINDS) {
+        const rows = real(kind === 'encoder_self' ? x : y); // [B, Q]
+        out[kind] = recordHeads[kind].map((heads) => reduce(kind, heads, rows));
+      }
+      return out;
+    });
   } finally {
-    norms.dispose();
     for (const k of ATTENTION_KINDS) tf.dispose([...record[k], ...recordHeads[k]]);
   }
+}
+
+/**
+ * Per head, the mean L2 norm of its output before W^O over the real (not padded) query positions of
+ * a batch, in attentionPrefixes' order: a head whose output is ~0 writes nothing into the residual.
+ */
+export async function headOutputNorms(model: Transformer, src: number[][], tgt: number[][]): Promise<Float32Array> {
+  const norms = overHeadOutputs(model, src, tgt, (_, heads, rows) => {
+    const norm = tf.sqrt(tf.sum(tf.square(heads), 3)); // [B, h, Q]
+    return tf.div(tf.sum(tf.mul(norm, tf.expandDims(rows, 1)), [0, 2]), tf.sum(rows)) as tf.Tensor1D; // [h]
+  });
+  const all = tf.concat(ATTENTION_KINDS.flatMap((k) => norms[k])) as tf.Tensor1D; // [layers · h]
+  try {
+    return (await all.data()) as Float32Array;
+  } finally {
+    tf.dispose([all, ...ATTENTION_KINDS.flatMap((k) => norms[k])]);
+  }
+}
+
+/**
+ * Per kind, each head's mean output before W^O over the real query positions of a batch,
+ * [L, h, dv]: what mean ablation puts in place of a head. The caller disposes the tensors.
+ */
+export function headOutputMeans(
+  model: Transformer,
+  src: number[][],
+  tgt: number[][],
+): Record<AttentionKind, tf.Tensor3D> {
+  const means = overHeadOutputs(model, src, tgt, (_, heads, rows) => {
+    const w = tf.reshape(rows, [rows.shape[0], 1, rows.shape[1], 1]); // [B, 1, Q, 1]
+    return tf.div(tf.sum(tf.mul(heads, w), [0, 2]), tf.sum(rows)) as tf.Tensor2D; // [h, dv]
+  });
+  const out = {} as Record<AttentionKind, tf.Tensor3D>;
+  for (const k of ATTENTION_KINDS) {
+    out[k] = tf.stack(means[k]) as tf.Tensor3D; // [L, h, dv]
+    tf.dispose(means[k]);
+  }
+  return out;
 }

@@ -4,6 +4,7 @@
  * through callbacks (the seam to the CLI's progress bar and the extension's panels) and stops
  * cleanly, after a consistent checkpoint, when asked.
  */
+import { probesOf } from '../run/probe';
 import { locateNonFinite } from '../telemetry/nonfinite';
 import { namedVariables } from '../model/params';
 import { tensorsOf, paramsFromTensors } from '../checkpoint';
@@ -17,7 +18,7 @@ import type { IdPair, PreparedData } from '../data/dataset';
 import { type BleuEvaluator, validationLoss } from './evaluate';
 import type { DataPosition, MetricsRow, RunDir } from '../run/runDir';
 import { transformerLr } from './schedule';
-import { checkMode, telemetryEvery, telemetryPairs, type TrainingSettings } from '../run/settings';
+import { checkMode, telemetryEvery, type TrainingSettings } from '../run/settings';
 import type { CheckName, Finding, RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { HealthMonitor } from '../telemetry/checks';
 import { headOutputNorms } from '../telemetry/heads';
@@ -60,9 +61,9 @@ export class Trainer {
     private readonly optimizer = new Adam(),
   ) {
     this.stream = new BatchStream(data.train, settings.batch_tokens, settings.seed);
-    this.probe = data.valid[0] ?? data.train[0];
-    const held = data.valid.length ? data.valid : data.train;
-    this.probeBatch = held.slice(0, telemetryPairs(settings));
+    const probes = probesOf(data, settings);
+    this.probe = probes.pair;
+    this.probeBatch = probes.batch;
   }
 
   /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
