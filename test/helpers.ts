@@ -113,8 +113,13 @@ export function unflatten(data: ArrayLike<number>, shape: number[]): unknown {
 }
 
 /** attentionOfPairs as nested arrays, in the shape the golden fixtures hold (expected.json). */
-export async function nestedAttention(model: Transformer, src: number[][], tgt: number[][]): Promise<NestedAttention> {
-  const pairs = await attentionOfPairs(model, src, tgt);
+export async function nestedAttention(
+  model: Transformer,
+  src: number[][],
+  tgt: number[][],
+  heads?: Parameters<typeof attentionOfPairs>[3],
+): Promise<NestedAttention> {
+  const pairs = await attentionOfPairs(model, src, tgt, heads);
   const V = model.config.tgt_vocab;
   const kind = (k: string) =>
     pairs.map((p) => {

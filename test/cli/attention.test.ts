@@ -73,6 +73,30 @@ test('bad input gives a message and a non-zero exit, never a stack trace', () =>
       ['attention', '--checkpoint', dir, '--src-ids', '5', '--tgt-ids', '1', '--backend', 'tensorflow'],
       /backend "tensorflow" is not available/,
     ],
+    [
+      ['attention', '--checkpoint', dir, '--src-ids', '5', '--tgt-ids', '1', '--ablate', 'cross:7.0'],
+      /cross:7\.0 does not exist: cross has layers 0–1 and heads 0–3/,
+    ],
+    [
+      [
+        'attention',
+        '--checkpoint',
+        dir,
+        '--src-ids',
+        '5',
+        '--tgt-ids',
+        '1',
+        '--ablate',
+        'cross:0.0',
+        '--ablate-mode',
+        'mean',
+      ],
+      /--ablate-mode mean averages head outputs over a run’s probe batch: give --run RUN/,
+    ],
+    [
+      ['attention', '--checkpoint', dir, '--src-ids', '5', '--tgt-ids', '1', '--ablate', 'cross'],
+      /"cross" is not a head id like cross:0\.1/,
+    ],
     [['attention', '--bogus'], /unknown option --bogus/],
     [['nope'], /unknown command "nope"/],
   ];
@@ -82,4 +106,18 @@ test('bad input gives a message and a non-zero exit, never a stack trace', () =>
     assert.match(r.stderr, message);
     assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
   }
+});
+
+test('attention --ablate prints PyTorch’s log-probs with those heads zeroed before W^O', () => {
+  const dir = join(GOLDEN, 'post_ln_sinusoidal');
+  const e = readJson<{ src: number[][]; tgt: number[][]; ablations: { heads: string[]; log_probs: number[][][] }[] }>(
+    join(dir, 'ablated.json'),
+  );
+  const a = e.ablations[1]!;
+  const args = ['attention', '--checkpoint', dir, '--src-ids', e.src[0].join(','), '--tgt-ids', e.tgt[0].join(',')];
+  const r = run(...args, '--ablate', a.heads.join(','), '--json', '--backend', 'wasm');
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual(out.ablation, { heads: a.heads, mode: 'zero' });
+  assert.ok(maxAbsDiff(out.log_probs, a.log_probs[0]) < 1e-4);
 });

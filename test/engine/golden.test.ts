@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
 import { loadCheckpoint } from '../../src/engine/checkpoint';
+import { ablationGates } from '../../src/engine/ablate/gates';
 
 import { GOLDEN, maxAbsDiff, readJson, testBackends, nestedAttention, type NestedAttention } from '../helpers';
 
@@ -51,6 +52,40 @@ test('attention weights and log-probs equal PyTorch on every backend', async (t)
               diff <= e.tolerance,
               `${key}: max |engine − PyTorch| = ${diff.toExponential(2)} > ${e.tolerance}`,
             );
+          }
+        } finally {
+          model.dispose();
+        }
+      });
+    }
+  }
+});
+
+interface Ablated {
+  src: number[][];
+  tgt: number[][];
+  ablations: { heads: string[]; log_probs: number[][][] }[];
+  tolerance: number;
+}
+
+test('zero-ablated heads give PyTorch’s log-probs with those heads zeroed before W^O, on every backend', async (t) => {
+  for (const backend of await testBackends()) {
+    await initBackend(backend);
+    for (const name of cases) {
+      await t.test(`${backend}: ${name}`, async () => {
+        const e = readJson<Ablated>(join(GOLDEN, name, 'ablated.json'));
+        assert.equal(e.ablations.length, 2);
+        const model = loadCheckpoint(join(GOLDEN, name));
+        try {
+          for (const a of e.ablations) {
+            const gates = ablationGates(model, { heads: a.heads, mode: 'zero' });
+            try {
+              const got = await nestedAttention(model, e.src, e.tgt, gates.heads);
+              const diff = maxAbsDiff(got.log_probs, a.log_probs);
+              assert.ok(diff <= e.tolerance, `${a.heads.join(',')}: max |engine − PyTorch| = ${diff.toExponential(2)}`);
+            } finally {
+              gates.dispose();
+            }
           }
         } finally {
           model.dispose();
