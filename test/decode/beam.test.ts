@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { beamSearch } from '../../src/engine/decode/beam';
 import { greedyDecode } from '../../src/engine/decode/greedy';
 import { lengthPenalty, type SentenceResult } from '../../src/engine/decode/search';
+import type { EarlyStop } from '../../src/protocol/beamTree';
 import { BOS, EOS, FakeModel, fromTable, randomTable } from './fake-model';
 
 const A = 2;
@@ -34,6 +35,9 @@ const lpTable = (_s: number, p: number[]) => {
   throw new Error(`unexpected prefix ${key}`);
 };
 
+const strip = (rs: SentenceResult[]) =>
+  rs.map((r) => r.nBest.map((h) => ({ tokens: [...h.tokens], logProb: h.logProb, score: h.score })));
+
 test('GNMT length penalty: lp(Y) = ((5 + |Y|)/6)^α', () => {
   assert.equal(lengthPenalty(1, 0.6), 1);
   close(lengthPenalty(2, 0.6), 1.0969022);
@@ -42,44 +46,149 @@ test('GNMT length penalty: lp(Y) = ((5 + |Y|)/6)^α', () => {
 });
 
 test('the length penalty changes which hypothesis wins', async () => {
-  const run = async (alpha: number) => {
+  const run = async (alpha: number, earlyStop?: EarlyStop) => {
     const m = new FakeModel(4, lpTable);
-    const [r] = await beamSearch(m, m.initial([0]), { bos: BOS, eos: EOS, sourceLengths: [10], beamSize: 2, alpha });
+    const opts = { bos: BOS, eos: EOS, sourceLengths: [10], beamSize: 2, alpha, earlyStop };
+    const [r] = await beamSearch(m, m.initial([0]), opts);
     return { r: r!, m };
   };
-  const { r: withLp, m } = await run(0.6);
+  const { r: withLp, m } = await run(0.6, 'first-k');
   assert.deepEqual([...withLp.best.tokens], [A, B, B, EOS]);
   close(withLp.best.logProb, -2.75);
   close(withLp.best.score, -2.156142);
   assert.deepEqual([...withLp.nBest[1]!.tokens], [A, EOS]);
   close(withLp.nBest[1]!.score, -2.279146);
-  assert.equal(m.calls.length, 4, 'stops once both beams have ended, long before 10 + 50');
+  assert.equal(m.calls.length, 4, 'first-k stops once both beams have ended, long before 10 + 50');
   assert.equal(m.released, 1);
+  // The exact rule gives the same answer later: [b b …] never ends, and its bound
+  // p / lp(10 + 50 + 1) with p = −3 − 0.25·(t − 1) after t steps (lp(61) = 11^0.6 = 4.215369) stays
+  // above the second finished score −2.279146 up to t = 27 (−2.253658) and falls below at t = 28
+  // (−2.312965).
+  const { r: exact, m: me } = await run(0.6);
+  assert.deepEqual(strip([exact]), strip([withLp]));
+  assert.equal(me.calls.length, 28);
 
   const { r: noLp } = await run(0);
   assert.deepEqual([...noLp.best.tokens], [A, EOS]);
   close(noLp.best.score, -2.5);
 });
 
-test('early stop: a sentence ends as soon as all k beams have ended', async () => {
-  // [] a −1, b −2; [a] EOS −0.5; [b] EOS −0.5, a −3. k = 2: step 2 ranks [a EOS] −1.5, [b EOS] −2.5
-  // first → both finish and the search stops after 2 steps; best [a EOS].
-  const m = new FakeModel(4, (_s, p) =>
+// The flaw of the first-k rule (issue 10). k = 2, α = 0.6, maxLen 5 + 50. Log-probs by prefix:
+//   []        a −0.125, b −5          [a], [a a]  EOS −2, a −0.125, b −4
+//   [a a a]   EOS −0.0625             [a b], [a a b]  EOS −1          [b]  EOS −3, b −1
+//   step 1: a −0.125, b −5 → live [a], [b]
+//   step 2: [a a] −0.25, [a EOS] −2.125 (rank 1: finished), [a b] −4.125, [b b] −6 → live [a a], [a b]
+//   step 3: [a a a] −0.375, [a a EOS] −2.25 (rank 1: finished), [a a b] −4.25, [a b EOS] −5.125 (rank 3)
+//     first-k: 2 finished → stop. [a EOS] −2.125/lp(2) = −1.937273, [a a EOS] −2.25/lp(3) = −1.893299:
+//     returns [a a EOS], though the model prefers a longer answer.
+//     exact: the k-th best finished is −1.937273; [a a a] could still reach −0.375/lp(56) = −0.093266:
+//     go on.
+//   step 4: [a a a EOS] −0.4375 (finished, −0.4375/lp(4) = −0.343023), [a a b EOS] −5.25 (finished,
+//     below the two best: dropped); nothing live → stop. Greedy takes a, a, a, EOS: the same.
+const flawTable = (_s: number, p: number[]) => {
+  const key = p.map((t) => (t === A ? 'a' : t === B ? 'b' : 'EOS')).join(' ');
+  if (key === '') return fromTable(4, { [A]: -0.125, [B]: -5 });
+  if (key === 'a' || key === 'a a') return fromTable(4, { [EOS]: -2, [A]: -0.125, [B]: -4 });
+  if (key === 'a a a') return fromTable(4, { [EOS]: -0.0625 });
+  if (key === 'a b' || key === 'a a b') return fromTable(4, { [EOS]: -1 });
+  if (key === 'b') return fromTable(4, { [EOS]: -3, [B]: -1 });
+  throw new Error(`unexpected prefix ${key}`);
+};
+
+test('first-k stops with a short hypothesis; the exact rule finds the longer, better one', async () => {
+  const opts = { bos: BOS, eos: EOS, sourceLengths: [5], beamSize: 2 };
+  const mf = new FakeModel(4, flawTable);
+  const [firstK] = await beamSearch(mf, mf.initial([0]), { ...opts, earlyStop: 'first-k' });
+  assert.equal(mf.calls.length, 3);
+  assert.deepEqual([...firstK!.best.tokens], [A, A, EOS]);
+  close(firstK!.best.logProb, -2.25);
+  close(firstK!.best.score, -1.893299);
+  close(firstK!.nBest[1]!.score, -1.937273);
+
+  const me = new FakeModel(4, flawTable);
+  const [exact] = await beamSearch(me, me.initial([0]), opts); // exact is the default
+  assert.equal(me.calls.length, 4);
+  assert.deepEqual(
+    exact!.nBest.map((h) => [...h.tokens]),
+    [
+      [A, A, A, EOS],
+      [A, A, EOS],
+    ],
+  );
+  close(exact!.best.logProb, -0.4375);
+  close(exact!.best.score, -0.343023);
+
+  const mg = new FakeModel(4, flawTable);
+  const [greedy] = await greedyDecode(mg, mg.initial([0]), opts);
+  assert.deepEqual([...greedy!.best.tokens], [A, A, A, EOS]);
+  assert.ok(exact!.best.score >= greedy!.best.score);
+});
+
+test('the exact rule stops once the best live bound falls below the k-th finished score', async () => {
+  // [] a −1, b −2; [a …] EOS −0.5; [b …] EOS −0.5, a −3. k = 2, maxLen 5 + 50, lp(56) = 4.020751.
+  //   step 2: [a EOS] −1.5 and [b EOS] −2.5 finish (−1.367488, −2.279145); live [b a] −5: bound
+  //     −5/lp(56) = −1.243549 > −2.279145 → go on (first-k stops here)
+  //   step 3: [b a EOS] −5.5 (−4.628065: not among the two best), live [b a a] −8: bound −1.989678 → go on
+  //   step 4: [b a a a] −11: bound −2.735807 < −2.279145 → stop after 4 steps, same answer.
+  const table = (_s: number, p: number[]) =>
     p.length === 0
       ? fromTable(4, { [A]: -1, [B]: -2 })
       : p[0] === A
         ? fromTable(4, { [EOS]: -0.5 })
-        : fromTable(4, { [EOS]: -0.5, [A]: -3 }),
-  );
-  const [r] = await beamSearch(m, m.initial([0]), { bos: BOS, eos: EOS, sourceLengths: [5], beamSize: 2 });
-  assert.equal(m.calls.length, 2);
+        : fromTable(4, { [EOS]: -0.5, [A]: -3 });
+  const results: SentenceResult[] = [];
+  for (const [earlyStop, calls] of [
+    ['first-k', 2],
+    ['exact', 4],
+  ] as const) {
+    const m = new FakeModel(4, table);
+    const opts = { bos: BOS, eos: EOS, sourceLengths: [5], beamSize: 2, earlyStop };
+    const [r] = await beamSearch(m, m.initial([0]), opts);
+    assert.equal(m.calls.length, calls, earlyStop);
+    results.push(r!);
+  }
   assert.deepEqual(
-    r!.nBest.map((h) => [...h.tokens]),
+    results[1]!.nBest.map((h) => [...h.tokens]),
     [
       [A, EOS],
       [B, EOS],
     ],
   );
+  assert.deepEqual(strip([results[0]!]), strip([results[1]!]));
+});
+
+test('the tree records every hypothesis the search looked at, and the chosen path', async () => {
+  const m = new FakeModel(4, flawTable);
+  const opts = { bos: BOS, eos: EOS, sourceLengths: [5], beamSize: 2, tree: true };
+  const [r] = await beamSearch(m, m.initial([0]), opts);
+  const t = r!.tree!;
+  const name = (id: number): string => {
+    const n = t.nodes[id]!;
+    const tok = n.token === A ? 'a' : n.token === B ? 'b' : n.token === EOS ? 'EOS' : 'BOS';
+    return n.parent < 0 ? tok : `${name(n.parent)} ${tok}`;
+  };
+  const rows = t.nodes.map((n) => `${name(n.id)} ${n.status}${n.chosen ? ' chosen' : ''}`);
+  assert.deepEqual(rows, [
+    'BOS expanded chosen',
+    'BOS a expanded chosen',
+    'BOS b expanded',
+    'BOS a a expanded chosen',
+    'BOS a EOS pruned', // finished at step 2, pushed out of the two best at step 4
+    'BOS a b expanded',
+    'BOS b b pruned',
+    'BOS a a a expanded chosen',
+    'BOS a a EOS finished',
+    'BOS a a b expanded',
+    'BOS a b EOS pruned',
+    'BOS a a a EOS finished chosen',
+    'BOS a a b EOS pruned',
+  ]);
+  assert.deepEqual(t.nBest, [11, 8]);
+  const best = t.nodes[11]!;
+  close(best.logProb, r!.best.logProb);
+  close(best.score, r!.best.score);
+  assert.equal(best.depth, 4);
+  close(t.nodes[3]!.score, -0.25 / lengthPenalty(2, 0.6));
 });
 
 test('maximum length: source length + offset tokens, then EOS is forced', async () => {
@@ -110,9 +219,6 @@ test('greedy takes the argmax each step (hand-traced on the table above)', async
   close(r!.best.score, -2.156142);
 });
 
-const strip = (rs: SentenceResult[]) =>
-  rs.map((r) => r.nBest.map((h) => ({ tokens: [...h.tokens], logProb: h.logProb, score: h.score })));
-
 /** stepRows[t] must point at the row that, at step t, held this sentence with prefix tokens[0..t). */
 function checkRows(m: FakeModel, rs: SentenceResult[], sentences: number[]) {
   rs.forEach((r, i) => {
@@ -125,12 +231,15 @@ function checkRows(m: FakeModel, rs: SentenceResult[], sentences: number[]) {
   });
 }
 
-test('beam 1 equals greedy on random models', async () => {
+test('beam 1 with the first-k rule equals greedy on random models', async () => {
+  // (With the exact rule, beam 1 goes on with the best non-EOS candidate after an EOS while it can
+  // still win: a better search than greedy, not the same one.)
   for (let seed = 1; seed <= 40; seed++) {
     const table = randomTable(seed, 7);
     const opts = { bos: BOS, eos: EOS, sourceLengths: [2, 5, 0, 8], maxLenOffset: 4, beamSize: 1 };
+    const firstK = { ...opts, earlyStop: 'first-k' as const };
     const mb = new FakeModel(7, table);
-    const beam = await beamSearch(mb, mb.initial([0, 1, 2, 3]), opts);
+    const beam = await beamSearch(mb, mb.initial([0, 1, 2, 3]), firstK);
     const mg = new FakeModel(7, table);
     const greedy = await greedyDecode(mg, mg.initial([0, 1, 2, 3]), opts);
     assert.deepEqual(strip(beam), strip(greedy), `seed ${seed}`);

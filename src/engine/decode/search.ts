@@ -6,6 +6,8 @@
 // [Wu et al., 2016]. … We set the maximum output length during inference to input length + 50,
 // but terminate early when possible."
 
+import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
+
 /**
  * What a search needs from a model. Rows index hypotheses: the first `step` sees the initial
  * state with one row per sentence (in sentence order); afterwards the search says which rows
@@ -47,6 +49,10 @@ export interface SearchOptions {
   beamSize?: number;
   /** Length-penalty exponent α (default 0.6; 0 turns the penalty off). */
   alpha?: number;
+  /** When beam search stops a sentence (default exact; see beam.ts). */
+  earlyStop?: EarlyStop;
+  /** Beam search records its search tree in each result. */
+  tree?: boolean;
 }
 
 /** One finished output. */
@@ -69,6 +75,8 @@ export interface SentenceResult {
   best: Hypothesis;
   /** Finished hypotheses, best first (at most k for beam search; one for greedy). */
   nBest: Hypothesis[];
+  /** Beam search's tree, when asked for (SearchOptions.tree). */
+  tree?: BeamTree;
 }
 
 /**
