@@ -54,6 +54,36 @@ test('decode translates stdin line by line; --json carries tokens, score and att
   assert.match(bad.stderr, /--beam: expected a whole number ≥ 1, got "0"/);
 });
 
+test('decode --json --tree prints the search tree, its n-best and greedy’s output; bad options are named', () => {
+  const r = run(['decode', '--run', runDir, '--json', '--tree', '--beam', '3', '--backend', 'wasm'], '4 5 6\n');
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  const { nodes, n_best: nBest, greedy } = out.tree;
+  assert.equal(nodes[0].parent, -1);
+  assert.equal(nodes[0].text, '<s>');
+  assert.ok(nBest.length >= 1 && nBest.length <= 3);
+  const leaf = nodes[nBest[0]];
+  assert.equal(leaf.status, 'finished');
+  assert.equal(leaf.text, '</s>');
+  assert.equal(leaf.logProb, out.log_prob);
+  const path: number[] = [];
+  for (let n = leaf.parent; n > 0; n = nodes[n].parent) path.unshift(nodes[n].token);
+  assert.deepEqual(path, out.ids);
+  assert.ok(nodes.every((n: { parent: number; id: number }) => n.parent < n.id));
+  assert.ok(greedy.score <= out.score + 1e-9, 'beam scores at least what greedy scores here');
+  assert.deepEqual(greedy.tokens, greedy.ids.map(String));
+
+  const bad: [string[], RegExp][] = [
+    [['--tree'], /--tree prints JSON: add --json/],
+    [['--early-stop', 'soon'], /--early-stop must be one of exact, first-k, got "soon"/],
+  ];
+  for (const [args, message] of bad) {
+    const b = run(['decode', '--run', runDir, ...args, '--backend', 'wasm'], '4 5\n');
+    assert.equal(b.status, 2, args.join(' '));
+    assert.match(b.stderr, message);
+  }
+});
+
 test('average writes the element-wise mean of the last n checkpoints', () => {
   const r = run(['average', '--run', runDir, '--last', '2']);
   assert.equal(r.status, 0, r.stderr);

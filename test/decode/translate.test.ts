@@ -212,3 +212,45 @@ test('translateWithAttention: the chosen hypothesis and its attention, shaped pe
     model.dispose();
   }
 });
+
+test('the beam tree: every node’s log-prob is the teacher-forced log-prob of its prefix; the chosen leaf is the best', async () => {
+  await initBackend('cpu');
+  const model = new Transformer(config, undefined, 11);
+  try {
+    const out = await translate(model, SRC.slice(0, 3), { ...OPTS, beamSize: 3, tree: true });
+    for (const [i, t] of out.entries()) {
+      const tree = t.tree!;
+      const prefix = (id: number): number[] => {
+        const n = tree.nodes[id]!;
+        return n.parent < 0 ? [] : [...prefix(n.parent), n.token];
+      };
+      let worst = 0;
+      for (const n of tree.nodes.slice(1)) {
+        const p = prefix(n.id);
+        assert.equal(p.length, n.depth);
+        worst = Math.max(worst, Math.abs(n.logProb - (await prefixLogProb(model, SRC[i]!, p))));
+      }
+      assert.ok(worst < 1e-4, `sentence ${i}: largest |node − teacher-forced| ${worst}`);
+      const leaf = tree.nodes[tree.nBest[0]!]!;
+      assert.ok(leaf.chosen && leaf.status === 'finished');
+      assert.deepEqual(prefix(leaf.id), [...t.tokens, config.eos_id]);
+      assert.ok(Math.abs(leaf.score - t.score) < 1e-9);
+      assert.equal(tree.nodes.filter((n) => n.chosen).length, t.tokens.length + 2, 'root, tokens, EOS');
+    }
+  } finally {
+    model.dispose();
+  }
+});
+
+/** Σ_t log p(prefix_t | BOS, prefix_<t, X) by one teacher-forced pass over [BOS, …prefix without its last]. */
+async function prefixLogProb(model: Transformer, src: number[], prefix: number[]): Promise<number> {
+  const lp = tf.tidy(() =>
+    model.forward(
+      tf.tensor2d([src], undefined, 'int32'),
+      tf.tensor2d([[config.bos_id, ...prefix.slice(0, -1)]], undefined, 'int32'),
+    ),
+  ); // [1, T, V]
+  const rows = ((await lp.array()) as number[][][])[0]!;
+  lp.dispose();
+  return prefix.reduce((sum, y, t) => sum + rows[t]![y]!, 0);
+}

@@ -1,4 +1,6 @@
 /** A small, strict command-line parser: `--name value`, `--name=value`, boolean `--flag`. */
+import { EARLY_STOPS, type EarlyStop } from '../../protocol/beamTree';
+
 export interface OptionSpec {
   /** 'string' takes a value; 'boolean' is a flag. */
   type: 'string' | 'boolean';
@@ -85,12 +87,22 @@ export const DECODING_SPECS: Record<string, OptionSpec> = {
   checkpoint: { type: 'string', help: 'a .safetensors file instead of the run’s newest checkpoint (e.g. an average)' },
   beam: { type: 'string', help: 'beam size (default 4; 1 = greedy)' },
   alpha: { type: 'string', help: 'length penalty α (default 0.6)' },
+  'early-stop': {
+    type: 'string',
+    help:
+      'exact (default): stop a sentence when no live hypothesis can beat the k-th finished one | ' +
+      'first-k: stop once k have finished (faster; can return worse outputs than greedy)',
+  },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
 };
 
-export function decodingOptions(options: Parsed['options']): { beamSize: number; alpha: number } {
+export function decodingOptions(options: Parsed['options']): { beamSize: number; alpha: number; earlyStop: EarlyStop } {
+  const earlyStop = (options['early-stop'] ?? 'exact') as EarlyStop;
+  if (!EARLY_STOPS.includes(earlyStop))
+    throw new UsageError(`--early-stop must be one of ${EARLY_STOPS.join(', ')}, got ${JSON.stringify(earlyStop)}`);
   return {
     beamSize: numberOption(options.beam, 'beam', 4, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1'),
     alpha: numberOption(options.alpha, 'alpha', 0.6, (n) => n >= 0, 'a number ≥ 0'),
+    earlyStop,
   };
 }

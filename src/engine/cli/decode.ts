@@ -3,6 +3,8 @@ import { createInterface } from 'node:readline';
 import { initBackend } from '../backend';
 import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { attentionObject } from '../../protocol/export';
+import type { BeamTree } from '../../protocol/beamTree';
+import type { Transformer } from '../model/transformer';
 import { translate, translateWithAttention } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
 import { loadVocabulary } from '../data/vocabulary';
@@ -16,7 +18,21 @@ const specs: Record<string, OptionSpec> = {
     type: 'boolean',
     help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis',
   },
+  tree: {
+    type: 'boolean',
+    help: 'with --json: also the beam search tree (every hypothesis looked at) and greedy’s output',
+  },
 };
+
+/** The search tree as decode --json --tree prints it: token labels beside ids, and greedy's output. */
+async function treeRecord(tree: BeamTree, model: Transformer, src: number[], label: (ids: number[]) => string[]) {
+  const [greedy] = await translate(model, [src], { beamSize: 1 });
+  return {
+    nodes: tree.nodes.map((n) => ({ ...n, text: label([n.token])[0] })),
+    n_best: tree.nBest,
+    greedy: { ids: greedy!.tokens, tokens: label(greedy!.tokens), score: greedy!.score, log_prob: greedy!.logProb },
+  };
+}
 
 async function readStdin(): Promise<string[]> {
   const lines: string[] = [];
@@ -33,7 +49,8 @@ export async function decodeCommand(argv: string[]): Promise<number> {
   );
   if (!options) return 0;
   if (!options.run) throw new UsageError('decode: --run RUN is required');
-  const { beamSize, alpha } = decodingOptions(options);
+  const decoding = decodingOptions(options);
+  if (options.tree && !options.json) throw new UsageError('decode: --tree prints JSON: add --json');
   const run = new RunDir(options.run as string);
   const vocab = loadVocabulary(run.vocabPath);
   const backend = await initBackend(options.backend as string | undefined);
@@ -44,12 +61,12 @@ export async function decodeCommand(argv: string[]): Promise<number> {
     const lines = await readStdin();
     const sources = lines.map((line) => [...vocab.encode(line), EOS].slice(-model.config.max_len));
     if (!options.json) {
-      const out = await translate(model, sources, { beamSize, alpha });
+      const out = await translate(model, sources, decoding);
       process.stdout.write(out.map((t) => `${vocab.decode(t.tokens)}\n`).join(''));
       return 0;
     }
     for (const [i, src] of sources.entries()) {
-      const t = await translateWithAttention(model, src, { beamSize, alpha });
+      const t = await translateWithAttention(model, src, { ...decoding, tree: options.tree === true });
       const record = {
         source: lines[i],
         text: vocab.decode(t.tokens),
@@ -64,6 +81,7 @@ export async function decodeCommand(argv: string[]): Promise<number> {
           tgtTokens: vocab.tokens([model.config.bos_id, ...t.tokens]),
           maps: t.maps,
         }),
+        ...(t.tree ? { tree: await treeRecord(t.tree, model, src, (ids) => vocab.tokens(ids)) } : {}),
       };
       process.stdout.write(`${JSON.stringify(record)}\n`);
     }

@@ -26,7 +26,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   if (!options.run) throw new UsageError('evaluate: --run RUN is required');
   const split = (options.split as string) ?? 'test';
   if (split !== 'test' && split !== 'valid') throw new UsageError(`--split: expected test or valid, got "${split}"`);
-  const { beamSize, alpha } = decodingOptions(options);
+  const { beamSize, alpha, earlyStop } = decodingOptions(options);
   const limit = numberOption(
     options.limit,
     'limit',
@@ -48,7 +48,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     const out = await translate(
       model,
       ids.map((p) => p.src),
-      { beamSize, alpha },
+      { beamSize, alpha, earlyStop },
     );
     const hyps = out.map((t) => data.vocab.decode(t.tokens));
     const refs = text.length ? text.map((p) => p.tgt) : ids.map((p) => data.vocab.decode(p.tgt));

@@ -6,6 +6,7 @@
 // BOS and at most max_len − 1 tokens fill the decoder's max_len positions (EOS is predicted at
 // the last one and never fed).
 import type { AttentionMaps } from '../../protocol/attention';
+import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
 import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
 import { beamSearch } from './beam';
@@ -22,6 +23,10 @@ export interface TranslateOptions {
   maxLenOffset?: number;
   /** Sentences decoded together (default 32). Sentences are grouped by length; results keep input order. */
   batchSize?: number;
+  /** When beam search stops a sentence (default exact, see beam.ts). */
+  earlyStop?: EarlyStop;
+  /** Keep each sentence's beam-search tree (beam search even when beamSize is 1). */
+  tree?: boolean;
 }
 
 export interface Translation {
@@ -31,6 +36,8 @@ export interface Translation {
   score: number;
   /** log P(Y | X), the final EOS included. */
   logProb: number;
+  /** The search tree, when asked for (TranslateOptions.tree). */
+  tree?: BeamTree;
 }
 
 function checkSources(model: Transformer, src: number[][]): void {
@@ -46,7 +53,14 @@ function checkSources(model: Transformer, src: number[][]): void {
   });
 }
 
-function checkOptions(opts: TranslateOptions): { k: number; alpha: number; offset: number; batch: number } {
+type Checked = Required<Pick<TranslateOptions, 'earlyStop' | 'tree'>> & {
+  k: number;
+  alpha: number;
+  offset: number;
+  batch: number;
+};
+
+function checkOptions(opts: TranslateOptions): Checked {
   const k = opts.beamSize ?? 4;
   const alpha = opts.alpha ?? 0.6;
   const offset = opts.maxLenOffset ?? 50;
@@ -55,34 +69,31 @@ function checkOptions(opts: TranslateOptions): { k: number; alpha: number; offse
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batchSize must be a positive integer, got ${batch}`);
   if (!Number.isInteger(offset) || offset < 0)
     throw new RangeError(`maxLenOffset must be a non-negative integer, got ${offset}`);
-  if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a number, got ${alpha}`);
-  return { k, alpha, offset, batch };
+  if (!(alpha >= 0 && Number.isFinite(alpha))) throw new RangeError(`alpha must be a number ≥ 0, got ${alpha}`);
+  return { k, alpha, offset, batch, earlyStop: opts.earlyStop ?? 'exact', tree: opts.tree === true };
 }
 
 /** Decodes one batch of sources (unpadded) and returns one result per sentence. */
-async function decodeBatch(
-  model: Transformer,
-  src: number[][],
-  k: number,
-  alpha: number,
-  offset: number,
-): Promise<SentenceResult[]> {
+async function decodeBatch(model: Transformer, src: number[][], o: Checked): Promise<SentenceResult[]> {
   const c = model.config;
   const cap = c.max_len - 1; // tokens before EOS that the decoder's positions allow
-  const off = Math.min(offset, cap);
+  const off = Math.min(o.offset, cap);
   // The search's bound is sourceLength + offset; lowering the length it sees caps it at `cap`.
   const opts: SearchOptions = {
     bos: c.bos_id,
     eos: c.eos_id,
     sourceLengths: src.map((s) => Math.min(s.length, cap - off)),
     maxLenOffset: off,
-    beamSize: k,
-    alpha,
+    beamSize: o.k,
+    alpha: o.alpha,
+    earlyStop: o.earlyStop,
+    tree: o.tree,
   };
   const stepModel = new IncrementalModel(model);
   try {
     const initial = stepModel.initial(src);
-    return await (k === 1 ? greedyDecode(stepModel, initial, opts) : beamSearch(stepModel, initial, opts));
+    const greedy = o.k === 1 && !o.tree;
+    return await (greedy ? greedyDecode(stepModel, initial, opts) : beamSearch(stepModel, initial, opts));
   } finally {
     stepModel.dispose();
   }
@@ -91,7 +102,7 @@ async function decodeBatch(
 function toTranslation(r: SentenceResult, eos: number): Translation {
   const tokens = Array.from(r.best.tokens);
   if (tokens.length > 0 && tokens[tokens.length - 1] === eos) tokens.pop();
-  return { tokens, score: r.best.score, logProb: r.best.logProb };
+  return { tokens, score: r.best.score, logProb: r.best.logProb, ...(r.tree ? { tree: r.tree } : {}) };
 }
 
 /**
@@ -104,17 +115,15 @@ export async function translate(
   opts: TranslateOptions = {},
 ): Promise<Translation[]> {
   checkSources(model, src);
-  const { k, alpha, offset, batch } = checkOptions(opts);
+  const checked = checkOptions(opts);
   const order = src.map((_, i) => i).sort((a, b) => src[a]!.length - src[b]!.length || a - b);
   const out: Translation[] = new Array(src.length);
-  for (let start = 0; start < order.length; start += batch) {
-    const ids = order.slice(start, start + batch);
+  for (let start = 0; start < order.length; start += checked.batch) {
+    const ids = order.slice(start, start + checked.batch);
     const results = await decodeBatch(
       model,
       ids.map((i) => src[i]!),
-      k,
-      alpha,
-      offset,
+      checked,
     );
     ids.forEach((i, j) => (out[i] = toTranslation(results[j]!, model.config.eos_id)));
   }
