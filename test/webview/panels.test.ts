@@ -254,3 +254,31 @@ test('export: the webview’s bytes are written where the user chose', async () 
   assert.equal(written.length, 1, 'cancelled dialog writes nothing');
   panels.dispose();
 });
+
+test('a page that never says ready is replaced by one showing the same head, each replacement waiting longer', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { panels, log } = fresh();
+  const head = { kind: 'cross' as const, layer: 1, head: 2 };
+  panels.openHeadInspector(head);
+  const first = lastPanel();
+  t.mock.timers.tick(9_999);
+  assert.equal(lastPanel(), first, 'not before 10 s');
+  t.mock.timers.tick(1);
+  const second = lastPanel();
+  assert.notEqual(second, first, 'replaced after 10 s');
+  assert.equal(first.disposeCalls, 1);
+  assert.match(log.at(-1)!, /head panel: its page did not say ready within 10 s/);
+  assert.equal(second.title, 'Head cross L2 H3', 'the new panel shows the head the old one showed');
+  t.mock.timers.tick(19_999);
+  assert.equal(lastPanel(), second, 'the replacement gets 20 s');
+  t.mock.timers.tick(1);
+  const third = lastPanel();
+  assert.notEqual(third, second);
+  assert.match(log.at(-1)!, /within 20 s/);
+  third.fromWebview({ type: 'ready', v, panel: 'head' });
+  const state = posted(third).find((m) => m.type === 'state')!.state!;
+  assert.deepEqual(state.head, head);
+  t.mock.timers.tick(100_000);
+  assert.equal(lastPanel(), third, 'a page that said ready stays');
+  panels.dispose();
+});

@@ -43,7 +43,11 @@ export interface PanelHost {
   request(from: PanelKind, m: PanelRequest): void;
 }
 
-/** A page that has not said ready this long after it was shown is replaced (PanelSlot). */
+/**
+ * A page that has not said ready this long after it was shown is replaced (PanelSlot). Each
+ * replacement in a row waits twice as long: a page that loads slowly on a busy machine (training
+ * on every core) must not be replaced again and again before it can finish.
+ */
 export const READY_WITHIN_MS = 10_000;
 
 /** Webview options: scripts on, and only dist/webview and plotly's folder loadable. */
@@ -101,7 +105,12 @@ export abstract class BasePanel implements vscode.Disposable {
   private readonly stallEmitter = new vscode.EventEmitter<void>();
   /** Fires when the page has not said ready READY_WITHIN_MS after being shown (a blank panel). */
   readonly onDidStall = this.stallEmitter.event;
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** Fires each time the page says ready. */
+  readonly onDidSayReady = this.readyEmitter.event;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** How long a shown page may take to say ready (PanelSlot lengthens it after a replacement). */
+  private patienceMs = READY_WITHIN_MS;
   private disposed = false;
   private ready = false;
   /** Who waits for the page's `drawn` report. */
@@ -119,6 +128,7 @@ export abstract class BasePanel implements vscode.Disposable {
     panel.webview.options = webviewOptions(host.extensionUri);
     panel.webview.html = this.html();
     this.disposables.add(this.stallEmitter);
+    this.disposables.add(this.readyEmitter);
     this.disposables.add({ dispose: () => clearTimeout(this.stallTimer) });
     this.disposables.add(panel.onDidDispose(() => this.dispose()));
     if (panel.visible) this.watchReady();
@@ -152,13 +162,23 @@ export abstract class BasePanel implements vscode.Disposable {
   /** Starts the clock: a shown page that never says ready is reported (onDidStall) to be replaced. */
   private watchReady(): void {
     clearTimeout(this.stallTimer);
+    const patience = this.patienceMs;
     this.stallTimer = setTimeout(() => {
       if (this.disposed || this.ready || !this.panel.visible) return;
-      this.host.log(
-        `${this.kind} panel: its page did not say ready within ${READY_WITHIN_MS / 1000} s; opening it anew`,
-      );
+      this.host.log(`${this.kind} panel: its page did not say ready within ${patience / 1000} s; opening it anew`);
       this.stallEmitter.fire();
-    }, READY_WITHIN_MS);
+    }, patience);
+  }
+
+  /** Gives a page that has not said ready yet `ms` from now (a replacement of a stalled panel). */
+  setPatience(ms: number): void {
+    this.patienceMs = ms;
+    if (!this.ready && this.panel.visible && !this.disposed) this.watchReady();
+  }
+
+  /** What this panel shows beyond the store (a head, a step), carried to a panel that replaces it. */
+  persisted(): Omit<PersistedState, 'v' | 'panel'> {
+    return {};
   }
 
   /** The panel's whole state, sent as one `state` message. */
@@ -225,6 +245,7 @@ export abstract class BasePanel implements vscode.Disposable {
           this.ready = true;
           clearTimeout(this.stallTimer);
           this.sendState();
+          this.readyEmitter.fire();
           break;
         case 'requestState':
           this.sendState();

@@ -104,6 +104,10 @@ export class AttentionPanel extends BasePanel {
     this.selected = ref;
   }
 
+  override persisted(): { head?: HeadRef } {
+    return this.selected ? { head: this.selected } : {};
+  }
+
   protected snapshot(): PanelState {
     const s = this.host.store;
     const roles = s.attention ? s.rolesAt(s.attention.source.step) : [];
@@ -119,7 +123,7 @@ export class HeadInspectorPanel extends BasePanel {
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new HeadInspectorPanel(panel, host, 'head'),
     restore: (p, saved) => {
-      if (saved?.head) p.head = saved.head;
+      if (saved?.head) p.inspect(saved.head);
     },
   });
   private head: HeadRef | null = null;
@@ -127,6 +131,10 @@ export class HeadInspectorPanel extends BasePanel {
   /** The head shown (for exports from the extension side). */
   get currentHead(): HeadRef | null {
     return this.head;
+  }
+
+  override persisted(): { head?: HeadRef } {
+    return this.head ? { head: this.head } : {};
   }
 
   /** Shows this head (of the current attention and of every snapshot). */

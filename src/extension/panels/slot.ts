@@ -7,7 +7,8 @@
  */
 import * as vscode from 'vscode';
 import type { PanelKind, PersistedState } from '../../protocol/webview';
-import { BasePanel, NOT_SHOWN, type PanelHost, webviewOptions } from './base';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../protocol/webview';
+import { BasePanel, NOT_SHOWN, type PanelHost, READY_WITHIN_MS, webviewOptions } from './base';
 
 export interface PanelKindSpec<P extends BasePanel> {
   kind: PanelKind;
@@ -72,15 +73,29 @@ export class PanelSlot<P extends BasePanel> {
     return p;
   }
 
-  /** Closes a panel whose page never came up and opens a new one where it was. */
+  /**
+   * Closes a panel whose page never came up and opens a new one where it was, showing what the old
+   * one showed (the store, and the panel's own head or step). Replacements in a row wait longer
+   * each time (up to 8× READY_WITHIN_MS); a page that says ready ends the row.
+   */
   private replace(host: PanelHost, stalled: P): void {
     if (this.current !== stalled) return;
     const column = stalled.panel.viewColumn;
+    const shown = { ...stalled.persisted(), panel: this.spec.kind, v: WEBVIEW_PROTOCOL_VERSION };
     stalled.dispose();
-    this.createOrShow(host, column);
+    const p = this.createOrShow(host, column);
+    this.spec.restore?.(p, shown);
     this.replaced++;
+    this.inARow++;
+    p.setPatience(READY_WITHIN_MS * 2 ** Math.min(this.inARow, 3));
+    const once = p.onDidSayReady(() => {
+      this.inARow = 0;
+      once.dispose();
+    });
   }
 
   /** How many blank panels this slot replaced (for the output and the tests). */
   replaced = 0;
+  /** Replacements since a page last said ready. */
+  private inARow = 0;
 }

@@ -235,4 +235,13 @@ test('a blank panel (its page never says ready) is replaced and shows its data a
   assert.equal(d.frames, 35, 'every logged step is back on the new page');
   await screenshot('dashboard-recovered', api);
   assert.equal(api.viewer.selection?.runDir, reverse);
-}, 60_000);
+
+  // A blank inspector comes back showing the head it showed, not an empty one.
+  const shown = { kind: 'cross', layer: 0, head: 1 } as const;
+  api.panels.openHeadInspector(shown);
+  await until('the inspector ready', () => slots.head.current?.isReady === true, 30_000);
+  const headsBefore = slots.head.replaced;
+  blankPage('head');
+  await until('the inspector replaced', () => slots.head.replaced === headsBefore + 1, 30_000);
+  assert.deepEqual((await drawn('head')).head, shown);
+}, 90_000);
