@@ -78,6 +78,14 @@ export function intIn(lo: number, hi: number): Check {
       : `${path} must be a whole number from ${lo} to ${hi}, got ${shown(v)}`;
 }
 
+/** A number in [lo, hi]. */
+export function numberIn(lo: number, hi: number): Check {
+  return (v, path) =>
+    typeof v === 'number' && v >= lo && v <= hi
+      ? undefined
+      : `${path} must be a number from ${lo} to ${hi}, got ${shown(v)}`;
+}
+
 export function optional(check: Check): Check {
   return (v, path) => (v === undefined ? undefined : check(v, path));
 }

@@ -13,11 +13,13 @@ import {
   isPositiveInt,
   intIn,
   isString,
+  numberIn,
   object,
   oneOf,
   optional,
 } from './check';
 import { checkInputPair, type InputPair } from './attention';
+import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop } from './beamTree';
 import {
   CHECKS,
   type CheckMode,
@@ -213,6 +215,32 @@ export const attentionGet: RequestDef<AttentionParams, AttentionResult> = {
     ),
     tokenLogProbs: arrayOf(isFiniteNumber),
   }),
+};
+
+/** A sentence's beam search at a checkpoint, with its whole search tree (the Beam Tree panel). */
+export interface BeamTreeParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  /** The source: text, or ids for a run without vocab.json (a target, if given, is ignored). */
+  input: InputPair;
+  /** Beam size k, default 4. */
+  beam?: number;
+  /** Length-penalty exponent α, default 0.6. */
+  alpha?: number;
+  earlyStop?: EarlyStop;
+}
+export const beamTreeGet: RequestDef<BeamTreeParams, BeamTreeView> = {
+  method: 'beam/tree',
+  checkParams: object({
+    runDir: isString,
+    step: optional(isIndex),
+    input: checkInputPair,
+    beam: optional(intIn(1, 64)),
+    alpha: optional(numberIn(0, 10)),
+    earlyStop: optional(oneOf(EARLY_STOPS)),
+  }),
+  checkResult: checkBeamTreeView,
 };
 
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */

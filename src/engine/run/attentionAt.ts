@@ -62,7 +62,7 @@ interface Ids {
   tgt?: number[];
 }
 
-function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, model: Transformer): Ids {
+export function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, model: Transformer): Ids {
   const { bos_id: bos, eos_id: eos } = model.config;
   const withEos = (ids: number[]) => (ids[ids.length - 1] === eos ? ids : [...ids, eos]);
   const withBos = (ids: number[]) => (ids[0] === bos ? ids : [bos, ...ids]);
@@ -77,7 +77,7 @@ function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, mod
 }
 
 /** Token labels: the vocabulary's, or ids as numbers with the special ids named. */
-function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
+export function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
   if (vocab) return (ids) => vocab.tokens(ids);
   const { pad_id, bos_id, eos_id } = model.config;
   const names = new Map([

@@ -1,17 +1,17 @@
 /**
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
- * target) and
- * positional (the encoding of §3.5). Each goes through RunDir, never around it.
+ * target), beam/tree (a sentence's beam search with its tree) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { MetricRow } from '../../protocol/metrics';
-import { attentionGet, positional, runOpen, snapshotsGet } from '../../protocol/training';
+import { attentionGet, beamTreeGet, positional, runOpen, snapshotsGet } from '../../protocol/training';
 import { attentionToWire, matrixToWire } from '../../protocol/wire';
 import { listCheckpoints, loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
 import { attentionAt } from '../run/attentionAt';
+import { beamTreeAt } from '../run/beamTreeAt';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary, snapshotAttention, toMetricRow } from './convert';
@@ -48,6 +48,11 @@ export function registerInspectionHandlers(
     await ensureBackend();
     const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4);
     return { ...r, attention: attentionToWire(r.attention) };
+  });
+
+  handle(conn, beamTreeGet, async (p) => {
+    await ensureBackend();
+    return beamTreeAt(p.runDir, p.step, p.input, p);
   });
 
   handle(conn, positional, async (p) => {
