@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', 'heads'];
+export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam'];
 
 export async function buildWebview({ minify = false, outdir = join(root, 'dist', 'webview'), sourcemap = true } = {}) {
   await esbuild.build({

@@ -23,7 +23,7 @@ import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { toAttention } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
-import type { Panels } from './panels';
+import { BeamTreePanel, type Panels } from './panels';
 import type { PanelRequest } from './panels/base';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
 
@@ -261,11 +261,34 @@ export class Viewer implements vscode.Disposable {
         case 'inspectInput':
           await this.selectInput(request.input, request.step);
           break;
+        case 'beamNode':
+          await this.showBeamNode(request.node);
+          break;
       }
     } catch (err) {
       this.log(`${request.type} from a panel failed: ${errorText(err)}`);
       void vscode.window.showErrorMessage(`Attention Debugger: ${errorText(err)}`);
     }
+  }
+
+  /**
+   * A node clicked in the Beam Tree: the teacher-forced attention of its prefix at the tree's
+   * checkpoint (decoder input BOS and the prefix without its last token, whose choice the last
+   * query row made). The root chose nothing: nothing to show.
+   */
+  private async showBeamNode(id: number): Promise<void> {
+    const panel = BeamTreePanel.slot.current;
+    const tree = panel?.shownTree;
+    if (!tree || id === 0 || id >= tree.nodes.length) return;
+    const prefix: number[] = [];
+    for (let n = tree.nodes[id]!; n.parent >= 0; n = tree.nodes[n.parent]!) prefix.unshift(n.token);
+    const stepFile = tree.checkpoint.endsWith(`step-${tree.step}.safetensors`);
+    const r = await this.engine.request(attentionGet, {
+      runDir: tree.runDir,
+      input: { kind: 'ids', src: tree.srcIds, tgt: prefix.slice(0, -1) },
+      ...(stepFile ? { step: tree.step } : {}),
+    });
+    if (panel.shownTree === tree) panel.showNode(id, toAttention(r.attention, 'attention/get result.attention'));
   }
 
   private persist(): void {

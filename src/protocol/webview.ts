@@ -37,13 +37,14 @@ import {
   isBoolean,
   shapeOf,
 } from './check';
+import { type BeamTreeView, checkBeamTreeView } from './beamTree';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
 /** Bumped on any incompatible change; a message with another `v` is rejected, naming `v`. */
 export const WEBVIEW_PROTOCOL_VERSION = 2;
 
-export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads'] as const;
+export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam'] as const;
 export type PanelKind = (typeof PANEL_KINDS)[number];
 
 export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json'] as const;
@@ -197,7 +198,15 @@ export interface PositionalState {
   header: ViewHeader | null;
   positional: PositionalPayload | null;
 }
-export type PanelState = DashboardState | AttentionState | HeadState | PositionalState | HeadsState;
+/** A sentence's beam search tree, and the attention of the node clicked (teacher-forced on its prefix). */
+export interface BeamState {
+  panel: 'beam';
+  header: ViewHeader | null;
+  tree: BeamTreeView | null;
+  /** The clicked node and its prefix's attention: decoder input [BOS, …prefix without its last token]. */
+  node: { id: number; attention: Attention } | null;
+}
+export type PanelState = DashboardState | AttentionState | HeadState | PositionalState | HeadsState | BeamState;
 
 /** A full snapshot of a panel's state: sent after `ready`, on `requestState`, and whenever the
  * panel becomes visible again (hidden webviews drop messages). Replaces everything shown. */
@@ -285,6 +294,11 @@ export interface InspectInputMsg extends Versioned {
   /** The checkpoint step; the newest when absent. */
   step?: number;
 }
+/** The user clicked a node of the beam tree: show its prefix's attention. */
+export interface BeamNodeMsg extends Versioned {
+  type: 'beamNode';
+  node: number;
+}
 /** What a page drew, as a person sees it: its header, what is on screen, and colours of cells asked for. */
 export interface DrawnMsg extends Versioned {
   type: 'drawn';
@@ -320,6 +334,7 @@ export type FromWebview =
   | OpenHeadAtMsg
   | HoverStepMsg
   | InspectInputMsg
+  | BeamNodeMsg
   | DrawnMsg
   | ErrorMsg;
 
@@ -385,6 +400,11 @@ const checkPanelState: Check = (v, path) => {
       })(v, path);
     case 'positional':
       return object({ positional: nullable(checkPositionalPayload) })(v, path);
+    case 'beam':
+      return object({
+        tree: nullable(checkBeamTreeView),
+        node: nullable(object({ id: isIndex, attention: checkAttention })),
+      })(v, path);
   }
 };
 
@@ -433,6 +453,7 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
   openHeadAt: object({ ...headRefFields, step: isIndex }),
   hoverStep: object({ step: nullable(isIndex) }),
   inspectInput: object({ input: checkInputPair, step: optional(isIndex) }),
+  beamNode: object({ node: isIndex }),
   drawn: object({
     panel: oneOf(PANEL_KINDS),
     run: isString,

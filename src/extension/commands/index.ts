@@ -9,7 +9,7 @@
  */
 import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
-import { decodeSentence, inspectHead, openBreakpoint, openHeads, showCheckpoint } from './inspect';
+import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
 import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
 import { resume, stop, train, trainingActions } from './training';
 
@@ -19,6 +19,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.resume': resume,
   'attentionDebugger.trainingActions': trainingActions,
   'attentionDebugger.decode': decodeSentence,
+  'attentionDebugger.beamTree': showBeamTree,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,
   'attentionDebugger.openBreakpoint': openBreakpoint,

@@ -8,7 +8,8 @@ import {
   type HeadRef,
   parseHeadId,
 } from '../../protocol/attention';
-import type { Decoded } from '../../protocol/training';
+import type { BeamTreeView } from '../../protocol/beamTree';
+import { beamTreeGet, type Decoded } from '../../protocol/training';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 
@@ -24,6 +25,20 @@ export interface InspectArgs extends Partial<HeadRef> {
   runDir?: string;
 }
 
+/** The sentence to decode: given, the editor's selection, or asked for. */
+async function sentenceFor(runDir: string, given: string | undefined, what: string): Promise<string | undefined> {
+  if (given !== undefined) return given;
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+  return (
+    selected.trim() ||
+    (await vscode.window.showInputBox({
+      title: `Attention Debugger: ${what} with ${path.basename(runDir)}`,
+      prompt: 'A source sentence to translate (token ids separated by spaces for a run without vocab.json)',
+    }))
+  );
+}
+
 /**
  * Translates a sentence (the editor's selection, or asked) with a run's checkpoint and shows its
  * attention: an input at that checkpoint, never a step of the training history.
@@ -36,25 +51,43 @@ export function decodeSentence(ctx: Ctx): Cmd {
       const args = (arg ?? {}) as DecodeArgs;
       const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Decode with which run?'));
       if (!runDir) return undefined;
-      let text = args.text;
-      if (text === undefined) {
-        const editor = vscode.window.activeTextEditor;
-        const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-        text =
-          selected.trim() ||
-          (await vscode.window.showInputBox({
-            title: `Attention Debugger: Decode with ${path.basename(runDir)}`,
-            prompt: 'A source sentence to translate (token ids separated by spaces for a run without vocab.json)',
-          }));
-      }
+      const text = await sentenceFor(runDir, args.text, 'Decode');
       if (!text) return undefined;
       const r = await ctx.viewer.selectInput({ kind: 'text', src: text }, args.step, runDir);
       ctx.panels.openAttention();
       if (!r?.decoded) return undefined;
-      void vscode.window.showInformationMessage(`Attention Debugger: “${text}” → “${r.decoded.text}”`);
+      const see = 'Show Beam Tree';
+      void vscode.window
+        .showInformationMessage(`Attention Debugger: “${text}” → “${r.decoded.text}”`, see)
+        .then((choice) => {
+          if (choice === see)
+            void vscode.commands.executeCommand('attentionDebugger.beamTree', { ...args, runDir, text });
+        });
       return { ...r.decoded, payload: r.attention };
     },
   );
+}
+
+/**
+ * Shows a sentence's beam search as a tree (the Beam Tree panel): every hypothesis the search
+ * looked at, the chosen path, greedy's path and the n-best; a click on a node shows its attention.
+ */
+export function showBeamTree(ctx: Ctx): Cmd {
+  return guarded(ctx, 'Show Beam Tree', async (arg?: DecodeArgs | unknown): Promise<BeamTreeView | undefined> => {
+    const args = (arg ?? {}) as DecodeArgs;
+    const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Beam search with which run?'));
+    if (!runDir) return undefined;
+    const text = await sentenceFor(runDir, args.text, 'Beam Tree');
+    if (!text) return undefined;
+    const tree = await ctx.engine.request(beamTreeGet, {
+      runDir,
+      input: { kind: 'text', src: text },
+      ...(args.step !== undefined ? { step: args.step } : {}),
+      ...(args.beam !== undefined ? { beam: args.beam } : {}),
+    });
+    ctx.panels.openBeamTree(tree);
+    return tree;
+  });
 }
 
 /** A checkpoint clicked in the Runs view: the run selected at that step, the probe's attention shown. */

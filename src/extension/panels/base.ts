@@ -14,6 +14,7 @@ import {
   type DrawnMsg,
   type ExportMsg,
   type InspectInputMsg,
+  type BeamNodeMsg,
   type HoverStepMsg,
   type OpenHeadAtMsg,
   type OpenHeadMsg,
@@ -32,7 +33,13 @@ import { panelHtml } from './html';
 import type { PanelStore } from './store';
 
 /** What a page asks of the extension beyond its own life: the Viewer answers these. */
-export type PanelRequest = OpenHeadMsg | OpenHeadAtMsg | CursorFromWebviewMsg | HoverStepMsg | InspectInputMsg;
+export type PanelRequest =
+  | OpenHeadMsg
+  | OpenHeadAtMsg
+  | CursorFromWebviewMsg
+  | HoverStepMsg
+  | InspectInputMsg
+  | BeamNodeMsg;
 
 /** What panels need from the extension. */
 export interface PanelHost {
@@ -255,6 +262,7 @@ export abstract class BasePanel implements vscode.Disposable {
         case 'cursor':
         case 'hoverStep':
         case 'inspectInput':
+        case 'beamNode':
           this.host.request(this.kind, m);
           break;
         case 'export':

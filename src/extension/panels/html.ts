@@ -82,6 +82,11 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
 .thumb-cell { display: flex; flex-direction: column; }
 .role-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .heads-labels { font-family: var(--vscode-editor-font-family, monospace); }
+.beam-tree { overflow: auto; max-height: 80vh; }
+.beam-node { cursor: pointer; }
+#n-best { table-layout: auto; }
+.legend { display: flex; gap: 14px; font-size: 0.85em; color: var(--vscode-descriptionForeground); margin-bottom: 6px; }
+#beam-node canvas { image-rendering: pixelated; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
 `;
 
 /**

@@ -7,6 +7,7 @@
  */
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
+import type { BeamTreeView } from '../../protocol/beamTree';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
@@ -14,10 +15,12 @@ import type { BasePanel, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 import { PanelStore } from './store';
+import { BeamTreePanel } from './beamTree';
 
 export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 export type { PanelHost } from './base';
 export { PanelStore } from './store';
+export { BeamTreePanel } from './beamTree';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
@@ -26,6 +29,7 @@ export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
   head: HeadInspectorPanel.slot,
   positional: PositionalPanel.slot,
   heads: HeadsPanel.slot,
+  beam: BeamTreePanel.slot,
 };
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
@@ -77,6 +81,12 @@ export class Panels implements vscode.Disposable {
   }
   openHeads(): HeadsPanel {
     return HeadsPanel.slot.createOrShow(this.host);
+  }
+  /** Opens the Beam Tree panel on a tree. */
+  openBeamTree(tree: BeamTreeView): BeamTreePanel {
+    const p = BeamTreePanel.slot.createOrShow(this.host);
+    p.showTree(tree);
+    return p;
   }
 
   /** A new selection: the store holds this run's data now, and every open panel gets it whole. */

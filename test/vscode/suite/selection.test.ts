@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import type { BeamTreeView } from '../../../src/protocol/beamTree';
 import type { CellRef, DrawnMsg } from '../../../src/protocol/webview';
 import { ENGINE_ERROR, trainResume } from '../../../src/protocol/training';
 import { activateExtension } from './api';
@@ -53,7 +54,7 @@ async function until(what: string, cond: () => boolean, ms = 60_000): Promise<vo
 }
 
 /** What a panel's page drew (fails the test when it cannot say). */
-type Kind = 'dashboard' | 'attention' | 'head' | 'positional';
+type Kind = 'dashboard' | 'attention' | 'head' | 'positional' | 'beam';
 let slots: AttentionDebuggerApi['panels']['slots'];
 
 /** What a panel's page drew (fails the test when it cannot say). The extension's own slots: this bundle has its own copy of the module. */
@@ -221,6 +222,40 @@ test('a PyTorch-written checkpoint folder opens and shows attention for token id
     'the error names the missing vocab.json',
   );
 }, 60_000);
+
+test('Show Beam Tree draws the search of a sentence; its chosen leaf is Decode’s answer; a node shows its attention', async () => {
+  const api = await activateExtension();
+  const args = { runDir: reverse, text: '5 6 7' };
+  const decoded = await vscode.commands.executeCommand<{ tokens: string[] }>('attentionDebugger.decode', args);
+  assert.ok(decoded, 'Decode returned nothing (see the output)');
+  const tree = await vscode.commands.executeCommand<BeamTreeView>('attentionDebugger.beamTree', args);
+  assert.ok(tree, 'Show Beam Tree returned nothing (see the output)');
+  const best = tree.nBest[0]!;
+  const path: string[] = [];
+  for (let n = tree.nodes[best]!; n.parent >= 0; n = tree.nodes[n.parent]!) path.unshift(n.text);
+  assert.deepEqual(path, [...decoded.tokens, '</s>'], 'the chosen leaf is what Decode answered');
+  await until('the beam tree', () => slots.beam.current?.isReady === true, 30_000);
+  const d = await drawn('beam');
+  assert.equal(d.run, 'reverse-micro');
+  assert.equal(d.input, '5 6 7');
+  assert.equal(d.frames, tree.nodes.length, 'every hypothesis is drawn');
+  const chosen = tree.nodes.filter((n) => n.chosen).map((n) => n.id);
+  assert.ok(d.marks.includes(`chosen:${chosen.join(',')}`), `marks ${d.marks.join(' ')}`);
+  api.panels.host.request('beam', { type: 'beamNode', v: 2, node: best });
+  let shown: DrawnMsg | undefined;
+  const end = Date.now() + 30_000;
+  while (!shown?.marks.includes(`node:${best}`)) {
+    assert.ok(Date.now() < end, 'the node’s attention never came');
+    await new Promise((r) => setTimeout(r, 200));
+    shown = await drawn('beam');
+  }
+  const T = path.length; // decoder input: <s> and the path without its </s>
+  assert.deepEqual(shown.maps, [
+    { kind: 'cross', shape: [1, 2, T, tree.srcIds.length] },
+    { kind: 'decoder_self', shape: [1, 2, T, T] },
+  ]);
+  await screenshot('beam-tree', api);
+}, 90_000);
 
 test('a blank panel (its page never says ready) is replaced and shows its data again', async () => {
   const api = await activateExtension();

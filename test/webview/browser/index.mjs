@@ -7,6 +7,7 @@ import './dashboard.mjs';
 import './head.mjs';
 import './selection.mjs';
 import './telemetry.mjs';
+import './beam.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
