@@ -1,4 +1,5 @@
-// Lint rules that also encode the house rules of DESIGN.md: which room may import what.
+// Lint rules that also encode the rooms of docs/ARCHITECTURE.md ("The rooms and their rules"): which room may
+// import what.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -22,7 +23,10 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
-  { files: ['src/engine/**/*.ts'], rules: forbid(['vscode'], [], 'the engine never imports vscode (DESIGN.md)') },
+  {
+    files: ['src/engine/**/*.ts'],
+    rules: forbid(['vscode'], [], 'the engine never imports vscode (docs/ARCHITECTURE.md)'),
+  },
   {
     files: ['src/extension/**/*.ts'],
     rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),

@@ -24,20 +24,23 @@ import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer } from './lib/c
 const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const L = 6,
-  H = 8,
-  KINDS = ['encoder_self', 'decoder_self', 'cross'];
+  H = 8;
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)];
 for (const f of ['dist/cli.js', 'dist/webview/attention.js'])
   if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
 if (!existsSync(CHROMIUM))
   throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-// The extension's own conversion, bundled from src/ (as bench/lib/build.mjs does).
+// The extension's own conversion and the protocol's one list of kinds, bundled from src/
+// (as bench/lib/build.mjs does).
 const outfile = join(root, 'out', 'bench', 'draw-ext.mjs');
 await esbuild.build({
   stdin: {
-    contents:
-      "export { toAttention } from './src/extension/convert'; export { WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
+    contents: [
+      "export { toAttention } from './src/extension/convert';",
+      "export { WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
+      "export { ATTENTION_KINDS } from './src/protocol/attention';",
+    ].join('\n'),
     resolveDir: root,
     loader: 'ts',
     sourcefile: 'draw-ext.ts',
@@ -48,7 +51,11 @@ await esbuild.build({
   platform: 'node',
   logLevel: 'warning',
 });
-const { toAttention, WEBVIEW_PROTOCOL_VERSION } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
+const {
+  toAttention,
+  WEBVIEW_PROTOCOL_VERSION,
+  ATTENTION_KINDS: KINDS,
+} = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
 /** What TrainingSession.onSnapshot + BasePanel.post do with a snapshot before webview.postMessage. */
 function toMessage(wire) {
   return { type: 'attention', ...toAttention(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };

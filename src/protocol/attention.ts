@@ -33,9 +33,11 @@ export function headId(ref: HeadRef): string {
   return `${ref.kind}:${ref.layer}.${ref.head}`;
 }
 
+const HEAD_ID = new RegExp(`^(${ATTENTION_KINDS.join('|')}):(\\d+)\\.(\\d+)$`);
+
 /** The head a headId names, or undefined when it names none. */
 export function parseHeadId(id: string): HeadRef | undefined {
-  const m = /^(encoder_self|decoder_self|cross):(\d+)\.(\d+)$/.exec(id);
+  const m = HEAD_ID.exec(id);
   return m ? { kind: m[1] as AttentionKind, layer: Number(m[2]), head: Number(m[3]) } : undefined;
 }
 

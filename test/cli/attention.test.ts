@@ -8,6 +8,13 @@ import { GOLDEN, maxAbsDiff, readJson, REPO } from '../helpers';
 const bin = join(REPO, 'bin', 'attention-debugger');
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: REPO });
 
+/** What tfjs and Dawn print about themselves, which a user has no use for. */
+function assertNoLibraryNoise(stderr: string): void {
+  assert.doesNotMatch(stderr, /Platform node has already been set/);
+  assert.doesNotMatch(stderr, /artificially reduced/);
+  assert.doesNotMatch(stderr, /already registered/);
+}
+
 test("attention --json prints PyTorch's weights and log-probs for sentence 0 of a fixture", () => {
   const dir = join(GOLDEN, 'pre_ln_sinusoidal_final_norm');
   const e = readJson<{
@@ -32,6 +39,7 @@ test("attention --json prints PyTorch's weights and log-probs for sentence 0 of 
   );
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /backend: wasm/);
+  assertNoLibraryNoise(r.stderr);
   const out = JSON.parse(r.stdout);
   // What it shows first (the one export format), then the weights.
   assert.deepEqual(Object.keys(out), [
@@ -120,4 +128,18 @@ test('attention --ablate prints PyTorch’s log-probs with those heads zeroed be
   const out = JSON.parse(r.stdout);
   assert.deepEqual(out.ablation, { heads: a.heads, mode: 'zero' });
   assert.ok(maxAbsDiff(out.log_probs, a.log_probs[0]) < 1e-4);
+});
+
+test('a tfjs-node that brings its own tfjs adds no tfjs notices to stderr', () => {
+  // `backends` tries every backend: tensorflow loads the stand-in (a second tfjs-core and cpu backend),
+  // then cpu registers the engine's own cpu kernels over the stand-in's.
+  const r = spawnSync(process.execPath, [bin, 'backends'], {
+    encoding: 'utf8',
+    cwd: REPO,
+    env: { ...process.env, NODE_PATH: join(REPO, 'test', 'fixtures', 'tfjs-node-standin') },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /^tensorflow/m, 'the stand-in throws, so tensorflow is not available');
+  assert.match(r.stdout, /^cpu$/m);
+  assertNoLibraryNoise(r.stderr);
 });

@@ -10,7 +10,7 @@ export interface Series {
   y: number[];
 }
 
-/** The display budget of one series (DESIGN.md). */
+/** The display budget of one series (docs/ARCHITECTURE.md, "The webviews"). */
 export const DISPLAY_POINTS = 1500;
 
 /**

@@ -38,12 +38,31 @@ async function loadWebgpu(): Promise<void> {
   require('@tensorflow/tfjs-backend-webgpu');
 }
 
+/**
+ * Runs `load` with tfjs's notices off (its production mode, which does nothing else), for what
+ * repeats a registration another copy of tfjs made. tfjs-node brings its own @tensorflow/tfjs
+ * (CommonJS): its tfjs-core sets the node platform again on the engine that all copies share
+ * ("Platform node has already been set", on every run that tries the tensorflow backend), and its
+ * cpu backend registers the cpu kernels that this bundle's cpu backend registers again. The two
+ * copies cannot be made one: tfjs-node's backend is compiled to ES5 functions, which cannot extend
+ * this bundle's classes (`Class constructor KernelBackend cannot be invoked without 'new'`).
+ */
+function withoutTfjsNotices<T>(load: () => T): T {
+  const prod = tf.env().getBool('PROD');
+  tf.env().set('PROD', true);
+  try {
+    return load();
+  } finally {
+    tf.env().set('PROD', prod);
+  }
+}
+
 async function loadTensorflow(): Promise<void> {
   // Never a declared dependency: its install downloads libtensorflow. Use it when the user has it.
   const errors: string[] = [];
   for (const pkg of ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node']) {
     try {
-      require(pkg);
+      withoutTfjsNotices(() => require(pkg));
       return;
     } catch (err) {
       errors.push(`${pkg}: ${(err as Error).message.split('\n')[0]}`);
@@ -64,7 +83,9 @@ async function loadWasm(): Promise<void> {
 }
 
 async function loadCpu(): Promise<void> {
-  require('@tensorflow/tfjs-backend-cpu');
+  // When tfjs-node's tfjs registered a cpu backend first, this bundle's kernels replace its kernels.
+  if (tf.findBackendFactory('cpu')) withoutTfjsNotices(() => require('@tensorflow/tfjs-backend-cpu'));
+  else require('@tensorflow/tfjs-backend-cpu');
 }
 
 const loaders: Record<BackendName, () => Promise<void>> = {

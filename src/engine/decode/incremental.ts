@@ -15,7 +15,7 @@
 // Rows of the state are hypotheses; all rows of one batch have been fed the same number of tokens.
 import * as tf from '@tensorflow/tfjs-core';
 import { type KeysValues, slicedProjections } from '../model/attention';
-import type { Params } from '../model/params';
+import type { TransformerLayers } from '../model/params';
 import { crossKeysValues, decode, type DecoderCache } from '../model/stacks';
 import { EVAL, type Transformer } from '../model/transformer';
 import type { StepModel, StepOutput } from './search';
@@ -70,14 +70,14 @@ const unflat = (ts: tf.Tensor[]): KeysValues[] =>
   Array.from({ length: ts.length / 2 }, (_, i) => ({ k: ts[2 * i] as tf.Tensor4D, v: ts[2 * i + 1] as tf.Tensor4D }));
 
 export class IncrementalModel implements StepModel<IncrementalState> {
-  private sliced: { params: Params; dispose(): void } | undefined;
+  private sliced: { layers: TransformerLayers; dispose(): void } | undefined;
 
   constructor(readonly model: Transformer) {}
 
-  /** The model's parameters with W^Q, W^K, W^V sliced once for every step (dispose() frees them). */
-  private get params(): Params {
-    this.sliced ??= slicedProjections(this.model.params);
-    return this.sliced.params;
+  /** The model's layers with W^Q, W^K, W^V sliced once for every step (dispose() frees them). */
+  private get layers(): TransformerLayers {
+    this.sliced ??= slicedProjections(this.model.layers);
+    return this.sliced.layers;
   }
 
   /** Frees what this model made for decoding; call it when the search is done. */
@@ -91,7 +91,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
     const [srcMask, ...cross] = tf.tidy(() => {
       const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), EVAL); // [B, S, d], [B, 1, 1, S]
-      return [srcMask, ...flat(crossKeysValues(this.model.config, this.params, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
+      return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
     });
     return {
       cross: unflat(cross),
@@ -110,7 +110,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       const y = this.model.embedTarget(tf.tensor2d(lastTokens, [state.rows, 1], 'int32'), state.position); // [B, 1, d]
       const cache: DecoderCache = { self: [...state.self], cross: state.cross };
       // One query position attending to every position fed so far: no causal mask needed.
-      const out = decode(c, this.params, y, state.cross, undefined, state.srcMask, EVAL, cache); // [B, 1, d]
+      const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, EVAL, cache); // [B, 1, d]
       return [tf.reshape(this.model.generate(out), [state.rows, c.tgt_vocab]), ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position

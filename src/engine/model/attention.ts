@@ -4,7 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { linear } from './layers';
-import type { Params } from './params';
+import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
 /**
  * Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V   (eq. 1)
@@ -59,83 +59,78 @@ export interface KeysValues {
   v: tf.Tensor4D; // [B, h, S, dv]
 }
 
-const QKV = ['q', 'k', 'v'] as const;
+/** Which of the stacked in-projection's blocks: W^Q, W^K or W^V. */
+type Projection = 'q' | 'k' | 'v';
+const QKV: readonly Projection[] = ['q', 'k', 'v'];
 
-/** Where a Params may hold W^Q (0), W^K (1) or W^V (2) already sliced (see slicedProjections). */
-function slicedName(prefix: string, which: 0 | 1 | 2, part: 'weight' | 'bias'): string {
-  return `${prefix}.in_proj.${QKV[which]}_${part}`;
-}
-
-/** W^Q (0), W^K (1) or W^V (2) and its bias: [d, d], [d], sliced from PyTorch's stacked in_proj [3d, d], [3d]. */
-function projection(params: Params, prefix: string, which: 0 | 1 | 2): [tf.Tensor, tf.Tensor] {
-  const pre = params.get(slicedName(prefix, which, 'weight'));
-  if (pre) return [pre, params.get(slicedName(prefix, which, 'bias'))!];
-  const w = params.get(`${prefix}.in_proj_weight`)!; // [3d, d]
-  const d = w.shape[1]!;
-  return [tf.slice(w, [which * d, 0], [d, d]), tf.slice(params.get(`${prefix}.in_proj_bias`)!, [which * d], [d])];
+/** W^Q, W^K or W^V [d, d] and its bias [d]: block 0, 1 or 2 of the stacked [3d, d], [3d], or the one sliced already. */
+function projection(attn: AttentionParams, which: Projection): LinearParams {
+  if (attn.sliced) return attn.sliced[which];
+  const d = attn.wQKV.shape[1]!;
+  const i = QKV.indexOf(which);
+  return { w: tf.slice(attn.wQKV, [i * d, 0], [d, d]), b: tf.slice(attn.bQKV, [i * d], [d]) };
 }
 
 /** x: [B, T, d] → (x·W + b) split into heads: [B, h, T, dk] */
-function project(params: Params, prefix: string, which: 0 | 1 | 2, h: number, x: tf.Tensor3D): tf.Tensor4D {
-  const [w, b] = projection(params, prefix, which);
+function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D): tf.Tensor4D {
+  const { w, b } = projection(attn, which);
   return splitHeads(linear(x, w, b), h);
 }
 
 /**
- * For decoding, where the weights stay fixed and every step projects one position: the parameters
- * plus W^Q, W^K, W^V of every attention sliced once (as non-trainable variables), instead of at
- * every step (measured: 18% of greedy decoding's time went to those slices). dispose() frees them.
+ * For decoding, where the weights stay fixed and every step projects one position: the model's
+ * layers with W^Q, W^K, W^V of every attention sliced once (as non-trainable variables), instead of
+ * at every step (measured: 18% of greedy decoding's time went to those slices). dispose() frees them.
  */
-export function slicedProjections(params: Params): { params: Params; dispose(): void } {
-  const view: Params = new Map(params);
+export function slicedProjections(layers: TransformerLayers): { layers: TransformerLayers; dispose(): void } {
   const added: tf.Variable[] = [];
-  for (const name of params.keys()) {
-    if (!name.endsWith('.in_proj_weight')) continue;
-    const prefix = name.slice(0, -'.in_proj_weight'.length);
-    for (const which of [0, 1, 2] as const) {
-      const [w, b] = tf.tidy(() => projection(params, prefix, which));
-      for (const [part, t] of [
-        ['weight', w],
-        ['bias', b],
-      ] as const) {
-        const v = tf.variable(t, false);
-        t.dispose();
-        added.push(v);
-        view.set(slicedName(prefix, which, part), v);
-      }
-    }
-  }
-  return { params: view, dispose: () => tf.dispose(added) };
+  const fixed = (t: tf.Tensor): tf.Variable => {
+    const v = tf.variable(t, false);
+    t.dispose();
+    added.push(v);
+    return v;
+  };
+  const sliceOne = (attn: AttentionParams, which: Projection): LinearParams => {
+    const [w, b] = tf.tidy(() => {
+      const p = projection(attn, which);
+      return [p.w, p.b];
+    });
+    return { w: fixed(w), b: fixed(b) };
+  };
+  const slice = (attn: AttentionParams): AttentionParams => ({
+    ...attn,
+    sliced: { q: sliceOne(attn, 'q'), k: sliceOne(attn, 'k'), v: sliceOne(attn, 'v') },
+  });
+  const view: TransformerLayers = {
+    ...layers,
+    encoder: layers.encoder.map((l) => ({ ...l, selfAttn: slice(l.selfAttn) })),
+    decoder: layers.decoder.map((l) => ({ ...l, selfAttn: slice(l.selfAttn), crossAttn: slice(l.crossAttn) })),
+  };
+  return { layers: view, dispose: () => tf.dispose(added) };
 }
 
 /** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
-export function projectKeysValues(params: Params, prefix: string, h: number, xkv: tf.Tensor3D): KeysValues {
-  return { k: project(params, prefix, 1, h, xkv), v: project(params, prefix, 2, h, xkv) };
+export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tensor3D): KeysValues {
+  return { k: project(attn, 'k', h, xkv), v: project(attn, 'v', h, xkv) };
 }
 
 /**
  * MultiHead(Q, K, V) = Concat(head_1, …, head_h)·W^O, head_i = Attention(Q·W_i^Q, K·W_i^K, V·W_i^V)
  * with K and V already projected (see projectKeysValues; the incremental decoder caches them).
- * xq: [B, T, d]. Returns [B, T, d] and the weights [B, h, T, S]. `prefix` names the parameters:
- * in_proj_weight holds W^Q, W^K, W^V stacked as PyTorch does.
+ * xq: [B, T, d]. Returns [B, T, d] and the weights [B, h, T, S].
  */
 export function attendTo(
-  params: Params,
-  prefix: string,
+  attn: AttentionParams,
   h: number,
   xq: tf.Tensor3D,
   kv: KeysValues,
   mask?: tf.Tensor,
   heads?: HeadGate,
 ): { output: tf.Tensor3D; weights: tf.Tensor4D; heads: tf.Tensor4D } {
-  const q = project(params, prefix, 0, h, xq); // [B, h, T, dk]
+  const q = project(attn, 'q', h, xq); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
   const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D); // [B, h, T, dv]
-  const out = linear(
-    mergeHeads(gated),
-    params.get(`${prefix}.out_proj.weight`)!,
-    params.get(`${prefix}.out_proj.bias`)!,
-  ); // [B, T, d]
+  const out = linear(mergeHeads(gated), attn.wO, attn.bO); // [B, T, d]
   return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
 }
 
@@ -158,14 +153,16 @@ function gate(heads: tf.Tensor4D, g: HeadGate): tf.Tensor4D {
   return tf.add(kept, tf.mul(mean, tf.sub(1, xi))) as tf.Tensor4D;
 }
 
-/** Multi-head attention of xq over xkv (self-attention when they are the same tensor). */
+/**
+ * Multi-head attention of xq over xkv (self-attention when they are the same tensor), with one
+ * attention's parameters (e.g. `model.layers.encoder[0].selfAttn`).
+ */
 export function multiHeadAttention(
-  params: Params,
-  prefix: string,
+  attn: AttentionParams,
   h: number,
   xq: tf.Tensor3D,
   xkv: tf.Tensor3D,
   mask?: tf.Tensor,
 ): { output: tf.Tensor3D; weights: tf.Tensor4D } {
-  return attendTo(params, prefix, h, xq, projectKeysValues(params, prefix, h, xkv), mask);
+  return attendTo(attn, h, xq, projectKeysValues(attn, h, xkv), mask);
 }

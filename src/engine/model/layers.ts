@@ -1,6 +1,6 @@
 /** The building blocks of §3.1 and §3.3: linear maps, LayerNorm, the position-wise FFN, dropout. */
 import * as tf from '@tensorflow/tfjs-core';
-import type { Params } from './params';
+import type { FeedForwardParams, NormParams } from './params';
 
 /** y = x·Wᵀ + b, with W [out, in] as PyTorch stores it. x: [..., in] → [..., out] */
 export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
@@ -15,17 +15,17 @@ export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
 export const LAYER_NORM_EPS = 1e-5; // PyTorch's default
 
 /** LayerNorm over the last axis (Ba et al. 2016): (x − μ) / √(σ² + ε) · γ + β, σ² biased. x: [..., d] */
-export function layerNorm(params: Params, prefix: string, x: tf.Tensor): tf.Tensor {
+export function layerNorm(norm: NormParams, x: tf.Tensor): tf.Tensor {
   const axis = x.shape.length - 1;
   const { mean, variance } = tf.moments(x, axis, true); // [..., 1]
   const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, LAYER_NORM_EPS)));
-  return tf.add(tf.mul(normed, params.get(`${prefix}.weight`)!), params.get(`${prefix}.bias`)!);
+  return tf.add(tf.mul(normed, norm.gain), norm.bias);
 }
 
 /** FFN(x) = max(0, x·W1 + b1)·W2 + b2   (eq. 2). x: [B, T, d] → [B, T, d] */
-export function positionwiseFeedForward(params: Params, prefix: string, x: tf.Tensor): tf.Tensor {
-  const hidden = tf.relu(linear(x, params.get(`${prefix}.linear1.weight`)!, params.get(`${prefix}.linear1.bias`)!)); // [B, T, d_ff]
-  return linear(hidden, params.get(`${prefix}.linear2.weight`)!, params.get(`${prefix}.linear2.bias`)!); // [B, T, d]
+export function positionwiseFeedForward(ffn: FeedForwardParams, x: tf.Tensor): tf.Tensor {
+  const hidden = tf.relu(linear(x, ffn.w1, ffn.b1)); // [B, T, d_ff]
+  return linear(hidden, ffn.w2, ffn.b2); // [B, T, d]
 }
 
 /** Dropout that is the identity outside training (§5.4). `seed` makes it repeatable. */

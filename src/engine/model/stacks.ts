@@ -8,7 +8,7 @@ import type { AttentionKind } from '../../protocol/attention';
 import { attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
 import type { TransformerConfig } from './config';
 import { dropout, layerNorm, positionwiseFeedForward } from './layers';
-import type { Params } from './params';
+import type { NormParams, TransformerLayers } from './params';
 
 /** What one forward pass needs besides its inputs. */
 export interface ForwardContext {
@@ -31,36 +31,34 @@ function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4
 /** The residual connection around a sublayer, in the configured order. */
 function sublayer(
   c: TransformerConfig,
-  params: Params,
-  norm: string,
+  norm: NormParams,
   x: tf.Tensor3D,
   ctx: ForwardContext,
   f: (y: tf.Tensor3D) => tf.Tensor,
 ): tf.Tensor3D {
   const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
-  if (c.norm_first) return tf.add(x, drop(f(layerNorm(params, norm, x) as tf.Tensor3D))) as tf.Tensor3D;
-  return layerNorm(params, norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
+  if (c.norm_first) return tf.add(x, drop(f(layerNorm(norm, x) as tf.Tensor3D))) as tf.Tensor3D;
+  return layerNorm(norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
 }
 
 /** Encoder: x [B, S, d], srcMask [B, 1, 1, S] → memory [B, S, d] */
 export function encode(
   c: TransformerConfig,
-  params: Params,
+  layers: TransformerLayers,
   x: tf.Tensor3D,
   srcMask: tf.Tensor,
   ctx: ForwardContext,
 ): tf.Tensor3D {
-  for (let i = 0; i < c.encoder_layers; i++) {
-    const p = `encoder.layers.${i}`;
-    x = sublayer(c, params, `${p}.norm1`, x, ctx, (y) => {
-      const kv = projectKeysValues(params, `${p}.self_attn`, c.heads, y); // [B, h, S, dk]
-      const r = attendTo(params, `${p}.self_attn`, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i]);
+  for (const [i, layer] of layers.encoder.entries()) {
+    x = sublayer(c, layer.norm1, x, ctx, (y) => {
+      const kv = projectKeysValues(layer.selfAttn, c.heads, y); // [B, h, S, dk]
+      const r = attendTo(layer.selfAttn, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i]);
       keep(ctx, 'encoder_self', r); // [B, h, S, S]
       return r.output; // [B, S, d]
     });
-    x = sublayer(c, params, `${p}.norm2`, x, ctx, (y) => positionwiseFeedForward(params, p, y));
+    x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y));
   }
-  return c.final_norm ? (layerNorm(params, 'encoder.norm', x) as tf.Tensor3D) : x;
+  return layers.encoderNorm ? (layerNorm(layers.encoderNorm, x) as tf.Tensor3D) : x;
 }
 
 /** Per decoder layer: the self-attention keys/values of the positions decoded so far, and the
@@ -71,10 +69,8 @@ export interface DecoderCache {
 }
 
 /** Projects the memory for every layer's cross-attention. memory: [B, S, d] */
-export function crossKeysValues(c: TransformerConfig, params: Params, memory: tf.Tensor3D): KeysValues[] {
-  return Array.from({ length: c.decoder_layers }, (_, i) =>
-    projectKeysValues(params, `decoder.layers.${i}.multihead_attn`, c.heads, memory),
-  );
+export function crossKeysValues(c: TransformerConfig, layers: TransformerLayers, memory: tf.Tensor3D): KeysValues[] {
+  return layers.decoder.map((layer) => projectKeysValues(layer.crossAttn, c.heads, memory));
 }
 
 /**
@@ -84,7 +80,7 @@ export function crossKeysValues(c: TransformerConfig, params: Params, memory: tf
  */
 export function decode(
   c: TransformerConfig,
-  params: Params,
+  layers: TransformerLayers,
   y: tf.Tensor3D,
   cross: KeysValues[],
   tgtMask: tf.Tensor | undefined,
@@ -92,23 +88,22 @@ export function decode(
   ctx: ForwardContext,
   cache?: DecoderCache,
 ): tf.Tensor3D {
-  for (let i = 0; i < c.decoder_layers; i++) {
-    const p = `decoder.layers.${i}`;
-    y = sublayer(c, params, `${p}.norm1`, y, ctx, (z) => {
-      let kv = projectKeysValues(params, `${p}.self_attn`, c.heads, z); // [B, h, T, dk]
+  for (const [i, layer] of layers.decoder.entries()) {
+    y = sublayer(c, layer.norm1, y, ctx, (z) => {
+      let kv = projectKeysValues(layer.selfAttn, c.heads, z); // [B, h, T, dk]
       const past = cache?.self[i];
       if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
       if (cache) cache.self[i] = kv;
-      const r = attendTo(params, `${p}.self_attn`, c.heads, z, kv, tgtMask, ctx.heads?.decoder_self?.[i]);
+      const r = attendTo(layer.selfAttn, c.heads, z, kv, tgtMask, ctx.heads?.decoder_self?.[i]);
       keep(ctx, 'decoder_self', r); // [B, h, T, T_total]
       return r.output;
     });
-    y = sublayer(c, params, `${p}.norm2`, y, ctx, (z) => {
-      const r = attendTo(params, `${p}.multihead_attn`, c.heads, z, cross[i], srcMask, ctx.heads?.cross?.[i]);
+    y = sublayer(c, layer.norm2, y, ctx, (z) => {
+      const r = attendTo(layer.crossAttn, c.heads, z, cross[i], srcMask, ctx.heads?.cross?.[i]);
       keep(ctx, 'cross', r); // [B, h, T, S]
       return r.output;
     });
-    y = sublayer(c, params, `${p}.norm3`, y, ctx, (z) => positionwiseFeedForward(params, p, z));
+    y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z));
   }
-  return c.final_norm ? (layerNorm(params, 'decoder.norm', y) as tf.Tensor3D) : y;
+  return layers.decoderNorm ? (layerNorm(layers.decoderNorm, y) as tf.Tensor3D) : y;
 }

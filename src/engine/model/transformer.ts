@@ -7,20 +7,24 @@ import { causalMask, paddingMask } from './attention';
 import { validateConfig, type TransformerConfig } from './config';
 import { embed, sinusoidalTable } from './embedding';
 import { dropout, linear } from './layers';
-import { disposeParams, initParams, type Params } from './params';
+import { disposeParams, initParams, type Params, resolveLayers, type TransformerLayers } from './params';
 import { crossKeysValues, decode, encode, type ForwardContext } from './stacks';
 
 export const EVAL: ForwardContext = { training: false };
 
 export class Transformer {
   readonly config: TransformerConfig;
+  /** The parameters by their PyTorch names: what checkpoints and the optimizer read and write. */
   readonly params: Params;
+  /** The same parameters as the model reads them (resolved once from `params`). */
+  readonly layers: TransformerLayers;
   /** The sinusoidal table [max_len, d] (a constant), or null with learned positions. */
   private readonly sinusoid: tf.Tensor2D | null;
 
   constructor(config: TransformerConfig, params?: Params, seed = 1) {
     this.config = validateConfig(config);
     this.params = params ?? initParams(this.config, seed);
+    this.layers = resolveLayers(this.config, this.params);
     this.sinusoid =
       this.config.positional === 'sinusoidal'
         ? tf.tensor2d(sinusoidalTable(this.config.max_len, this.config.d_model), [
@@ -31,7 +35,9 @@ export class Transformer {
   }
 
   private positions(side: 'encoder' | 'decoder'): tf.Tensor {
-    return this.sinusoid ?? this.params.get(`${side}.pos_embed.weight`)!;
+    if (this.sinusoid) return this.sinusoid;
+    if (!this.layers.positions) throw new Error('learned positions without their parameters'); // resolveLayers has them
+    return this.layers.positions[side];
   }
 
   private drop(x: tf.Tensor3D, ctx: ForwardContext): tf.Tensor3D {
@@ -41,13 +47,13 @@ export class Transformer {
   /** src: [B, S] int32 → memory [B, S, d] and its padding mask [B, 1, 1, S] */
   encodeSource(src: tf.Tensor2D, ctx: ForwardContext = EVAL): { memory: tf.Tensor3D; srcMask: tf.Tensor4D } {
     const srcMask = this.sourceMask(src); // [B, 1, 1, S]
-    const x = this.drop(embed(this.params.get('src_embed.weight')!, this.positions('encoder'), src), ctx); // [B, S, d]
-    return { memory: encode(this.config, this.params, x, srcMask, ctx), srcMask };
+    const x = this.drop(embed(this.layers.srcEmbed, this.positions('encoder'), src), ctx); // [B, S, d]
+    return { memory: encode(this.config, this.layers, x, srcMask, ctx), srcMask };
   }
 
   /** Decoder output → logits y·Wᵀ + b (before the softmax). y: [B, T, d] → [B, T, V] */
   project(y: tf.Tensor3D): tf.Tensor3D {
-    return linear(y, this.params.get('generator.weight')!, this.params.get('generator.bias')!) as tf.Tensor3D;
+    return linear(y, this.layers.generator.w, this.layers.generator.b) as tf.Tensor3D;
   }
 
   /** Decoder output → log-probabilities: log softmax(y·Wᵀ + b). y: [B, T, d] → [B, T, V] */
@@ -85,12 +91,12 @@ export class Transformer {
     // 2. Mask padding and future positions of the target (§3.2.3).
     const tgtMask = this.targetMask(tgt); // [B, 1, T, T]
     // 3. Embed the shifted-right target and decode against the memory.
-    const y = this.drop(embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), tgt), ctx); // [B, T, d]
+    const y = this.drop(embed(this.layers.tgtEmbed, this.positions('decoder'), tgt), ctx); // [B, T, d]
     return decode(
       this.config,
-      this.params,
+      this.layers,
       y,
-      crossKeysValues(this.config, this.params, memory),
+      crossKeysValues(this.config, this.layers, memory),
       tgtMask,
       srcMask,
       ctx,
@@ -99,7 +105,7 @@ export class Transformer {
 
   /** Embeds target positions [offset, offset + T) for incremental decoding. ids: [B, T] → [B, T, d] */
   embedTarget(ids: tf.Tensor2D, offset: number): tf.Tensor3D {
-    return embed(this.params.get('tgt_embed.weight')!, this.positions('decoder'), ids, offset);
+    return embed(this.layers.tgtEmbed, this.positions('decoder'), ids, offset);
   }
 
   dispose(): void {

@@ -12,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, validateConfig, type TransformerConfig } from '../model/config';
 import { TEMP_SUFFIX } from '../io/atomicFile';
+import { ATTENTION_KINDS } from '../../protocol/attention';
 import {
   CHECKPOINT_FILE,
   OPTIMIZER_FILE,
@@ -221,7 +222,7 @@ function checkFormat1Snapshot(
     return void problems.push({ file, message: 'expected {"step", "src", "tgt", "attention"} (format 1)' });
   if (s.step !== step)
     problems.push({ file, field: 'step', message: `is ${JSON.stringify(s.step)}, the name says ${step}` });
-  for (const kind of ['encoder_self', 'decoder_self', 'cross']) {
+  for (const kind of ATTENTION_KINDS) {
     const layers = s.attention[kind];
     const want = config ? (kind === 'encoder_self' ? config.encoder_layers : config.decoder_layers) : undefined;
     if (!Array.isArray(layers)) problems.push({ file, field: `attention.${kind}`, message: 'missing' });

@@ -7,6 +7,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { readSafetensors } from '../checkpoint/safetensors';
 import type { TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES } from '../model/params';
+import { ATTENTION_KINDS } from '../../protocol/attention';
 import { snapshotTensorName } from '../../protocol/runFolder';
 
 export interface RunProblem {
@@ -28,7 +29,6 @@ export interface HeaderEntry {
 const BYTES: Record<string, number> = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, U8: 1 };
 const FLOAT_DTYPES = ['F32', 'F64', 'F16', 'BF16'];
 const MAX_HEADER = 100 * 1024 * 1024;
-const KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
 
 /**
  * Reads and checks a safetensors header without reading the data: the length prefix, the JSON, each
@@ -216,7 +216,7 @@ export function checkSnapshot(
   const data = readSafetensors(path).tensors;
   const expected = new Set<string>();
   pairs.forEach((pair, b) => {
-    for (const kind of KINDS) {
+    for (const kind of ATTENTION_KINDS) {
       const name = snapshotTensorName(kind, b);
       expected.add(name);
       const layers = kind === 'encoder_self' ? config.encoder_layers : config.decoder_layers;

@@ -64,7 +64,9 @@ export function registerInspectionHandlers(
         await ensureBackend();
         const model = loadCheckpoint(p.runDir);
         try {
-          const rows = (await model.params.get('decoder.pos_embed.weight')!.data()) as Float32Array;
+          const table = model.layers.positions?.decoder;
+          if (!table) throw new Error(`${p.runDir}: learned positions without their parameters`);
+          const rows = (await table.data()) as Float32Array;
           return { ...matrixToWire(shape, rows.subarray(0, positions * config.d_model)), learned: true };
         } finally {
           model.dispose();

@@ -1,34 +1,35 @@
 /**
  * Per-head gradient norms from a training step's gradients: head h of an attention owns rows
- * h·d_k … (h+1)·d_k of each of W^Q, W^K, W^V (stacked in PyTorch's in_proj_weight, [3d, d]) and the
- * same columns of W^O (out_proj.weight, [d, d]). Its norm is ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂.
+ * h·d_k … (h+1)·d_k of each of W^Q, W^K, W^V (stacked in one [3d, d] matrix, wQKV) and the
+ * same columns of W^O ([d, d]). Its norm is ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂.
  * And each head's output norm, from a forward pass of the probe batch.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
-import type { TransformerConfig } from '../model/config';
+import type { AttentionParams, TransformerLayers } from '../model/params';
 import type { Transformer } from '../model/transformer';
 
-/** The attention prefixes of a model, kind-major then layer: the order of telemetry's heads. */
-export function attentionPrefixes(c: TransformerConfig): string[] {
+/** The attentions of a model, kind-major then layer: the order of telemetry's heads. */
+export function attentionsInOrder(layers: TransformerLayers): AttentionParams[] {
   return [
-    ...Array.from({ length: c.encoder_layers }, (_, i) => `encoder.layers.${i}.self_attn`),
-    ...Array.from({ length: c.decoder_layers }, (_, i) => `decoder.layers.${i}.self_attn`),
-    ...Array.from({ length: c.decoder_layers }, (_, i) => `decoder.layers.${i}.multihead_attn`),
+    ...layers.encoder.map((l) => l.selfAttn),
+    ...layers.decoder.map((l) => l.selfAttn),
+    ...layers.decoder.map((l) => l.crossAttn),
   ];
 }
 
 /**
- * [heads of the model] gradient norms, in attentionPrefixes' order. `gradOf` gives the gradient of a
- * parameter by its PyTorch name. Call inside tf.tidy.
+ * [heads of the model] gradient norms, in attentionsInOrder's order. `gradOf` gives the gradient of
+ * one of the model's parameters. Call inside tf.tidy.
  */
-export function headGradNorms(c: TransformerConfig, gradOf: (name: string) => tf.Tensor): tf.Tensor1D {
+export function headGradNorms(model: Transformer, gradOf: (param: tf.Tensor) => tf.Tensor): tf.Tensor1D {
+  const c = model.config;
   const h = c.heads;
   const dk = c.d_model / h;
   const d = c.d_model;
-  const perLayer = attentionPrefixes(c).map((p) => {
-    const inProj = tf.reshape(gradOf(`${p}.in_proj_weight`), [3, h, dk, d]); // [3, h, dk, d]
-    const outProj = tf.reshape(gradOf(`${p}.out_proj.weight`), [d, h, dk]); // [d, h, dk]
+  const perLayer = attentionsInOrder(model.layers).map((attn) => {
+    const inProj = tf.reshape(gradOf(attn.wQKV), [3, h, dk, d]); // [3, h, dk, d]
+    const outProj = tf.reshape(gradOf(attn.wO), [d, h, dk]); // [d, h, dk]
     const sq = tf.add(tf.sum(tf.square(inProj), [0, 2, 3]), tf.sum(tf.square(outProj), [0, 2])); // [h]
     return tf.sqrt(sq);
   });
@@ -75,7 +76,7 @@ function overHeadOutputs<T extends tf.Tensor>(
 
 /**
  * Per head, the mean L2 norm of its output before W^O over the real (not padded) query positions of
- * a batch, in attentionPrefixes' order: a head whose output is ~0 writes nothing into the residual.
+ * a batch, in attentionsInOrder's order: a head whose output is ~0 writes nothing into the residual.
  */
 export async function headOutputNorms(model: Transformer, src: number[][], tgt: number[][]): Promise<Float32Array> {
   const norms = overHeadOutputs(model, src, tgt, (_, heads, rows) => {

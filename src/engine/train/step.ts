@@ -77,8 +77,8 @@ export async function trainStep(
     return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
   });
   const perHeadNorms = async (): Promise<Float32Array> => {
-    const index = new Map(named.map(([name], i) => [name, i]));
-    const t = tf.tidy(() => headGradNorms(c, (name) => gradList[index.get(name)!]!));
+    const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
+    const t = tf.tidy(() => headGradNorms(model, (param) => gradList[index.get(param)!]!));
     try {
       return (await t.data()) as Float32Array;
     } finally {

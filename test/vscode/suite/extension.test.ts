@@ -20,7 +20,7 @@ test('attentionDebugger.showEngineInfo is registered and answers with a backend 
     'attentionDebugger.showEngineInfo',
   );
   assert.ok(info, 'the command returned no engine info (see the "Attention Debugger" output)');
-  // The four names DESIGN.md allows, written out here rather than imported from the engine.
+  // The four backends docs/ARCHITECTURE.md names, written out here rather than imported from the engine.
   assert.ok(['webgpu', 'tensorflow', 'wasm', 'cpu'].includes(info.backend), `backend ${info.backend}`);
   assert.ok(
     info.backends.includes(info.backend),
