@@ -4,7 +4,7 @@
  * the dashboard's curves (and the other way round); clicking a cell opens that head at that step
  * in the inspector. Findings of the health checks are marked on their head's row.
  */
-import { parseHeadId } from '../src/protocol/attention';
+import { ATTENTION_KINDS, parseHeadId } from '../src/protocol/attention';
 import type { RunEvent, TelemetryRow } from '../src/protocol/telemetry';
 import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import { type DrawnReport, app, h, pixelAt, post, renderHeader, shownHeader, start, watchTheme } from './common';
@@ -34,9 +34,7 @@ const kindSel = h(
   'select',
   { id: 'kind', 'aria-label': 'kind' },
   h('option', { value: '' }, 'all kinds'),
-  h('option', { value: 'encoder_self' }, 'encoder self'),
-  h('option', { value: 'decoder_self' }, 'decoder self'),
-  h('option', { value: 'cross' }, 'cross'),
+  ...ATTENTION_KINDS.map((k) => h('option', { value: k }, k.replace('_', ' '))),
 );
 const filter = h('input', {
   type: 'text',
