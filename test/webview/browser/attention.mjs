@@ -106,6 +106,29 @@ test('clicking a thumbnail posts openHead with its layer and head and opens it l
   await page.waitForSelector('#detail .hoverlayer .hovertext', { timeout: 5000 });
   const hover = await page.evaluate(() => document.querySelector('#detail .hoverlayer .hovertext').textContent);
   assert(/weight 0\.\d{4}/.test(hover), `hover text: ${hover}`);
+  // The head's CSV and JSON buttons write the one export format (protocol/export.ts, whose own test
+  // pins it): what the view shows in # lines or fields, then key tokens across, query tokens down.
+  await page.click('.detail-card button:has-text("CSV")');
+  await page.click('.detail-card button:has-text("JSON")');
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'export').length >= 2);
+  const exports = await posted(page, 'export');
+  const [csv, json] = ['csv', 'json'].map((f) => exports.find((m) => m.format === f));
+  const lines = csv.text.split('\n');
+  assert(
+    lines.slice(0, 7).join('|') ===
+      '# run: /runs/test|# step: 100|# input: probe|# kind: cross|# layer: 1|# head: 2|query\\key,s0,s1,s2,s3,s4,s5,s6',
+    `CSV head: ${lines.slice(0, 7).join(' | ')}`,
+  );
+  assert(lines.length === 7 + 6 + 1 && lines[7].startsWith('t0,'), `CSV rows: ${lines.length}`);
+  const j = JSON.parse(json.text);
+  assert(
+    j.run === '/runs/test' && j.step === 100 && j.kind === 'cross' && j.layer === 1 && j.head === 2,
+    `JSON fields ${JSON.stringify({ ...j, weights: undefined })}`,
+  );
+  assert(
+    j.query_tokens.length === 6 && j.key_tokens[6] === 's6' && j.weights.length === 6 && j.weights[0].length === 7,
+    'JSON weights [query][key]',
+  );
   await page.screenshot({ path: join(artifacts, 'attention-grid.png'), fullPage: true });
   await page.close();
 });
