@@ -11,6 +11,9 @@ import { ATTENTION_KINDS, type AttentionKind } from '../../src/protocol/attentio
 import { ablatedHeads, ablationGates } from '../../src/engine/ablate/gates';
 import { initBackend } from '../../src/engine/backend';
 import { attentionOfPairs } from '../../src/engine/inspect';
+import { beamSearch } from '../../src/engine/decode/beam';
+import { FullRecomputeModel, IncrementalModel } from '../../src/engine/decode/incremental';
+import { translate } from '../../src/engine/decode/translate';
 import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
 
@@ -154,6 +157,47 @@ test('heads that do not exist are refused, naming the head and the ranges', () =
     assert.throws(() => ablatedHeads(model, { heads: ['encoder:0.0'], mode: 'zero' }), /not a head id like cross:0\.1/);
     assert.throws(() => ablationGates(model, { heads: ['cross:0.0'], mode: 'mean' }), /mean ablation needs pairs/);
   } finally {
+    model.dispose();
+  }
+});
+
+test('decoding with heads ablated: the incremental decoder equals full recomputation under the same gates', async () => {
+  const model = new Transformer(config, undefined, 7);
+  const gates = ablationGates(
+    model,
+    { heads: ['cross:1.0', 'decoder_self:0.3', 'encoder_self:1.2'], mode: 'mean' },
+    PROBE,
+  );
+  try {
+    const sources = SRC.map((s) => [...s]);
+    const opts = {
+      bos: config.bos_id,
+      eos: config.eos_id,
+      sourceLengths: sources.map((s) => s.length),
+      maxLenOffset: 6,
+    };
+    const run = async (m: IncrementalModel | FullRecomputeModel, initial: unknown) =>
+      (await beamSearch(m as never, initial as never, { ...opts, beamSize: 3 })).map((r) => ({
+        tokens: [...r.best.tokens],
+        logProb: r.best.logProb,
+      }));
+    const inc = new IncrementalModel(model, gates.heads);
+    const full = new FullRecomputeModel(model, gates.heads);
+    const a = await run(inc, inc.initial(sources));
+    inc.dispose();
+    const b = await run(full, full.initial(sources));
+    assert.deepEqual(
+      a.map((x) => x.tokens),
+      b.map((x) => x.tokens),
+    );
+    a.forEach((x, i) => assert.ok(Math.abs(x.logProb - b[i]!.logProb) < 1e-4));
+    // And the gates change what is decoded or how it scores: the ablation reaches the decoder.
+    const intact = await translate(model, sources, { beamSize: 3, maxLenOffset: 6 });
+    const ablated = await translate(model, sources, { beamSize: 3, maxLenOffset: 6, heads: gates.heads });
+    assert.ok(intact.some((t, i) => Math.abs(t.logProb - ablated[i]!.logProb) > 1e-3));
+    ablated.forEach((t, i) => assert.ok(Math.abs(t.logProb - a[i]!.logProb) < 1e-4, 'translate uses the gates'));
+  } finally {
+    gates.dispose();
     model.dispose();
   }
 });

@@ -119,3 +119,45 @@ test('bleu prints what sacreBLEU printed for the committed cases', () => {
     assert.equal(r.stdout.trim(), c.formatted, c.case);
   }
 });
+
+test('heads --json: importance ascending, pruning curves from the intact model, and how many heads can go', () => {
+  const r = run(['heads', '--run', runDir, '--json', '--pairs', '20', '--limit', '10', '--backend', 'wasm']);
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.metric, 'exact_match_percent', 'a task run is scored by exact match');
+  const values = Object.values(out.importance) as number[];
+  assert.equal(values.length, 6, 'micro: 1 encoder + 1 decoder layer × 2 heads × 3 kinds');
+  assert.ok(
+    values.every((v, i) => i === 0 || v >= values[i - 1]!),
+    'ascending',
+  );
+  assert.deepEqual(
+    out.by_importance.map((p: { head: string | null }) => p.head),
+    [null, ...Object.keys(out.importance)],
+    'pruned in increasing importance',
+  );
+  assert.equal(out.random.points.length, 7);
+  assert.equal(out.random.points[0].metric, out.by_importance[0].metric, 'both start from the intact model');
+  const ev = run(['evaluate', '--run', runDir, '--beam', '1', '--limit', '10', '--backend', 'wasm']);
+  const exact = Number(/exact matches: (\d+)\/10/.exec(ev.stderr)![1]);
+  assert.equal(out.by_importance[0].metric, exact * 10, 'the intact point is evaluate’s exact match, in %');
+  assert.equal(out.by_importance[6].metric, 0, 'with every head gone nothing is exact');
+  const bad = run(['heads', '--run', runDir, '--up-to', '99', '--backend', 'wasm']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--up-to: the model has 6 heads, got 99/);
+});
+
+test('decode and evaluate --ablate: the ablation is applied, said and recorded', () => {
+  const all = 'encoder_self:0.0,encoder_self:0.1,decoder_self:0.0,decoder_self:0.1,cross:0.0,cross:0.1';
+  const ev = run(['evaluate', '--run', runDir, '--beam', '1', '--limit', '10', '--ablate', all, '--backend', 'wasm']);
+  assert.equal(ev.status, 0, ev.stderr);
+  assert.match(ev.stderr, /ablation: encoder_self:0\.0, .* zero-ablated/);
+  assert.match(ev.stderr, /exact matches: 0\/10/, 'with every head gone nothing is exact');
+  const plain = JSON.parse(run(['decode', '--run', runDir, '--json', '--backend', 'wasm'], '4 5 6\n').stdout);
+  const args = ['decode', '--run', runDir, '--json', '--ablate', 'cross:0.1', '--ablate-mode', 'mean'];
+  const r = run([...args, '--backend', 'wasm'], '4 5 6\n');
+  assert.equal(r.status, 0, r.stderr);
+  const ablated = JSON.parse(r.stdout);
+  assert.deepEqual(ablated.ablation, { heads: ['cross:0.1'], mode: 'mean' });
+  assert.notEqual(ablated.log_prob, plain.log_prob, 'the head’s mean output changes the score');
+});

@@ -1,5 +1,8 @@
 /** `--ablate` and `--ablate-mode`, taken by attention, decode and evaluate (issue 13). */
 import { ABLATION_MODES, type Ablation, type AblationMode, parseAblateList } from '../../protocol/ablation';
+import { type AblationGates, ablationGates } from '../ablate/gates';
+import type { Transformer } from '../model/transformer';
+import { probeBatchOf } from '../run/probe';
 import { type OptionSpec, type Parsed, UsageError } from './args';
 
 export const ABLATION_SPECS: Record<string, OptionSpec> = {
@@ -29,4 +32,16 @@ export function ablationOption(options: Parsed['options'], runDir: string | unde
   if (mode === 'mean' && !runDir)
     throw new UsageError('--ablate-mode mean averages head outputs over a run’s probe batch: give --run RUN');
   return { heads, mode: mode as AblationMode };
+}
+
+/** The gates --ablate asks for on this model (mean ablation averages over the run's probe batch); undefined without --ablate. */
+export function ablationGatesOption(
+  options: Parsed['options'],
+  model: Transformer,
+  runDir: string | undefined,
+): { ablation: Ablation; gates: AblationGates } | undefined {
+  const ablation = ablationOption(options, runDir);
+  if (!ablation) return undefined;
+  const meanOver = ablation.mode === 'mean' ? probeBatchOf(runDir!) : undefined;
+  return { ablation, gates: ablationGates(model, ablation, meanOver) };
 }

@@ -7,9 +7,7 @@ import { attentionOfPairs } from '../inspect';
 import { BOS, EOS } from '../data/specialTokens';
 import { RunDir } from '../run/runDir';
 import { loadVocabulary } from '../data/vocabulary';
-import { ablationGates } from '../ablate/gates';
-import { probeBatchOf } from '../run/probe';
-import { ABLATION_SPECS, ablationOption } from './ablateOptions';
+import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
 import { type OptionSpec, parseCommand, parseIds, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -52,10 +50,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const where = (options.checkpoint as string) ?? (options.run as string);
   const { weightsPath } = resolveCheckpoint(where);
   const model = loadCheckpoint(where);
-  const ablation = ablationOption(options, options.run as string | undefined);
-  const gates =
-    ablation &&
-    ablationGates(model, ablation, ablation.mode === 'mean' ? probeBatchOf(options.run as string) : undefined);
+  const { ablation, gates } = ablationGatesOption(options, model, options.run as string | undefined) ?? {};
   try {
     const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads);
     const attention: Attention = {

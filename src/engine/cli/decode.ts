@@ -5,15 +5,17 @@ import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint
 import { attentionObject } from '../../protocol/export';
 import type { BeamTree } from '../../protocol/beamTree';
 import type { Transformer } from '../model/transformer';
-import { translate, translateWithAttention } from '../decode/translate';
+import { translate, translateWithAttention, type TranslateOptions } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
 import { loadVocabulary } from '../data/vocabulary';
 import { RunDir } from '../run/runDir';
+import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
 import { DECODING_SPECS, decodingOptions, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder (its vocabulary, and its newest checkpoint unless --checkpoint)' },
   ...DECODING_SPECS,
+  ...ABLATION_SPECS,
   json: {
     type: 'boolean',
     help: 'one JSON object a line: tokens, text, score, log_prob and the attention of the chosen hypothesis',
@@ -25,8 +27,14 @@ const specs: Record<string, OptionSpec> = {
 };
 
 /** The search tree as decode --json --tree prints it: token labels beside ids, and greedy's output. */
-async function treeRecord(tree: BeamTree, model: Transformer, src: number[], label: (ids: number[]) => string[]) {
-  const [greedy] = await translate(model, [src], { beamSize: 1 });
+async function treeRecord(
+  tree: BeamTree,
+  model: Transformer,
+  src: number[],
+  label: (ids: number[]) => string[],
+  opts: TranslateOptions,
+) {
+  const [greedy] = await translate(model, [src], { ...opts, beamSize: 1 });
   return {
     nodes: tree.nodes.map((n) => ({ ...n, text: label([n.token])[0] })),
     n_best: tree.nBest,
@@ -57,16 +65,18 @@ export async function decodeCommand(argv: string[]): Promise<number> {
   process.stderr.write(`backend: ${backend}\n`);
   const { weightsPath } = resolveCheckpoint((options.checkpoint as string) ?? run.path);
   const model = loadCheckpoint(weightsPath);
+  const ablated = ablationGatesOption(options, model, run.path);
   try {
+    const heads = ablated ? { heads: ablated.gates.heads } : {};
     const lines = await readStdin();
     const sources = lines.map((line) => [...vocab.encode(line), EOS].slice(-model.config.max_len));
     if (!options.json) {
-      const out = await translate(model, sources, decoding);
+      const out = await translate(model, sources, { ...decoding, ...heads });
       process.stdout.write(out.map((t) => `${vocab.decode(t.tokens)}\n`).join(''));
       return 0;
     }
     for (const [i, src] of sources.entries()) {
-      const t = await translateWithAttention(model, src, { ...decoding, tree: options.tree === true });
+      const t = await translateWithAttention(model, src, { ...decoding, ...heads, tree: options.tree === true });
       const record = {
         source: lines[i],
         text: vocab.decode(t.tokens),
@@ -81,12 +91,14 @@ export async function decodeCommand(argv: string[]): Promise<number> {
           tgtTokens: vocab.tokens([model.config.bos_id, ...t.tokens]),
           maps: t.maps,
         }),
-        ...(t.tree ? { tree: await treeRecord(t.tree, model, src, (ids) => vocab.tokens(ids)) } : {}),
+        ...(t.tree ? { tree: await treeRecord(t.tree, model, src, (ids) => vocab.tokens(ids), heads) } : {}),
+        ...(ablated ? { ablation: ablated.ablation } : {}),
       };
       process.stdout.write(`${JSON.stringify(record)}\n`);
     }
     return 0;
   } finally {
+    ablated?.gates.dispose();
     model.dispose();
   }
 }

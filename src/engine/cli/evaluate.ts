@@ -3,8 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initBackend } from '../backend';
 import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
-import { translate } from '../decode/translate';
-import { corpusBleu, formatBleu } from '../metrics/bleu';
+import { formatBleu } from '../metrics/bleu';
+import { scoreHeldOut } from '../metrics/heldOut';
+import { describeAblation } from '../../protocol/ablation';
+import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
 import { openRun } from '../run/setup';
 import { DECODING_SPECS, decodingOptions, numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
@@ -12,6 +14,7 @@ const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
   split: { type: 'string', help: 'test | valid (default test)' },
   ...DECODING_SPECS,
+  ...ABLATION_SPECS,
   limit: { type: 'string', help: 'only the first N sentences' },
 };
 
@@ -44,23 +47,26 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     `backend ${backend}; decoding ${ids.length} ${split} sentences with ${weights}, beam ${beamSize}, α ${alpha}\n`,
   );
   const model = loadCheckpoint(weights);
+  const ablated = ablationGatesOption(options, model, run.path);
+  if (ablated) process.stderr.write(`ablation: ${describeAblation(ablated.ablation)}\n`);
   try {
-    const out = await translate(
-      model,
-      ids.map((p) => p.src),
-      { beamSize, alpha, earlyStop },
-    );
-    const hyps = out.map((t) => data.vocab.decode(t.tokens));
     const refs = text.length ? text.map((p) => p.tgt) : ids.map((p) => data.vocab.decode(p.tgt));
-    const exact = out.filter((t, i) => t.tokens.join(',') === ids[i].tgt.join(',')).length;
+    const heads = ablated ? { heads: ablated.gates.heads } : {};
+    const { hyps, bleu, exact } = await scoreHeldOut(model, ids, refs, data.vocab, {
+      beamSize,
+      alpha,
+      earlyStop,
+      ...heads,
+    });
     const dir = join(run.path, 'eval');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `${split}.hyp`), hyps.map((h) => `${h}\n`).join(''));
     writeFileSync(join(dir, `${split}.ref`), refs.map((r) => `${r}\n`).join(''));
-    process.stdout.write(`${formatBleu(corpusBleu(hyps, [refs]))}\n`);
+    process.stdout.write(`${formatBleu(bleu)}\n`);
     process.stderr.write(`exact matches: ${exact}/${ids.length}; hypotheses in ${join(dir, `${split}.hyp`)}\n`);
     return 0;
   } finally {
+    ablated?.gates.dispose();
     model.dispose();
   }
 }

@@ -6,6 +6,7 @@ import { bleuCommand } from './bleu';
 import { checkRunCommand } from './checkRun';
 import { decodeCommand } from './decode';
 import { evaluateCommand } from './evaluate';
+import { headsCommand } from './heads';
 import { trainCommand } from './train';
 import { runServer } from '../server';
 import { type OptionSpec, parseCommand, UsageError } from './args';
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   evaluate: { summary: "decode a run's test split and print its BLEU", run: evaluateCommand },
   bleu: { summary: 'corpus BLEU, printed as sacreBLEU prints it', run: bleuCommand },
   average: { summary: 'average the last n checkpoints of a run', run: averageCommand },
+  heads: { summary: 'head importance (Michel et al.) and pruning curves on the test split', run: headsCommand },
   attention: {
     summary: 'attention weights and log-probs of a checkpoint for one sentence pair',
     run: attentionCommand,

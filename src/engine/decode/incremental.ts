@@ -16,7 +16,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { type KeysValues, slicedProjections } from '../model/attention';
 import type { TransformerLayers } from '../model/params';
-import { crossKeysValues, decode, type DecoderCache } from '../model/stacks';
+import { crossKeysValues, decode, type DecoderCache, type ForwardContext } from '../model/stacks';
 import { EVAL, type Transformer } from '../model/transformer';
 import type { StepModel, StepOutput } from './search';
 
@@ -71,8 +71,15 @@ const unflat = (ts: tf.Tensor[]): KeysValues[] =>
 
 export class IncrementalModel implements StepModel<IncrementalState> {
   private sliced: { layers: TransformerLayers; dispose(): void } | undefined;
+  private readonly ctx: ForwardContext;
 
-  constructor(readonly model: Transformer) {}
+  /** `heads`: head gates (an ablation, ablate/gates.ts) applied at every step; the model as trained when absent. */
+  constructor(
+    readonly model: Transformer,
+    heads?: ForwardContext['heads'],
+  ) {
+    this.ctx = heads ? { ...EVAL, heads } : EVAL;
+  }
 
   /** The model's layers with W^Q, W^K, W^V sliced once for every step (dispose() frees them). */
   private get layers(): TransformerLayers {
@@ -90,7 +97,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
   initial(src: number[][]): IncrementalState {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
     const [srcMask, ...cross] = tf.tidy(() => {
-      const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), EVAL); // [B, S, d], [B, 1, 1, S]
+      const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), this.ctx); // [B, S, d], [B, 1, 1, S]
       return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
     });
     return {
@@ -110,7 +117,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       const y = this.model.embedTarget(tf.tensor2d(lastTokens, [state.rows, 1], 'int32'), state.position); // [B, 1, d]
       const cache: DecoderCache = { self: [...state.self], cross: state.cross };
       // One query position attending to every position fed so far: no causal mask needed.
-      const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, EVAL, cache); // [B, 1, d]
+      const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
       return [tf.reshape(this.model.generate(out), [state.rows, c.tgt_vocab]), ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position
@@ -164,7 +171,14 @@ export interface RecomputeState {
 
 /** The reference: each step runs the whole model (encoder included) over the source and prefix. */
 export class FullRecomputeModel implements StepModel<RecomputeState> {
-  constructor(readonly model: Transformer) {}
+  private readonly ctx: ForwardContext;
+
+  constructor(
+    readonly model: Transformer,
+    heads?: ForwardContext['heads'],
+  ) {
+    this.ctx = heads ? { ...EVAL, heads } : EVAL;
+  }
 
   initial(src: number[][]): RecomputeState {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
@@ -185,7 +199,7 @@ export class FullRecomputeModel implements StepModel<RecomputeState> {
       const all = this.model.forward(
         tf.tensor2d(state.src, undefined, 'int32'),
         tf.tensor2d(fed, undefined, 'int32'),
-        EVAL,
+        this.ctx,
       ); // [B, t, V]
       return tf.reshape(tf.slice(all, [0, t - 1, 0], [fed.length, 1, V]), [fed.length, V]); // [B, V]
     });

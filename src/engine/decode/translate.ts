@@ -8,6 +8,7 @@
 import type { AttentionMaps } from '../../protocol/attention';
 import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
 import { attentionOfPairs } from '../inspect';
+import type { ForwardContext } from '../model/stacks';
 import type { Transformer } from '../model/transformer';
 import { beamSearch } from './beam';
 import { greedyDecode } from './greedy';
@@ -27,6 +28,8 @@ export interface TranslateOptions {
   earlyStop?: EarlyStop;
   /** Keep each sentence's beam-search tree (beam search even when beamSize is 1). */
   tree?: boolean;
+  /** Head gates (an ablation, ablate/gates.ts); the model as trained when absent. */
+  heads?: ForwardContext['heads'];
 }
 
 export interface Translation {
@@ -53,12 +56,13 @@ function checkSources(model: Transformer, src: number[][]): void {
   });
 }
 
-type Checked = Required<Pick<TranslateOptions, 'earlyStop' | 'tree'>> & {
-  k: number;
-  alpha: number;
-  offset: number;
-  batch: number;
-};
+type Checked = Required<Pick<TranslateOptions, 'earlyStop' | 'tree'>> &
+  Pick<TranslateOptions, 'heads'> & {
+    k: number;
+    alpha: number;
+    offset: number;
+    batch: number;
+  };
 
 function checkOptions(opts: TranslateOptions): Checked {
   const k = opts.beamSize ?? 4;
@@ -70,7 +74,8 @@ function checkOptions(opts: TranslateOptions): Checked {
   if (!Number.isInteger(offset) || offset < 0)
     throw new RangeError(`maxLenOffset must be a non-negative integer, got ${offset}`);
   if (!(alpha >= 0 && Number.isFinite(alpha))) throw new RangeError(`alpha must be a number ≥ 0, got ${alpha}`);
-  return { k, alpha, offset, batch, earlyStop: opts.earlyStop ?? 'exact', tree: opts.tree === true };
+  const heads = opts.heads ? { heads: opts.heads } : {};
+  return { k, alpha, offset, batch, earlyStop: opts.earlyStop ?? 'exact', tree: opts.tree === true, ...heads };
 }
 
 /** Decodes one batch of sources (unpadded) and returns one result per sentence. */
@@ -89,7 +94,7 @@ async function decodeBatch(model: Transformer, src: number[][], o: Checked): Pro
     earlyStop: o.earlyStop,
     tree: o.tree,
   };
-  const stepModel = new IncrementalModel(model);
+  const stepModel = new IncrementalModel(model, o.heads);
   try {
     const initial = stepModel.initial(src);
     const greedy = o.k === 1 && !o.tree;
@@ -142,6 +147,6 @@ export async function translateWithAttention(
   opts: TranslateOptions = {},
 ): Promise<Translation & { maps: AttentionMaps[] }> {
   const [t] = await translate(model, [srcIds], { ...opts, batchSize: 1 });
-  const [pair] = await attentionOfPairs(model, [srcIds], [[model.config.bos_id, ...t!.tokens]]);
+  const [pair] = await attentionOfPairs(model, [srcIds], [[model.config.bos_id, ...t!.tokens]], opts.heads);
   return { ...t!, maps: pair.maps };
 }

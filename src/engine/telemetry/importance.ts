@@ -26,12 +26,13 @@ export function headGates(
   const out = {} as Record<AttentionKind, HeadGate[]>;
   for (const kind of ATTENTION_KINDS) {
     const [L] = gates[kind].shape;
+    // tidy: the slices go, only the reshaped rows stay (the caller owns them).
     out[kind] = Array.from({ length: L }, (_, l) => {
-      const xi = tf.reshape(tf.slice(gates[kind], [l, 0], [1, -1]), [-1]) as tf.Tensor1D; // [H]
+      const xi = tf.tidy(() => tf.reshape(tf.slice(gates[kind], [l, 0], [1, -1]), [-1]) as tf.Tensor1D); // [H]
       const mean = means?.[kind];
       if (!mean) return { xi };
       const [, H, dv] = mean.shape;
-      return { xi, mean: tf.reshape(tf.slice(mean, [l, 0, 0], [1, -1, -1]), [H, dv]) as tf.Tensor2D }; // [H, dv]
+      return { xi, mean: tf.tidy(() => tf.reshape(tf.slice(mean, [l, 0, 0], [1, -1, -1]), [H, dv]) as tf.Tensor2D) }; // [H, dv]
     });
   }
   return out;

@@ -1,0 +1,88 @@
+/**
+ * Pruning curves after Michel et al. (2019, fig. 2) and Voita et al. (2019): heads are removed
+ * (ξ_h = 0) one more at a time in a given order, and a held-out metric is taken after each removal.
+ * Removing in increasing importance should keep the metric longer than a random order.
+ */
+import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
+import { mulberry32, shuffleInPlace } from '../data/random';
+import type { ForwardContext } from '../model/stacks';
+import type { Transformer } from '../model/transformer';
+import { layersOf } from '../telemetry/importance';
+import { ablationGates } from './gates';
+
+export interface PruningPoint {
+  /** Heads removed so far. */
+  removed: number;
+  /** The head removed at this point (null at 0). */
+  head: string | null;
+  metric: number;
+}
+
+/** Every head id of the model, `kind:layer.head`, in forward order. */
+export function allHeads(model: Transformer): string[] {
+  const L = layersOf(model);
+  return ATTENTION_KINDS.flatMap((kind: AttentionKind) =>
+    Array.from({ length: L[kind] * model.config.heads }, (_, i) => {
+      const layer = Math.floor(i / model.config.heads);
+      return `${kind}:${layer}.${i % model.config.heads}`;
+    }),
+  );
+}
+
+/** Heads ordered by increasing importance (ties: forward order). */
+export function byImportance(importance: Record<AttentionKind, Float32Array>, model: Transformer): string[] {
+  const heads = allHeads(model);
+  const value = (id: string) => {
+    const [kind, rest] = id.split(':') as [AttentionKind, string];
+    const [l, h] = rest.split('.').map(Number) as [number, number];
+    return importance[kind][l * model.config.heads + h]!;
+  };
+  return heads
+    .map((id, i) => ({ id, i, v: value(id) }))
+    .sort((a, b) => a.v - b.v || a.i - b.i)
+    .map((x) => x.id);
+}
+
+/** The heads in a seeded random order. */
+export function randomOrder(model: Transformer, seed: number): string[] {
+  return shuffleInPlace(allHeads(model), mulberry32(seed));
+}
+
+/**
+ * The metric with the first 0, 1, …, `upTo` heads of `order` removed. `metric` scores the model
+ * under the given gates (undefined: the model as trained).
+ */
+export async function pruningCurve(
+  model: Transformer,
+  order: readonly string[],
+  metric: (heads: ForwardContext['heads'] | undefined) => Promise<number>,
+  upTo = order.length,
+  onPoint?: (p: PruningPoint) => void,
+): Promise<PruningPoint[]> {
+  const points: PruningPoint[] = [];
+  for (let n = 0; n <= upTo; n++) {
+    const gates = n ? ablationGates(model, { heads: order.slice(0, n), mode: 'zero' }) : undefined;
+    try {
+      const p = { removed: n, head: n ? order[n - 1]! : null, metric: await metric(gates?.heads) };
+      points.push(p);
+      onPoint?.(p);
+    } finally {
+      gates?.dispose();
+    }
+  }
+  return points;
+}
+
+/**
+ * How many heads can go with the metric lost by at most `tolerance`: the longest prefix of the
+ * curve whose every point stays within `tolerance` of the intact model's.
+ */
+export function prunable(points: readonly PruningPoint[], tolerance: number): number {
+  const base = points[0]!.metric;
+  let n = 0;
+  for (const p of points.slice(1)) {
+    if (p.metric < base - tolerance) break;
+    n = p.removed;
+  }
+  return n;
+}
