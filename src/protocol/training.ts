@@ -20,6 +20,7 @@ import {
 } from './check';
 import { checkInputPair, type InputPair } from './attention';
 import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop } from './beamTree';
+import { checkHeadReport, type HeadReport } from './heads';
 import {
   CHECKS,
   type CheckMode,
@@ -241,6 +242,30 @@ export const beamTreeGet: RequestDef<BeamTreeParams, BeamTreeView> = {
     earlyStop: optional(oneOf(EARLY_STOPS)),
   }),
   checkResult: checkBeamTreeView,
+};
+
+/** Which heads matter: importance and pruning curves of a checkpoint (protocol/heads.ts). */
+export interface HeadReportParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  /** Held-out pairs for the importance (default 256). */
+  pairs?: number;
+  /** Test sentences for the metric (default 200). */
+  limit?: number;
+  /** Seed of the random order (default 1). */
+  seed?: number;
+}
+export const headsReport: RequestDef<HeadReportParams, HeadReport> = {
+  method: 'heads/report',
+  checkParams: object({
+    runDir: isString,
+    step: optional(isIndex),
+    pairs: optional(intIn(1, 4096)),
+    limit: optional(intIn(1, 10000)),
+    seed: optional(isIndex),
+  }),
+  checkResult: checkHeadReport,
 };
 
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */

@@ -132,16 +132,16 @@ test('heads --json: importance ascending, pruning curves from the intact model, 
     'ascending',
   );
   assert.deepEqual(
-    out.by_importance.map((p: { head: string | null }) => p.head),
+    out.byImportance.map((p: { head: string | null }) => p.head),
     [null, ...Object.keys(out.importance)],
     'pruned in increasing importance',
   );
   assert.equal(out.random.points.length, 7);
-  assert.equal(out.random.points[0].metric, out.by_importance[0].metric, 'both start from the intact model');
+  assert.equal(out.random.points[0].metric, out.byImportance[0].metric, 'both start from the intact model');
   const ev = run(['evaluate', '--run', runDir, '--beam', '1', '--limit', '10', '--backend', 'wasm']);
   const exact = Number(/exact matches: (\d+)\/10/.exec(ev.stderr)![1]);
-  assert.equal(out.by_importance[0].metric, exact * 10, 'the intact point is evaluate’s exact match, in %');
-  assert.equal(out.by_importance[6].metric, 0, 'with every head gone nothing is exact');
+  assert.equal(out.byImportance[0].metric, exact * 10, 'the intact point is evaluate’s exact match, in %');
+  assert.equal(out.byImportance[6].metric, 0, 'with every head gone nothing is exact');
   const bad = run(['heads', '--run', runDir, '--up-to', '99', '--backend', 'wasm']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--up-to: the model has 6 heads, got 99/);

@@ -101,9 +101,28 @@ test('entropy collapse: below the floor, or a 90% fall within the window; a slow
   const fast = fire([0.9, 0.85, 0.8, 0.3, 0.07]);
   assert.equal(fast.length, 1);
   assert.equal(fast[0]!.head, 'cross:0.0');
-  assert.match(fast[0]!.message, /fell from 0\.900 to 0\.070 within 5 telemetry rows/);
+  assert.match(fast[0]!.message, /fell from 0\.900 to 0\.070 within 5 telemetry rows, while the loss did not fall/);
   const floor = fire([0.5, 0.5, 0.004]);
   assert.match(floor[0]!.message, /0\.0040, below 0\.005/);
+});
+
+test('entropy collapse: a fast fall while the loss falls is a head specialising; with the loss flat or rising it fires', () => {
+  // 25 steps between rows; the loss of each row's steps given per row.
+  const run = (lossPerRow: number[]) => {
+    const m = new HealthMonitor();
+    const found: string[] = [];
+    rows([0.9, 0.85, 0.8, 0.3, 0.07]).forEach((r, i) => {
+      for (let s = 0; s < 25; s++) m.onStep(i * 25 + s + 1, lossPerRow[i]!, 1);
+      found.push(...m.onTelemetry(r).map((f) => `${f.check}@${f.step}`));
+    });
+    return found;
+  };
+  // 5.6 → 5.0 (−11%) over the window, as gettext small at step 350: no finding.
+  assert.deepEqual(run([5.6, 5.5, 5.3, 5.1, 5.0]), []);
+  // −4%: the loss barely moves while the head collapses: a finding.
+  assert.deepEqual(run([5.2, 5.2, 5.1, 5.0, 5.0]), ['entropy_collapse@125']);
+  // Rising: a finding.
+  assert.deepEqual(run([2, 2.5, 3, 4, 6]), ['entropy_collapse@125']);
 });
 
 test('dead head: gradient and output norms near zero for 3 rows, against its layer', () => {

@@ -3,7 +3,9 @@
  * backend decodes ≥ 95% of 200 held-out sequences exactly (greedy), and in the last decoder layer
  * some head's cross-attention looks at the mirrored source position (the token it is copying) for
  * ≥ 90% of target positions — an attention property, checked on the model's own attention. Beam 4
- * is at least as exact as greedy, and never chooses a hypothesis that scores below greedy's.
+ * is at least as exact as greedy, and never chooses a hypothesis that scores below greedy's. With
+ * telemetry on, no health check fires on this healthy run, and the role rules label the head found
+ * above mirrored.
  * As in the paper (§6.1) the model evaluated is the average of the last checkpoints (here 3):
  * single checkpoints of a short run wobble by a few sequences around the bar.
  * ATTENTION_DEBUGGER_REVERSE_RUN=<run folder> checks an existing run instead of training one.
@@ -12,6 +14,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { nestedAttention } from '../helpers';
+import { headRoles } from '../../src/protocol/roles';
+import { attentionOfPairs } from '../../src/engine/inspect';
+import { probesOf } from '../../src/engine/run/probe';
+import { telemetryRow } from '../../src/engine/telemetry/telemetry';
 import { initBackend } from '../../src/engine/backend';
 import { listCheckpoints, loadCheckpoint } from '../../src/engine/checkpoint';
 import { averageCheckpoints } from '../../src/engine/checkpoint/average';
@@ -38,13 +44,20 @@ test(
         out: runPath,
         data: taskSpec('reverse'),
         config: 'tiny',
-        overrides: { steps: STEPS, snapshot_every: 0, eval_every: STEPS },
+        // Telemetry and the health checks at tiny's default interval (snapshot_every 25): a healthy run raises nothing.
+        overrides: { steps: STEPS, snapshot_every: 0, eval_every: STEPS, telemetry_every: 25 },
       });
       const trainer = startTrainer(o, { resume: false }).trainer;
       await trainer.train();
       trainer.dispose();
     }
-    const { data } = openRun(runPath);
+    const { run, data, settings } = openRun(runPath);
+    assert.ok(run.readTelemetry().length >= STEPS / 25, 'telemetry was on');
+    assert.deepEqual(
+      run.readEvents().map((e) => `${e.check}@${e.step} ${e.head ?? ''}: ${e.message}`),
+      [],
+      'no health check fires on the healthy run',
+    );
     const averaged = join(runPath, 'checkpoints', 'average-last-3.safetensors');
     writeSafetensors(
       averaged,
@@ -97,6 +110,19 @@ test(
         }
       }
       const best = Math.max(...hits) / positions;
+      // The roles of the trained model's heads (protocol/roles.ts, on its telemetry of the probe
+      // batch): the head found above is labelled mirrored.
+      const probe = probesOf(data, settings).batch;
+      const maps = await attentionOfPairs(
+        model,
+        probe.map((p) => p.src),
+        probe.map((p) => [BOS, ...p.tgt]),
+      );
+      const row = telemetryRow(STEPS, maps);
+      const roles = headRoles(row);
+      const mirrored = row.heads.filter((_, i) => roles[i]!.includes('mirrored'));
+      const found = `cross:${last}.${hits.indexOf(Math.max(...hits))}`;
+      assert.ok(mirrored.includes(found), `${found} is labelled mirrored (mirrored: ${mirrored.join(', ') || 'none'})`);
       assert.ok(
         best >= 0.9,
         `best head of the last layer attends to the mirrored position on ${(best * 100).toFixed(1)}% of ${positions} positions (per head: ${hits.map((h) => (h / positions).toFixed(3)).join(', ')})`,

@@ -4,19 +4,12 @@
  * Removing in increasing importance should keep the metric longer than a random order.
  */
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
+import type { PruningPoint } from '../../protocol/heads';
 import { mulberry32, shuffleInPlace } from '../data/random';
 import type { ForwardContext } from '../model/stacks';
 import type { Transformer } from '../model/transformer';
 import { layersOf } from '../telemetry/importance';
 import { ablationGates } from './gates';
-
-export interface PruningPoint {
-  /** Heads removed so far. */
-  removed: number;
-  /** The head removed at this point (null at 0). */
-  head: string | null;
-  metric: number;
-}
 
 /** Every head id of the model, `kind:layer.head`, in forward order. */
 export function allHeads(model: Transformer): string[] {

@@ -4,13 +4,10 @@
  * importance and in a random order, with exact match (built-in tasks) or BLEU (corpora) on the
  * test split after each removal, and how many heads can go for at most 1 point (0.5 BLEU) lost.
  */
-import { allHeads, byImportance, prunable, pruningCurve, randomOrder, type PruningPoint } from '../ablate/pruning';
+import type { HeadReport } from '../../protocol/heads';
+import { headReport } from '../ablate/headReport';
 import { initBackend } from '../backend';
-import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
-import { toBatch } from '../data/batchStream';
-import { scoreHeldOut } from '../metrics/heldOut';
-import { openRun } from '../run/setup';
-import { headImportance } from '../telemetry/importance';
+import { resolveCheckpoint } from '../checkpoint';
 import { DECODING_SPECS, decodingOptions, numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -24,6 +21,7 @@ const specs: Record<string, OptionSpec> = {
 };
 
 const whole = (min: number) => (n: number) => Number.isInteger(n) && n >= min;
+const METRIC_NAMES = { exact_match_percent: 'exact match %', bleu: 'BLEU' };
 
 export async function headsCommand(argv: string[]): Promise<number> {
   const options = parseCommand(
@@ -38,83 +36,43 @@ export async function headsCommand(argv: string[]): Promise<number> {
   const pairs = numberOption(options.pairs, 'pairs', 256, whole(1), 'a whole number ≥ 1');
   const limit = numberOption(options.limit, 'limit', 200, whole(1), 'a whole number ≥ 1');
   const seed = numberOption(options.seed, 'seed', 1, whole(0), 'a whole number ≥ 0');
-  const { run, data, dataSpec } = openRun(options.run as string);
-  const held = (data.valid.length ? data.valid : data.train).slice(0, pairs);
-  const test = data.test.slice(0, limit);
-  if (!test.length) throw new UsageError(`heads: ${run.path} has no test split to score`);
-  const task = dataSpec.kind === 'task';
-  const refs = task ? test.map((p) => data.vocab.decode(p.tgt)) : data.testText.slice(0, limit).map((p) => p.tgt);
+  const upTo =
+    options['up-to'] === undefined
+      ? undefined
+      : numberOption(options['up-to'], 'up-to', 0, whole(0), 'a whole number ≥ 0');
   const backend = await initBackend(options.backend as string | undefined);
-  const weights = resolveCheckpoint((options.checkpoint as string) ?? run.path).weightsPath;
-  const model = loadCheckpoint(weights);
+  const checkpoint = resolveCheckpoint((options.checkpoint as string) ?? (options.run as string)).weightsPath;
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  log(`backend ${backend}; ${checkpoint}; importance on ${pairs} held-out pairs, metric on ${limit} test sentences`);
+  let report: HeadReport;
   try {
-    const total = allHeads(model).length;
-    const upTo = numberOption(options['up-to'], 'up-to', total, whole(0), 'a whole number ≥ 0');
-    if (upTo > total) throw new UsageError(`--up-to: the model has ${total} heads, got ${upTo}`);
-    const metricName = task ? 'exact match %' : 'BLEU';
-    const tolerance = task ? 1 : 0.5;
-    const log = (line: string) => process.stderr.write(`${line}\n`);
-    log(
-      `backend ${backend}; ${weights}; importance on ${held.length} held-out pairs; ` +
-        `${metricName} on ${test.length} test sentences (beam ${decoding.beamSize})`,
-    );
-    const batches = Array.from({ length: Math.ceil(held.length / 32) }, (_, i) =>
-      toBatch(held.slice(i * 32, (i + 1) * 32)),
-    );
-    const importance = await headImportance(model, batches);
-    const order = byImportance(importance, model);
-    const metric = async (heads: Parameters<typeof scoreHeldOut>[4]['heads']) => {
-      const s = await scoreHeldOut(model, test, refs, data.vocab, { ...decoding, ...(heads ? { heads } : {}) });
-      return task ? (100 * s.exact) / test.length : s.bleu.score;
-    };
-    const progress = (which: string) => (p: PruningPoint) =>
-      log(`  ${which}: ${p.removed} removed${p.head ? ` (${p.head})` : ''}: ${metricName} ${p.metric.toFixed(2)}`);
-    const ranked = await pruningCurve(model, order, metric, upTo, progress('by importance'));
-    const random = await pruningCurve(model, randomOrder(model, seed), metric, upTo, progress(`random (seed ${seed})`));
-    const result = {
-      run: run.path,
-      checkpoint: weights,
-      step: checkpointStep(weights),
-      metric: task ? 'exact_match_percent' : 'bleu',
-      tolerance,
-      importance: Object.fromEntries(order.map((id) => [id, importanceOf(importance, id, model.config.heads)])),
-      by_importance: ranked,
-      random: { seed, points: random },
-      prunable: { by_importance: prunable(ranked, tolerance), random: prunable(random, tolerance) },
-    };
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-      return 0;
-    }
-    printTables(result, metricName, total);
-    return 0;
-  } finally {
-    model.dispose();
+    report = await headReport(options.run as string, {
+      checkpoint,
+      pairs,
+      limit,
+      seed,
+      decoding,
+      ...(upTo !== undefined ? { upTo } : {}),
+      onPoint: (order, p) =>
+        log(`  ${order}: ${p.removed} removed${p.head ? ` (${p.head})` : ''}: ${p.metric.toFixed(2)}`),
+    });
+  } catch (err) {
+    if (err instanceof RangeError && err.message.startsWith('upTo:'))
+      throw new UsageError(`--up-to${err.message.slice(4)}`);
+    throw err;
   }
+  process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : tables(report));
+  return 0;
 }
 
-function importanceOf(importance: Record<string, Float32Array>, id: string, H: number): number {
-  const [kind, rest] = id.split(':') as [string, string];
-  const [l, h] = rest.split('.').map(Number) as [number, number];
-  return importance[kind]![l * H + h]!;
-}
-
-function printTables(
-  r: {
-    importance: Record<string, number>;
-    by_importance: PruningPoint[];
-    random: { seed: number; points: PruningPoint[] };
-    prunable: { by_importance: number; random: number };
-    tolerance: number;
-  },
-  metricName: string,
-  total: number,
-): void {
+function tables(r: HeadReport): string {
+  const name = METRIC_NAMES[r.metric];
+  const total = Object.keys(r.importance).length;
   const out: string[] = ['head importance I_h = E|∂L/∂ξ_h| (ascending: the order heads are pruned in)'];
   for (const [id, v] of Object.entries(r.importance)) out.push(`  ${id.padEnd(18)} ${v.toExponential(3)}`);
-  out.push('', `pruning curve: ${metricName} with n heads removed`);
+  out.push('', `pruning curve: ${name} on ${r.sentences} test sentences with n heads removed`);
   out.push(`  ${'n'.padStart(3)}  ${'by importance'.padEnd(30)}  random (seed ${r.random.seed})`);
-  r.by_importance.forEach((p, i) => {
+  r.byImportance.forEach((p, i) => {
     const q = r.random.points[i]!;
     const a = `${p.metric.toFixed(2)}${p.head ? ` (${p.head})` : ''}`;
     out.push(
@@ -123,8 +81,8 @@ function printTables(
   });
   out.push(
     '',
-    `${r.prunable.by_importance} of ${total} heads can go for ≤ ${r.tolerance} ${metricName} lost ` +
+    `${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost ` +
       `(random order: ${r.prunable.random})`,
   );
-  process.stdout.write(`${out.join('\n')}\n`);
+  return `${out.join('\n')}\n`;
 }

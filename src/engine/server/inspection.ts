@@ -1,16 +1,18 @@
 /**
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
- * target), beam/tree (a sentence's beam search with its tree) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
+ * target), beam/tree (a sentence's beam search with its tree), heads/report (importance and pruning
+ * curves) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { MetricRow } from '../../protocol/metrics';
-import { attentionGet, beamTreeGet, positional, runOpen, snapshotsGet } from '../../protocol/training';
+import { attentionGet, beamTreeGet, headsReport, positional, runOpen, snapshotsGet } from '../../protocol/training';
 import { attentionToWire, matrixToWire } from '../../protocol/wire';
 import { listCheckpoints, loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
-import { attentionAt } from '../run/attentionAt';
+import { attentionAt, checkpointOf } from '../run/attentionAt';
+import { headReport } from '../ablate/headReport';
 import { beamTreeAt } from '../run/beamTreeAt';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
@@ -53,6 +55,18 @@ export function registerInspectionHandlers(
   handle(conn, beamTreeGet, async (p) => {
     await ensureBackend();
     return beamTreeAt(p.runDir, p.step, p.input, p);
+  });
+
+  handle(conn, headsReport, async (p) => {
+    await ensureBackend();
+    const checkpoint = checkpointOf(new RunDir(p.runDir), p.step);
+    return headReport(p.runDir, {
+      checkpoint,
+      pairs: p.pairs ?? 256,
+      limit: p.limit ?? 200,
+      seed: p.seed ?? 1,
+      decoding: { beamSize: 1 },
+    });
   });
 
   handle(conn, positional, async (p) => {

@@ -32,9 +32,15 @@ export const THRESHOLDS = {
   spikeWarmup: 50,
   /** A head's normalised entropy below this: it looks at one key whatever the query, to 3 decimals… */
   collapseFloor: 0.005,
-  /** …or fallen by at least this share since the window's highest, over `collapseWindow` telemetry rows. */
+  /** …or fallen by at least this share since the window's highest, over `collapseWindow` telemetry rows, */
   collapseDrop: 0.9,
   collapseWindow: 5,
+  /**
+   * …while the training loss fell by less than this share over those rows. A head that sharpens
+   * fast while the loss falls is specialising (seen at step 350 of the README's gettext `small`
+   * run, loss 5.6 → 5.0); Zhai et al.'s collapse comes with a loss that stalls or rises.
+   */
+  collapseLossFall: 0.05,
   /** Gradient and output norms of a head below this share of the layer's median, for `deadRows` rows. */
   deadShare: 1e-3,
   deadRows: 3,
@@ -49,6 +55,9 @@ const median = (xs: number[]): number => {
 export class HealthMonitor {
   private readonly losses: number[] = [];
   private readonly rows: TelemetryRow[] = [];
+  /** The median training loss since the previous telemetry row, one per row of `rows` (NaN: none seen). */
+  private readonly rowLosses: number[] = [];
+  private sinceRow: number[] = [];
   /** Heads reported as collapsed, until their entropy recovers: one finding per episode, not one per row. */
   private readonly collapsedHeads = new Set<string>();
   private readonly deadHeads = new Set<string>();
@@ -85,14 +94,28 @@ export class HealthMonitor {
     }
     this.losses.push(loss);
     if (this.losses.length > THRESHOLDS.spikeWindow) this.losses.shift();
+    this.sinceRow.push(loss);
     return out;
   }
 
   /** A telemetry row: entropy collapse and dead heads. */
   onTelemetry(row: TelemetryRow): Finding[] {
     this.rows.push(row);
-    if (this.rows.length > Math.max(THRESHOLDS.collapseWindow, THRESHOLDS.deadRows)) this.rows.shift();
+    this.rowLosses.push(this.sinceRow.length ? median(this.sinceRow) : NaN);
+    this.sinceRow = [];
+    if (this.rows.length > Math.max(THRESHOLDS.collapseWindow, THRESHOLDS.deadRows)) {
+      this.rows.shift();
+      this.rowLosses.shift();
+    }
     return [...this.collapsed(row), ...this.dead(row)];
+  }
+
+  /** Whether the loss fell by at least collapseLossFall over the last `n` rows (false when unknown). */
+  private lossFell(n: number): boolean {
+    const losses = this.rowLosses.slice(-n);
+    const first = losses[0]!;
+    const last = losses[losses.length - 1]!;
+    return losses.length > 1 && last <= (1 - THRESHOLDS.collapseLossFall) * first;
   }
 
   private collapsed(row: TelemetryRow): Finding[] {
@@ -108,8 +131,8 @@ export class HealthMonitor {
       const why =
         now < THRESHOLDS.collapseFloor
           ? `its normalised entropy is ${now.toFixed(4)}, below ${THRESHOLDS.collapseFloor}`
-          : high > 0 && now <= (1 - THRESHOLDS.collapseDrop) * high
-            ? `its normalised entropy fell from ${high.toFixed(3)} to ${now.toFixed(3)} within ${past.length} telemetry rows`
+          : high > 0 && now <= (1 - THRESHOLDS.collapseDrop) * high && !this.lossFell(window.length)
+            ? `its normalised entropy fell from ${high.toFixed(3)} to ${now.toFixed(3)} within ${past.length} telemetry rows, while the loss did not fall`
             : undefined;
       if (!why) {
         if (now >= THRESHOLDS.collapseFloor) this.collapsedHeads.delete(head);

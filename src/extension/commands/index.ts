@@ -9,6 +9,7 @@
  */
 import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
+import { showHeadReport } from './heads';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
 import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
 import { resume, stop, train, trainingActions } from './training';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.trainingActions': trainingActions,
   'attentionDebugger.decode': decodeSentence,
   'attentionDebugger.beamTree': showBeamTree,
+  'attentionDebugger.headImportance': showHeadReport,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,
   'attentionDebugger.openBreakpoint': openBreakpoint,

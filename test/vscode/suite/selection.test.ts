@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { BeamTreeView } from '../../../src/protocol/beamTree';
+import type { HeadReport } from '../../../src/protocol/heads';
 import type { CellRef, DrawnMsg } from '../../../src/protocol/webview';
 import { ENGINE_ERROR, trainResume } from '../../../src/protocol/training';
 import { activateExtension } from './api';
@@ -255,6 +256,23 @@ test('Show Beam Tree draws the search of a sentence; its chosen leaf is Decode�
     { kind: 'decoder_self', shape: [1, 2, T, T] },
   ]);
   await screenshot('beam-tree', api);
+}, 90_000);
+
+test('Head Importance and Pruning shows which heads of a run matter, in a report beside the editor', async () => {
+  await activateExtension();
+  const report = await vscode.commands.executeCommand<HeadReport>('attentionDebugger.headImportance', {
+    runDir: reverse,
+    limit: 20,
+  });
+  assert.ok(report, 'the command returned nothing (see the output)');
+  assert.equal(report.metric, 'exact_match_percent');
+  assert.equal(Object.keys(report.importance).length, 6, 'micro: 2 heads × 1 layer × 3 kinds');
+  assert.equal(report.byImportance.length, 7);
+  assert.equal(report.byImportance[6]!.metric, 0, 'nothing is exact with every head gone');
+  const doc = vscode.workspace.textDocuments.find((d) => d.getText().startsWith('# Heads of reverse-micro'));
+  assert.ok(doc, 'the report is open');
+  assert.match(doc.getText(), new RegExp(`\\*\\*${report.prunable.byImportance} of 6 heads can go`));
+  await screenshot('head-importance', await activateExtension());
 }, 90_000);
 
 test('a blank panel (its page never says ready) is replaced and shows its data again', async () => {
