@@ -1,6 +1,6 @@
 /**
  * Head Importance and Pruning: which heads matter in a run's checkpoint (the engine's heads/report),
- * shown as a Markdown report beside the editor: importance of every head, the pruning curves in
+ * shown as a Markdown document beside the editor: importance of every head, the pruning curves in
  * increasing importance and at random, and how many heads can go.
  */
 import * as path from 'node:path';
@@ -26,7 +26,8 @@ export function headReportMarkdown(r: HeadReport): string {
   const lines = [
     `# Heads of ${path.basename(r.run)} at step ${r.step}`,
     '',
-    `Checkpoint \`${r.checkpoint}\`. ${name} on ${r.sentences} test sentences (greedy).`,
+    `Checkpoint \`${r.checkpoint}\`. ${name} on ${r.sentences} test sentences (greedy). ` +
+      'Markdown: Open Preview to the Side (Ctrl+K V) renders these tables.',
     '',
     `**${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost** when they are removed ` +
       `in increasing importance; in a random order (seed ${r.random.seed}), ${r.prunable.random}.`,
@@ -68,8 +69,8 @@ export function showHeadReport(ctx: Ctx): Cmd {
         }),
     );
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: headReportMarkdown(report) });
+    // The Markdown source reads as tables already; the rendered preview is one command away.
     await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
-    void vscode.commands.executeCommand('markdown.showPreview', doc.uri);
     return report;
   });
 }
