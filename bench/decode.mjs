@@ -5,7 +5,7 @@
 // two should produce the same outputs). Both decode incrementally (the decoder's self-attention
 // keys/values cached, the memory's cross-attention keys/values projected once), in batches of 32
 // sentences sorted by length, and never generate BOS or PAD.
-//   node bench/decode.mjs [--n 100] [--beams 1,4] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
+//   node bench/decode.mjs [--n 100] [--beams 1,4] [--stops exact,first-k] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
 import process from 'node:process';
 import console from 'node:console';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import { loadEngine, root } from './lib/build.mjs';
 import { header, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
 
-const args = parseArgs({ n: 100, beams: '1,4', batch: 32, config: 'small', vocab: 8000, maxLength: 80, backend: '' });
+const args = parseArgs({
+  n: 100,
+  beams: '1,4',
+  stops: 'exact,first-k',
+  batch: 32,
+  config: 'small',
+  vocab: 8000,
+  maxLength: 80,
+  backend: '',
+});
 const { tf, matMulDetail, initBackend, configFromPreset, Transformer, translate, prepareData, saveCheckpoint } =
   await loadEngine();
 const backend = await initBackend(args.backend || undefined);
@@ -39,19 +48,27 @@ console.log(
   `  [engine] ${data.summary}; ${src.length} test sentences, ${src.reduce((n, s) => n + s.length, 0)} source tokens`,
 );
 
-const beams = args.beams.split(',').map(Number);
+// Greedy once; each beam size with each stopping rule (protocol/beamTree.ts EarlyStop).
+const runs = args.beams
+  .split(',')
+  .map(Number)
+  .flatMap((k) =>
+    k === 1
+      ? [{ name: 'greedy', k, stop: 'exact' }]
+      : args.stops.split(',').map((stop) => ({ name: `beam ${k} ${stop}`, k, stop })),
+  );
 const engine = {};
 await translate(model, src.slice(0, 2), { beamSize: 1 }); // warm-up: kernels compiled, buffers sized
-for (const k of beams) {
+for (const { name, k, stop } of runs) {
   const t0 = now();
-  const out = await translate(model, src, { beamSize: k, batchSize: args.batch });
+  const out = await translate(model, src, { beamSize: k, batchSize: args.batch, earlyStop: stop });
   const dt = now() - t0;
-  engine[k] = {
+  engine[name] = {
     sps: src.length / dt,
     tokens: out.reduce((n, t) => n + t.tokens.length, 0),
     out: out.map((t) => t.tokens),
   };
-  console.log(`  [engine] beam ${k}: ${dt.toFixed(1)} s, ${engine[k].tokens} output tokens`);
+  console.log(`  [engine] ${name}: ${dt.toFixed(1)} s, ${engine[name].tokens} output tokens`);
 }
 const casePath = join(dir, 'decode-case.json');
 writeFileSync(
@@ -60,11 +77,11 @@ writeFileSync(
     config,
     weights,
     src,
-    beams,
+    runs,
     batch: args.batch,
     alpha: 0.6,
     maxLenOffset: 50,
-    engine: Object.fromEntries(beams.map((k) => [k, engine[k].out])),
+    engine: Object.fromEntries(runs.map(({ name }) => [name, engine[name].out])),
   }),
 );
 
@@ -75,11 +92,11 @@ header(
   peer.info,
 );
 table(
-  beams.map((k) => ({
-    name: k === 1 ? 'greedy' : `beam ${k}`,
-    engine: engine[k].sps,
-    peer: peer.sps[k],
-    unit: `sentences/s (output tokens: engine ${engine[k].tokens}, PyTorch ${peer.tokens[k]}; identical outputs ${peer.same[k]}/${src.length})`,
+  runs.map(({ name }) => ({
+    name,
+    engine: engine[name].sps,
+    peer: peer.sps[name],
+    unit: `sentences/s (output tokens: engine ${engine[name].tokens}, PyTorch ${peer.tokens[name]}; identical outputs ${peer.same[name]}/${src.length})`,
   })),
   { engine: peakRssMiB(), peer: peer.rss },
 );

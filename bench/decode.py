@@ -124,12 +124,27 @@ def greedy(inc, state, max_len, bos, eos, alpha):
     return tokens
 
 
-def beam(inc, state, max_len, bos, eos, alpha, k):
+def beam(inc, state, max_len, bos, eos, alpha, k, stop):
+    """The engine's beam search (src/engine/decode/beam.ts), written again for PyTorch.
+
+    stop "exact": a sentence stops only when no live hypothesis can beat the k-th best finished one
+    (the best live log-prob p <= 0 over lp(max_len + 1)); the k best finished are kept.
+    stop "first-k": it stops once k have finished, keeping the first k."""
+    exact = stop == "exact"
     n = len(max_len)
-    finished = [[] for _ in range(n)]  # (score, logProb, tokens)
+    finished = [[] for _ in range(n)]  # (score, logProb, tokens), best first under "exact"
     live = [[([], 0.0, s)] for s in range(n)]  # (tokens, logProb, row)
     active = list(range(n))
     rows = n
+
+    def end(done, lg, toks):
+        if not exact and len(done) >= k:
+            return
+        done.append((lg / penalty(len(toks), alpha), lg, toks))
+        if exact:
+            done.sort(key=lambda d: -d[0])  # stable: of equal scores the earlier stays first
+            del done[k:]
+
     while active:
         last = [0] * rows
         for s in active:
@@ -142,9 +157,9 @@ def beam(inc, state, max_len, bos, eos, alpha, k):
         for s in active:
             lives, done = live[s], finished[s]
             if len(lives[0][0]) >= max_len[s]:
-                ended = sorted(((lp_ := lg + float(lp[row, eos])), toks + [eos]) for toks, lg, row in lives)[::-1]
-                for lg, toks in ended[:k - len(done)]:
-                    done.append((lg / penalty(len(toks), alpha), lg, toks))
+                ended = [(lg + float(lp[row, eos]), i, toks + [eos]) for i, (toks, lg, row) in enumerate(lives)]
+                for lg, _, toks in sorted(ended, key=lambda e: (-e[0], e[1])):
+                    end(done, lg, toks)
                 continue
             rows_of = torch.tensor([row for _, _, row in lives], dtype=torch.long)
             cand = (lp.index_select(0, rows_of) + torch.tensor([lg for _, lg, _ in lives])[:, None]).reshape(-1)
@@ -156,12 +171,17 @@ def beam(inc, state, max_len, bos, eos, alpha, k):
                 h, tok = divmod(i, V)
                 toks, _, row = lives[h]
                 if tok == eos:
-                    if rank < k and len(done) < k:
-                        done.append((val / penalty(len(toks) + 1, alpha), val, toks + [tok]))
+                    if rank < k:
+                        end(done, val, toks + [tok])
                 elif len(nxt) < k:
                     nxt.append((toks + [tok], val, row))
-            if len(done) >= k or not nxt:
+            if not nxt:
                 continue
+            if len(done) >= k:
+                p = nxt[0][1]
+                bound = p if p > 0 else p / penalty(max_len[s] + 1, alpha)
+                if not exact or bound <= done[k - 1][0]:
+                    continue
             for j, (toks, lg, row) in enumerate(nxt):
                 keep.append(row)
                 nxt[j] = (toks, lg, len(keep) - 1)
@@ -173,7 +193,7 @@ def beam(inc, state, max_len, bos, eos, alpha, k):
     return [max(done, key=lambda d: d[0])[2] if done else [] for done in finished]
 
 
-def translate(inc, src, k, batch, alpha, offset):
+def translate(inc, src, k, batch, alpha, offset, stop="exact"):
     cfg = inc.m.cfg
     cap = cfg["max_len"] - 1
     off = min(offset, cap)
@@ -185,7 +205,7 @@ def translate(inc, src, k, batch, alpha, offset):
         max_len = [min(len(r), cap - off) + off for r in rows]
         state = inc.initial(rows)
         search = greedy(inc, state, max_len, cfg["bos_id"], cfg["eos_id"], alpha) if k == 1 else \
-            beam(inc, state, max_len, cfg["bos_id"], cfg["eos_id"], alpha, k)
+            beam(inc, state, max_len, cfg["bos_id"], cfg["eos_id"], alpha, k, stop)
         for i, toks in zip(ids, search):
             out[i] = toks[:-1] if toks and toks[-1] == cfg["eos_id"] else toks
     return out
@@ -206,14 +226,15 @@ def main():
     sps, tokens, same = {}, {}, {}
     with torch.inference_mode():
         translate(inc, src[:2], 1, case["batch"], case["alpha"], case["maxLenOffset"])  # warm-up
-        for k in case["beams"]:
+        for run in case["runs"]:
+            name, k = run["name"], run["k"]
             t0 = now()
-            out = translate(inc, src, k, case["batch"], case["alpha"], case["maxLenOffset"])
+            out = translate(inc, src, k, case["batch"], case["alpha"], case["maxLenOffset"], run["stop"])
             dt = now() - t0
-            sps[k] = len(src) / dt
-            tokens[k] = sum(len(t) for t in out)
-            same[k] = sum(a == b for a, b in zip(out, case["engine"][str(k)]))
-            print(f"beam {k}: {dt:.1f} s, {tokens[k]} output tokens")
+            sps[name] = len(src) / dt
+            tokens[name] = sum(len(t) for t in out)
+            same[name] = sum(a == b for a, b in zip(out, case["engine"][name]))
+            print(f"{name}: {dt:.1f} s, {tokens[name]} output tokens")
     emit({"info": describe(), "sps": sps, "tokens": tokens, "same": same, "rss": peak_rss_mib()})
 
 
