@@ -43,6 +43,7 @@ import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, poolMax } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
+import { ablationCard } from './ablation';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -70,6 +71,25 @@ const scaleBox = h('input', { type: 'checkbox', id: 'absolute' });
 const grids = h('div', { id: 'grids' });
 const detailTitle = h('h2', { id: 'detail-title' }, 'Click a head to open it');
 const detail = h('div', { class: 'chart detail', id: 'detail' });
+const ablation = ablationCard(() => markAblated());
+const switchButton = h('button', { class: 'small', id: 'switch-head', disabled: '' }, 'Switch Off');
+switchButton.title = 'Switch this head off (its output removed before W^O) and see what the input loses';
+switchButton.addEventListener('click', () => selected && ablation.toggle(headId(selected)));
+
+/** Thumbnails of heads switched off are marked; the switch says what it would do to the open head. */
+function markAblated(): void {
+  const off = new Set(ablation.off());
+  for (const c of grids.querySelectorAll<HTMLCanvasElement>('canvas.thumb')) {
+    const id = headId({
+      kind: c.dataset.kind as AttentionKind,
+      layer: Number(c.dataset.layer),
+      head: Number(c.dataset.head),
+    });
+    c.classList.toggle('ablated', off.has(id));
+  }
+  switchButton.textContent = selected && off.has(headId(selected)) ? 'Switch On' : 'Switch Off';
+  if (selected) switchButton.removeAttribute('disabled');
+}
 
 function exportHead(format: 'csv' | 'json'): void {
   if (!payload || !selected || !headMap(payload, selected)) return;
@@ -111,10 +131,15 @@ function layoutPage(): void {
       { class: 'attention-layout' },
       grids,
       h(
-        'section',
-        { class: 'card detail-card' },
-        h('header', {}, detailTitle, h('span', { class: 'actions' }, png, csv, json)),
-        detail,
+        'div',
+        { class: 'detail-card' },
+        h(
+          'section',
+          { class: 'card' },
+          h('header', {}, detailTitle, h('span', { class: 'actions' }, switchButton, png, csv, json)),
+          detail,
+        ),
+        ablation.el,
       ),
     ),
   );
@@ -237,6 +262,7 @@ function render(): void {
     else document.body.dataset.renderDone = String(gen);
   };
   slice();
+  markAblated();
   if (selected && headMap(p, selected)) showDetail(selected);
 }
 
@@ -298,6 +324,7 @@ function openHead(ref: HeadRef): void {
     );
   }
   showDetail(ref);
+  markAblated();
   post({ type: 'openHead', ...ref });
 }
 
@@ -315,6 +342,7 @@ function handle(m: ToWebview): void {
       header = m.state.header;
       selected = m.state.selected ?? selected;
       roles = roleMap(m.state.roles);
+      ablation.show(m.state.ablation ?? null);
       break;
     default:
       throw new Error(`the attention view does not show ${m.type} messages`);
@@ -334,6 +362,13 @@ function report(cells: CellRef[]): DrawnReport {
   });
   const maps = payload?.maps.map((m) => ({ kind: m.kind, shape: [...m.shape] })) ?? [];
   const marks = payload ? [...roles].flatMap(([head, rs]) => rs.map((r) => `${head} ${r}`)) : [];
+  const off = [...grids.querySelectorAll<HTMLCanvasElement>('canvas.thumb.ablated')].map(
+    (c) => `off ${c.dataset.kind}:${c.dataset.layer}.${c.dataset.head}`,
+  );
+  const deltas = [...document.querySelectorAll<HTMLElement>('#ablation-table tr[data-delta]')].map(
+    (r) => `delta ${r.dataset.delta}`,
+  );
+  marks.push(...off, ...deltas);
   return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 

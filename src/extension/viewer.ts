@@ -18,12 +18,20 @@ import {
   type InputPair,
 } from '../protocol/attention';
 import { type Check, isIndex, isString, object, optional } from '../protocol/check';
-import { type AttentionResult, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
+import type { Ablation, AblationEffect } from '../protocol/ablation';
+import {
+  ablationEffect,
+  type AttentionResult,
+  attentionGet,
+  type RunSummary,
+  runOpen,
+  snapshotsGet,
+} from '../protocol/training';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { toAttention } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
-import { BeamTreePanel, type Panels } from './panels';
+import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
 import type { PanelRequest } from './panels/base';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
 
@@ -264,6 +272,9 @@ export class Viewer implements vscode.Disposable {
         case 'beamNode':
           await this.showBeamNode(request.node);
           break;
+        case 'ablateHeads':
+          await this.ablate(request.ablation);
+          break;
       }
     } catch (err) {
       this.log(`${request.type} from a panel failed: ${errorText(err)}`);
@@ -289,6 +300,31 @@ export class Viewer implements vscode.Disposable {
       ...(stepFile ? { step: tree.step } : {}),
     });
     if (panel.shownTree === tree) panel.showNode(id, toAttention(r.attention, 'attention/get result.attention'));
+  }
+
+  /**
+   * Heads switched off in the attention view: the engine scores the input shown (its target, or
+   * what the intact model decoded) with and without them, at the selected checkpoint, and decodes
+   * it greedily with them off. No heads: all back on.
+   */
+  async ablate(ablation: Ablation): Promise<AblationEffect | null> {
+    const panel = AttentionPanel.slot.current;
+    const attention = this.panels.store.attention;
+    const sel = this.sel;
+    if (!panel || !attention || !sel) return null;
+    if (!ablation.heads.length) {
+      panel.showAblation(null, attention);
+      return null;
+    }
+    // At the selected checkpoint (the newest when none is): snapshots between checkpoints have no weights.
+    const effect = await this.engine.request(ablationEffect, {
+      runDir: sel.runDir,
+      input: sel.input,
+      ablation,
+      ...(sel.step !== undefined ? { step: sel.step } : {}),
+    });
+    if (this.panels.store.attention === attention) panel.showAblation(effect, attention);
+    return effect;
   }
 
   private persist(): void {

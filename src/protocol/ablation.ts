@@ -3,7 +3,7 @@
  * ask for it: which heads, and what replaces their output before W^O.
  */
 import { parseHeadId } from './attention';
-import { type Check, arrayOf, object, oneOf } from './check';
+import { type Check, arrayOf, isFiniteNumber, isIndex, isString, object, oneOf } from './check';
 
 export const ABLATION_MODES = ['zero', 'mean'] as const;
 /** zero: ξ_h = 0, the head's output is removed; mean: it is replaced by its mean over the probe batch. */
@@ -39,3 +39,34 @@ export function parseAblateList(text: string): string[] {
 export function describeAblation(a: Ablation): string {
   return a.heads.length ? `${a.heads.join(', ')} ${a.mode}-ablated` : 'no heads ablated';
 }
+
+/** What ablating heads does to one input at one checkpoint (the attention view's head toggles). */
+export interface AblationEffect {
+  ablation: Ablation;
+  runDir: string;
+  step: number;
+  /** The target scored, BOS first: the input's own, or what the intact model decoded. */
+  tgtTokens: string[];
+  /** log p of each target token after BOS, then of EOS, teacher-forced: the model as trained, and ablated. */
+  intact: number[];
+  ablated: number[];
+  /** Greedy decoding of the source with the heads ablated. */
+  output: { text: string; tokens: string[] };
+}
+
+export const checkAblationEffect: Check = (v, path) => {
+  const why = object({
+    ablation: checkAblation,
+    runDir: isString,
+    step: isIndex,
+    tgtTokens: arrayOf(isString),
+    intact: arrayOf(isFiniteNumber),
+    ablated: arrayOf(isFiniteNumber),
+    output: object({ text: isString, tokens: arrayOf(isString) }),
+  })(v, path);
+  if (why) return why;
+  const e = v as AblationEffect;
+  if (e.intact.length !== e.tgtTokens.length || e.ablated.length !== e.tgtTokens.length)
+    return `${path}: intact and ablated must hold one log-prob per target token (${e.tgtTokens.length})`;
+  return undefined;
+};

@@ -21,6 +21,7 @@ import {
 import { checkInputPair, type InputPair } from './attention';
 import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop } from './beamTree';
 import { checkHeadReport, type HeadReport } from './heads';
+import { type Ablation, type AblationEffect, checkAblation, checkAblationEffect } from './ablation';
 import {
   CHECKS,
   type CheckMode,
@@ -266,6 +267,20 @@ export const headsReport: RequestDef<HeadReportParams, HeadReport> = {
     seed: optional(isIndex),
   }),
   checkResult: checkHeadReport,
+};
+
+/** What ablating heads does to an input at a checkpoint (protocol/ablation.ts). */
+export interface AblationEffectParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  input: InputPair;
+  ablation: Ablation;
+}
+export const ablationEffect: RequestDef<AblationEffectParams, AblationEffect> = {
+  method: 'ablation/effect',
+  checkParams: object({ runDir: isString, step: optional(isIndex), input: checkInputPair, ablation: checkAblation }),
+  checkResult: checkAblationEffect,
 };
 
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */

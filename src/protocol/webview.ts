@@ -37,6 +37,7 @@ import {
   isBoolean,
   shapeOf,
 } from './check';
+import { type Ablation, type AblationEffect, checkAblation, checkAblationEffect } from './ablation';
 import { type BeamTreeView, checkBeamTreeView } from './beamTree';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
@@ -173,6 +174,8 @@ export interface AttentionState {
   selected: HeadRef | null;
   /** Each head's roles at the attention's step (the newest telemetry row at or before it). */
   roles: HeadRoles[];
+  /** What the heads the user switched off do to this input (absent or null: none are off). */
+  ablation?: AblationEffect | null;
 }
 export interface HeadsState {
   panel: 'heads';
@@ -294,6 +297,11 @@ export interface InspectInputMsg extends Versioned {
   /** The checkpoint step; the newest when absent. */
   step?: number;
 }
+/** The user switched heads off (or all back on: no heads) in the attention view. */
+export interface AblateHeadsMsg extends Versioned {
+  type: 'ablateHeads';
+  ablation: Ablation;
+}
 /** The user clicked a node of the beam tree: show its prefix's attention. */
 export interface BeamNodeMsg extends Versioned {
   type: 'beamNode';
@@ -335,6 +343,7 @@ export type FromWebview =
   | HoverStepMsg
   | InspectInputMsg
   | BeamNodeMsg
+  | AblateHeadsMsg
   | DrawnMsg
   | ErrorMsg;
 
@@ -383,6 +392,7 @@ const checkPanelState: Check = (v, path) => {
         attention: nullable(checkAttention),
         selected: nullable(checkHeadRef),
         roles: checkHeadRoles,
+        ablation: optional(nullable(checkAblationEffect)),
       })(v, path);
     case 'heads':
       return object({
@@ -454,6 +464,7 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
   hoverStep: object({ step: nullable(isIndex) }),
   inspectInput: object({ input: checkInputPair, step: optional(isIndex) }),
   beamNode: object({ node: isIndex }),
+  ablateHeads: object({ ablation: checkAblation }),
   drawn: object({
     panel: oneOf(PANEL_KINDS),
     run: isString,

@@ -89,7 +89,7 @@ export function labeller(vocab: Vocabulary | undefined, model: Transformer): (id
 }
 
 /** log p of each target token after BOS and of EOS, from teacher-forced log-probs [T, V]. Finite: JSON has no −∞. */
-function tokenLogProbs(logProbs: Float32Array, tgt: number[], vocab: number, eos: number): number[] {
+export function tokenLogProbs(logProbs: Float32Array, tgt: number[], vocab: number, eos: number): number[] {
   return tgt.map((_, t) => Math.max(logProbs[t * vocab + (t + 1 < tgt.length ? tgt[t + 1] : eos)], -1e30));
 }
 

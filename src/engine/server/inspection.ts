@@ -6,13 +6,22 @@
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import type { MetricRow } from '../../protocol/metrics';
-import { attentionGet, beamTreeGet, headsReport, positional, runOpen, snapshotsGet } from '../../protocol/training';
+import {
+  ablationEffect,
+  attentionGet,
+  beamTreeGet,
+  headsReport,
+  positional,
+  runOpen,
+  snapshotsGet,
+} from '../../protocol/training';
 import { attentionToWire, matrixToWire } from '../../protocol/wire';
 import { listCheckpoints, loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
 import { attentionAt, checkpointOf } from '../run/attentionAt';
 import { headReport } from '../ablate/headReport';
+import { ablationEffectAt } from '../ablate/effect';
 import { beamTreeAt } from '../run/beamTreeAt';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
@@ -55,6 +64,11 @@ export function registerInspectionHandlers(
   handle(conn, beamTreeGet, async (p) => {
     await ensureBackend();
     return beamTreeAt(p.runDir, p.step, p.input, p);
+  });
+
+  handle(conn, ablationEffect, async (p) => {
+    await ensureBackend();
+    return ablationEffectAt(p.runDir, p.step, p.input, p.ablation);
   });
 
   handle(conn, headsReport, async (p) => {

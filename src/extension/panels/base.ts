@@ -15,6 +15,7 @@ import {
   type ExportMsg,
   type InspectInputMsg,
   type BeamNodeMsg,
+  type AblateHeadsMsg,
   type HoverStepMsg,
   type OpenHeadAtMsg,
   type OpenHeadMsg,
@@ -39,7 +40,8 @@ export type PanelRequest =
   | CursorFromWebviewMsg
   | HoverStepMsg
   | InspectInputMsg
-  | BeamNodeMsg;
+  | BeamNodeMsg
+  | AblateHeadsMsg;
 
 /** What panels need from the extension. */
 export interface PanelHost {
@@ -263,6 +265,7 @@ export abstract class BasePanel implements vscode.Disposable {
         case 'hoverStep':
         case 'inspectInput':
         case 'beamNode':
+        case 'ablateHeads':
           this.host.request(this.kind, m);
           break;
         case 'export':

@@ -83,6 +83,10 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
 .role-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .heads-labels { font-family: var(--vscode-editor-font-family, monospace); }
 .beam-tree { overflow: auto; max-height: 80vh; }
+canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeground, #f48771); }
+#ablation-table td.worse { color: var(--vscode-errorForeground, #f48771); }
+#ablation-table td.better { color: var(--vscode-charts-green, #89d185); }
+#ablated-heads button { margin-right: 4px; }
 .beam-node { cursor: pointer; }
 #n-best { table-layout: auto; }
 .legend { display: flex; gap: 14px; font-size: 0.85em; color: var(--vscode-descriptionForeground); margin-bottom: 6px; }

@@ -4,6 +4,7 @@
  * messages (metrics appended, new attention, a snapshot, the cursor).
  */
 import * as vscode from 'vscode';
+import type { AblationEffect } from '../../protocol/ablation';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
@@ -82,6 +83,9 @@ export class HeadsPanel extends BasePanel {
   }
 }
 
+/** A run and source sentence, to tell whether an ablation's effect still belongs to what is shown. */
+const sourceOf = (a: Attention) => `${a.source.runDir}\n${a.srcTokens.join(' ')}`;
+
 export class AttentionPanel extends BasePanel {
   static readonly slot: PanelSlot<AttentionPanel> = new PanelSlot({
     kind: 'attention',
@@ -94,10 +98,23 @@ export class AttentionPanel extends BasePanel {
     },
   });
   private selected: HeadRef | null = null;
+  /** What the heads switched off do to the input shown, and that input's run and source; null when none are off. */
+  private ablation: { effect: AblationEffect; source: string } | null = null;
 
-  /** Shows every layer × head of one sentence pair. */
+  /** Shows every layer × head of one sentence pair; an ablation of another run or input no longer applies. */
   showAttention(attention: Attention): void {
+    if (this.ablation && this.ablation.source !== sourceOf(attention)) {
+      this.ablation = null;
+      this.sendState();
+      return;
+    }
     this.post({ type: 'attention', ...attention, roles: this.host.store.rolesAt(attention.source.step) });
+  }
+
+  /** The effect of the heads switched off on `attention`'s input (null: all heads on again). */
+  showAblation(effect: AblationEffect | null, attention: Attention): void {
+    this.ablation = effect ? { effect, source: sourceOf(attention) } : null;
+    this.sendState();
   }
 
   select(ref: HeadRef): void {
@@ -111,7 +128,14 @@ export class AttentionPanel extends BasePanel {
   protected snapshot(): PanelState {
     const s = this.host.store;
     const roles = s.attention ? s.rolesAt(s.attention.source.step) : [];
-    return { panel: 'attention', header: s.header, attention: s.attention, selected: this.selected, roles };
+    return {
+      panel: 'attention',
+      header: s.header,
+      attention: s.attention,
+      selected: this.selected,
+      roles,
+      ablation: this.ablation?.effect ?? null,
+    };
   }
 }
 

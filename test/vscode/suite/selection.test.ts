@@ -258,6 +258,34 @@ test('Show Beam Tree draws the search of a sentence; its chosen leaf is Decodeâ€
   await screenshot('beam-tree', api);
 }, 90_000);
 
+test('switching heads off in the attention view shows each target tokenâ€™s log-prob change and the new output', async () => {
+  const api = await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: reverse, text: '5 6 7' });
+  await until('the attention view', () => slots.attention.current?.isReady === true, 30_000);
+  const heads = ['cross:0.0', 'cross:0.1'];
+  api.panels.host.request('attention', { type: 'ablateHeads', v: 2, ablation: { heads, mode: 'zero' } });
+  let shown: DrawnMsg | undefined;
+  const end = Date.now() + 30_000;
+  while (!shown?.marks.some((m) => m.startsWith('delta '))) {
+    assert.ok(Date.now() < end, 'the effect of the ablation never came');
+    await new Promise((r) => setTimeout(r, 200));
+    shown = await drawn('attention');
+  }
+  assert.ok(shown.marks.includes('off cross:0.0') && shown.marks.includes('off cross:0.1'), shown.marks.join(' '));
+  const deltas = shown.marks.filter((m) => m.startsWith('delta ')).map((m) => Number(m.slice(6)));
+  assert.ok(
+    deltas.some((d) => Math.abs(d) > 1e-3),
+    `without every cross head the target's log-probs change: ${deltas}`,
+  );
+  await screenshot('attention-heads-off', api);
+  api.panels.host.request('attention', { type: 'ablateHeads', v: 2, ablation: { heads: [], mode: 'zero' } });
+  const back = Date.now() + 30_000;
+  while ((await drawn('attention')).marks.some((m) => m.startsWith('off '))) {
+    assert.ok(Date.now() < back, 'the heads never came back on');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}, 90_000);
+
 test('Head Importance and Pruning shows which heads of a run matter, in a report beside the editor', async () => {
   await activateExtension();
   const report = await vscode.commands.executeCommand<HeadReport>('attentionDebugger.headImportance', {

@@ -253,3 +253,79 @@ test('a malformed message shows an error naming the field, posts error, and the 
   await page.waitForFunction(() => document.body.dataset.renderDone && document.getElementById('error').hidden);
   await page.close();
 });
+
+test('switching a head off asks for its effect, marks it, and shows each token’s log-prob change and the new output', async () => {
+  const page = await openPanel('attention');
+  const state = (ablation) =>
+    page.evaluate(
+      ({ ablation, v }) => {
+        const w = (q, k) => new Float32Array(2 * q * k).fill(1 / k);
+        const attention = {
+          source: { runDir: '/runs/rev', step: 30, input: 'input' },
+          srcTokens: ['5', '6', '</s>'],
+          tgtTokens: ['<s>', '6'],
+          maps: [
+            { kind: 'encoder_self', shape: [1, 2, 3, 3], weights: w(3, 3) },
+            { kind: 'decoder_self', shape: [1, 2, 2, 2], weights: w(2, 2) },
+            { kind: 'cross', shape: [1, 2, 2, 3], weights: w(2, 3) },
+          ],
+        };
+        const header = {
+          runDir: '/runs/rev',
+          run: 'rev',
+          step: 30,
+          input: '5 6',
+          live: false,
+          checkpoints: [30],
+          vocab: true,
+        };
+        const st = { panel: 'attention', header, attention, selected: null, roles: [], ablation };
+        window.postMessage({ type: 'state', v, state: st }, '*');
+      },
+      { ablation, v: V },
+    );
+  await state(null);
+  await page.waitForFunction(() => document.body.dataset.renderDone);
+  assert(await page.evaluate(() => document.getElementById('ablation-card').hidden), 'no card while every head is on');
+  await page.click('canvas.thumb[data-kind="cross"][data-layer="0"][data-head="1"]');
+  await page.click('#switch-head');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ablateHeads'));
+  const [asked] = await posted(page, 'ablateHeads');
+  assert(
+    JSON.stringify(asked.ablation) === JSON.stringify({ heads: ['cross:0.1'], mode: 'zero' }),
+    `asked ${JSON.stringify(asked)}`,
+  );
+  const marked = await page.evaluate(() =>
+    [...document.querySelectorAll('canvas.thumb.ablated')].map((c) => `${c.dataset.kind}:${c.dataset.head}`),
+  );
+  assert(marked.join() === 'cross:1', `marked ${marked}`);
+  assert((await page.textContent('#switch-head')) === 'Switch On', 'the switch now turns it back on');
+
+  // The extension's answer: target <s> 6, so rows predict 6 and </s>; log-probs worked here.
+  const effect = {
+    ablation: { heads: ['cross:0.1'], mode: 'zero' },
+    runDir: '/runs/rev',
+    step: 30,
+    tgtTokens: ['<s>', '6'],
+    intact: [-0.25, -0.5],
+    ablated: [-2.25, -0.375],
+    output: { text: '5 5', tokens: ['5', '5'] },
+  };
+  await state(effect);
+  await page.waitForFunction(() => document.querySelectorAll('#ablation-table tr[data-delta]').length === 2);
+  const rows = await page.evaluate(() =>
+    [...document.querySelectorAll('#ablation-table tr[data-delta]')].map((r) =>
+      [...r.children].map((c) => c.textContent).join('|'),
+    ),
+  );
+  assert(rows[0] === '6|-0.250|-2.250|-2.000' && rows[1] === '</s>|-0.500|-0.375|+0.125', `rows ${rows}`);
+  const out = await page.textContent('#ablation-output');
+  assert(out.includes('greedy output with cross:0.1 zero-ablated: 5 5'), `output: ${out}`);
+  assert(out.includes('log P of the target: -0.750 as trained, -2.625 with the heads off'), `sum: ${out}`);
+  await page.screenshot({ path: join(artifacts, 'attention-ablation.png'), fullPage: true });
+  await page.click('#ablated-heads button');
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'ablateHeads').length === 2);
+  const again = (await posted(page, 'ablateHeads'))[1];
+  assert(again.ablation.heads.length === 0, 'the chip switches the head back on');
+  await page.close();
+});
