@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { initBackend, type BackendName } from '../src/engine/backend';
 import { Transformer } from '../src/engine/model/transformer';
+import type { TransformerConfig } from '../src/engine/model/config';
 import { Adam } from '../src/engine/train/adam';
 import { trainStep } from '../src/engine/train/step';
 import { attentionOfPairs } from '../src/engine/inspect';
@@ -131,5 +132,32 @@ export async function nestedAttention(
     decoder_self: kind('decoder_self'),
     cross: kind('cross'),
     log_probs: pairs.map((p, b) => unflatten(p.logProbs, [tgt[b].length, V]) as number[][]),
+  };
+}
+
+/**
+ * A small model for tests that build one by hand: d_model 16, 2 heads, 1 + 1 layers, vocab 12,
+ * no dropout, post-LN, sinusoidal positions, shared embeddings, pad 0 / BOS 1 / EOS 2; `overrides`
+ * says what a test needs otherwise.
+ */
+export function smallConfig(overrides: Partial<TransformerConfig> = {}): TransformerConfig {
+  return {
+    d_model: 16,
+    heads: 2,
+    d_ff: 32,
+    encoder_layers: 1,
+    decoder_layers: 1,
+    src_vocab: 12,
+    tgt_vocab: 12,
+    dropout: 0,
+    norm_first: false,
+    final_norm: false,
+    positional: 'sinusoidal',
+    max_len: 16,
+    share_embeddings: true,
+    pad_id: 0,
+    bos_id: 1,
+    eos_id: 2,
+    ...overrides,
   };
 }

@@ -14,31 +14,14 @@ import { attentionOfPairs } from '../../src/engine/inspect';
 import { beamSearch } from '../../src/engine/decode/beam';
 import { FullRecomputeModel, IncrementalModel } from '../../src/engine/decode/incremental';
 import { translate } from '../../src/engine/decode/translate';
-import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
+import { smallConfig } from '../helpers';
 
 before(async () => {
   await initBackend('cpu');
 });
 
-const config: TransformerConfig = {
-  d_model: 16,
-  heads: 4,
-  d_ff: 32,
-  encoder_layers: 2,
-  decoder_layers: 2,
-  src_vocab: 12,
-  tgt_vocab: 12,
-  dropout: 0,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal',
-  max_len: 16,
-  share_embeddings: true,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
+const config = smallConfig({ heads: 4, encoder_layers: 2, decoder_layers: 2 });
 const dk = config.d_model / config.heads;
 const PREFIX: Record<AttentionKind, (l: number) => string> = {
   encoder_self: (l) => `encoder.layers.${l}.self_attn`,

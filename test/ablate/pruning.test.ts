@@ -4,31 +4,14 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { allHeads, byImportance, prunable, pruningCurve, randomOrder } from '../../src/engine/ablate/pruning';
 import { initBackend } from '../../src/engine/backend';
-import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
+import { smallConfig } from '../helpers';
 
 before(async () => {
   await initBackend('cpu');
 });
 
-const config: TransformerConfig = {
-  d_model: 8,
-  heads: 2,
-  d_ff: 16,
-  encoder_layers: 1,
-  decoder_layers: 2,
-  src_vocab: 10,
-  tgt_vocab: 10,
-  dropout: 0,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal',
-  max_len: 16,
-  share_embeddings: true,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
+const config = smallConfig({ d_model: 8, d_ff: 16, decoder_layers: 2, src_vocab: 10, tgt_vocab: 10 });
 
 test('heads in forward order, by increasing importance (ties in forward order), and a seeded random order', () => {
   const model = new Transformer(config, undefined, 1);

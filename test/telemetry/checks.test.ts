@@ -11,7 +11,6 @@ import { initBackend } from '../../src/engine/backend';
 import { loadCheckpoint } from '../../src/engine/checkpoint';
 import { taskSpec } from '../../src/engine/data/dataset';
 import { paddingMask } from '../../src/engine/model/attention';
-import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
 import { createRun } from '../../src/engine/run/setup';
 import { HealthMonitor, THRESHOLDS } from '../../src/engine/telemetry/checks';
@@ -20,29 +19,13 @@ import { maskLeak, paddingLeak } from '../../src/engine/telemetry/probes';
 import type { TelemetryRow } from '../../src/protocol/telemetry';
 import { startTrainer } from '../../src/engine/train/start';
 import { microConfig, scratch } from '../train/helpers';
+import { smallConfig } from '../helpers';
 
 before(async () => {
   await initBackend('wasm');
 });
 
-const config: TransformerConfig = {
-  d_model: 16,
-  heads: 2,
-  d_ff: 32,
-  encoder_layers: 1,
-  decoder_layers: 2,
-  src_vocab: 12,
-  tgt_vocab: 12,
-  dropout: 0,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal',
-  max_len: 16,
-  share_embeddings: true,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
+const config = smallConfig({ decoder_layers: 2 });
 
 /** A planted bug: the decoder's self-attention sees the future (no causal mask). */
 class NoCausalMask extends Transformer {

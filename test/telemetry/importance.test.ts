@@ -7,32 +7,15 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS } from '../../src/protocol/attention';
 import { initBackend } from '../../src/engine/backend';
-import type { TransformerConfig } from '../../src/engine/model/config';
 import { Transformer } from '../../src/engine/model/transformer';
 import { gatedLoss, type Gates, headImportance, layersOf, type PairBatch } from '../../src/engine/telemetry/importance';
+import { smallConfig } from '../helpers';
 
 before(async () => {
   await initBackend('cpu');
 });
 
-const config: TransformerConfig = {
-  d_model: 16,
-  heads: 2,
-  d_ff: 32,
-  encoder_layers: 1,
-  decoder_layers: 1,
-  src_vocab: 12,
-  tgt_vocab: 12,
-  dropout: 0,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal',
-  max_len: 16,
-  share_embeddings: true,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
+const config = smallConfig();
 
 const batch: PairBatch = {
   src: [
