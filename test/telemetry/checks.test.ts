@@ -87,6 +87,16 @@ test('entropy collapse: below the floor, or a 90% fall within the window; a slow
   assert.match(fast[0]!.message, /fell from 0\.900 to 0\.070 within 5 telemetry rows, while the loss did not fall/);
   const floor = fire([0.5, 0.5, 0.004]);
   assert.match(floor[0]!.message, /0\.0040, below 0\.005/);
+  // The same head as a sink on EOS (gettext small's encoder_self:0.3 at step 1100: 0.0043, 56% on EOS).
+  // A slow slide under the floor (no fast fall): a finding, unless the head is a sink.
+  const slide = [0.006, 0.0055, 0.0045];
+  assert.match(fire(slide)[0]!.message, /0\.0045, below 0\.005/);
+  const m = new HealthMonitor();
+  const sinkRows = rows(slide).map((r) => ({ ...r, stats: { ...r.stats, sink_eos: [0.56, 0, 0] } }));
+  assert.deepEqual(
+    sinkRows.flatMap((r) => m.onTelemetry(r)).filter((f) => f.check === 'entropy_collapse'),
+    [],
+  );
 });
 
 test('entropy collapse: a fast fall while the loss falls is a head specialising; with the loss flat or rising it fires', () => {

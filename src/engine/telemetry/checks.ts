@@ -6,6 +6,7 @@
  * training with a checkpoint.
  */
 import type { NonFiniteSite } from './nonfinite';
+import { ROLE_RULES } from '../../protocol/roles';
 import type { CheckMode, CheckName, Finding, TelemetryRow } from '../../protocol/telemetry';
 
 /** What every check does unless the run says otherwise: a non-finite step stops training; the rest warn. */
@@ -30,7 +31,7 @@ export const THRESHOLDS = {
   spikeWindow: 100,
   /** Steps before the spike check starts (the first losses fall fast). */
   spikeWarmup: 50,
-  /** A head's normalised entropy below this: it looks at one key whatever the query, to 3 decimals… */
+  /** A head's normalised entropy below this (a sink head aside): it looks at one key whatever the query… */
   collapseFloor: 0.005,
   /** …or fallen by at least this share since the window's highest, over `collapseWindow` telemetry rows, */
   collapseDrop: 0.9,
@@ -128,8 +129,10 @@ export class HealthMonitor {
       if (now === null || now === undefined) return;
       const past = window.map((r) => r.stats.entropy_norm?.[i]).filter((v): v is number => typeof v === 'number');
       const high = Math.max(...past);
+      // A sink (most weight on the first key or on EOS; Xiao et al., Clark et al.) is sharp by nature.
+      const sink = ['sink_first', 'sink_eos'].some((k) => (row.stats[k]?.[i] ?? 0) >= ROLE_RULES.sink);
       const why =
-        now < THRESHOLDS.collapseFloor
+        now < THRESHOLDS.collapseFloor && !sink
           ? `its normalised entropy is ${now.toFixed(4)}, below ${THRESHOLDS.collapseFloor}`
           : high > 0 && now <= (1 - THRESHOLDS.collapseDrop) * high && !this.lossFell(window.length)
             ? `its normalised entropy fell from ${high.toFixed(3)} to ${now.toFixed(3)} within ${past.length} telemetry rows, while the loss did not fall`
