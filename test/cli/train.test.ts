@@ -126,3 +126,32 @@ test('train reports data errors by file and line, and exits non-zero', () => {
   assert.match(r.stderr, /train\.(en|de).*3.*2|2.*3/);
   assert.doesNotMatch(r.stderr, /^\s+at /m);
 });
+
+test('train --break-on prints the check as it fires, stops with a checkpoint and exits 3', () => {
+  const dir = scratch();
+  const config = microConfig(dir, { steps: 300, warmup: 4, lr_factor: 100, snapshot_every: 5, telemetry_pairs: 8 });
+  const out = join(dir, 'hot');
+  const r = spawnSync(
+    process.execPath,
+    [
+      bin,
+      'train',
+      '--task',
+      'reverse',
+      '--config',
+      config,
+      '--out',
+      out,
+      '--break-on',
+      'entropy_collapse',
+      '--backend',
+      'wasm',
+    ],
+    { encoding: 'utf8', cwd: REPO },
+  );
+  assert.equal(r.status, 3, r.stderr.slice(-2000));
+  assert.match(r.stderr, /breakpoint: step \d+ · entropy_collapse · (encoder_self|decoder_self|cross):\d+\.\d+/);
+  const status = JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string; step: number };
+  assert.equal(status.state, 'paused');
+  assert.ok(existsSync(join(out, 'checkpoints', `step-${status.step}.safetensors`)), 'a checkpoint at that step');
+});

@@ -238,3 +238,40 @@ test('a run whose weights turn infinite pauses at the next step, with finite wei
     trainer.dispose();
   }
 });
+
+test('dead head: a head whose W^Q, W^K, W^V rows and W^O columns are zero stays dead in training and is found', async () => {
+  const dir = scratch();
+  const o = createRun({
+    out: join(dir, 'run'),
+    data: taskSpec('copy', { train: 200, valid: 8, test: 8 }),
+    config: microConfig(dir, { steps: 30, checkpoint_every: 100, snapshot_every: 0 }),
+    overrides: { telemetry_every: 2, checks: { dead_head: 'break' } },
+  });
+  const { trainer } = startTrainer(o, { resume: false });
+  try {
+    // Head 1 of the decoder's cross-attention, d_k = 8: every row of its Q, K, V projections and
+    // every column of W^O zeroed. Its output is 0 and so is every gradient into it, so Adam leaves it.
+    const prefix = 'decoder.layers.0.multihead_attn';
+    const d = trainer.model.config.d_model;
+    const dk = d / trainer.model.config.heads;
+    const rowsOff = (i: number) => [0, 1, 2].some((p) => i >= p * d + dk && i < p * d + 2 * dk);
+    const w = trainer.model.params.get(`${prefix}.in_proj_weight`)!; // [3d, d]
+    w.assign(tf.mul(w, tf.tensor2d(Array.from({ length: 3 * d }, (_, i) => Array(d).fill(rowsOff(i) ? 0 : 1)))));
+    const b = trainer.model.params.get(`${prefix}.in_proj_bias`)!; // [3d]
+    b.assign(tf.mul(b, tf.tensor1d(Array.from({ length: 3 * d }, (_, i) => (rowsOff(i) ? 0 : 1)))));
+    const wo = trainer.model.params.get(`${prefix}.out_proj.weight`)!; // [d, d]: columns are the heads' outputs
+    const cols = Array.from({ length: d }, (_, j) => (j >= dk && j < 2 * dk ? 0 : 1));
+    wo.assign(tf.mul(wo, tf.tensor2d(Array.from({ length: d }, () => cols))));
+    const step = await trainer.train({});
+    assert.equal(trainer.breakpoint?.check, 'dead_head');
+    assert.equal(trainer.breakpoint?.head, 'cross:0.1');
+    assert.equal(step, 6, 'found at the third telemetry row (every 2 steps)');
+    assert.deepEqual(
+      o.run.readEvents().map((e) => [e.check, e.head]),
+      [['dead_head', 'cross:0.1']],
+      'only that head',
+    );
+  } finally {
+    trainer.dispose();
+  }
+});
