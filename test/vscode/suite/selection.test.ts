@@ -55,7 +55,7 @@ async function until(what: string, cond: () => boolean, ms = 60_000): Promise<vo
 }
 
 /** What a panel's page drew (fails the test when it cannot say). */
-type Kind = 'dashboard' | 'attention' | 'head' | 'positional' | 'beam';
+type Kind = 'dashboard' | 'attention' | 'head' | 'positional' | 'beam' | 'heads';
 let slots: AttentionDebuggerApi['panels']['slots'];
 
 /** What a panel's page drew (fails the test when it cannot say). The extension's own slots: this bundle has its own copy of the module. */
@@ -285,6 +285,18 @@ test('switching heads off in the attention view shows each target token’s log-
     await new Promise((r) => setTimeout(r, 200));
   }
 }, 90_000);
+
+test('Open Run on a finished run fills the Heads panel with every telemetry row it wrote', async () => {
+  await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: reverse });
+  await vscode.commands.executeCommand('attentionDebugger.openHeads');
+  await until('the Heads panel', () => slots.heads.current?.isReady === true, 30_000);
+  const rows = fs.readFileSync(path.join(reverse, 'telemetry.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+  assert.ok(rows >= 5, `the reverse run wrote telemetry (${rows} rows)`);
+  const d = await drawn('heads');
+  assert.equal(d.run, 'reverse-micro');
+  assert.equal(d.frames, rows, 'a column per telemetry row of the run on disk');
+}, 60_000);
 
 test('Head Importance and Pruning shows which heads of a run matter, in a report beside the editor', async () => {
   await activateExtension();
