@@ -275,3 +275,30 @@ test('dead head: a head whose W^Q, W^K, W^V rows and W^O columns are zero stays 
     trainer.dispose();
   }
 });
+
+test('loss spike: a generator scaled 1000× after 60 healthy steps spikes the next step’s loss and pauses the run', async () => {
+  const dir = scratch();
+  const o = createRun({
+    out: join(dir, 'run'),
+    data: taskSpec('copy', { train: 200, valid: 8, test: 8 }),
+    config: microConfig(dir, { steps: 80, checkpoint_every: 100, snapshot_every: 0 }),
+    overrides: { checks: { loss_spike: 'break' } },
+  });
+  const { trainer } = startTrainer(o, { resume: false });
+  try {
+    const step = await trainer.train({
+      onStep: (row) => {
+        if (row.step !== 60) return;
+        // What a bad update to the output layer does: logits 1000× as confident, mostly wrong.
+        const w = trainer.model.params.get('generator.weight')!;
+        w.assign(tf.mul(w, 1000));
+      },
+    });
+    assert.equal(step, 61, 'the first step after it pauses');
+    assert.equal(trainer.breakpoint?.check, 'loss_spike');
+    assert.match(trainer.breakpoint!.message, /× the median of the last 60 steps/);
+    assert.ok(existsSync(o.run.weightsPath(step)), 'a checkpoint at the paused step');
+  } finally {
+    trainer.dispose();
+  }
+});
