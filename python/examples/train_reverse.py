@@ -125,6 +125,9 @@ def main():
     if rank == 0:
         print(f"trained steps {start + 1}..{args.steps} on {world} process(es); resumed from step {start}", flush=True)
     if distributed:
+        # Leave together: a rank that tore down its group while the other was still in it was seen
+        # to leave rank 0 spinning in destroy_process_group (gloo, PyTorch 1.13), the run complete.
+        dist.barrier()
         dist.destroy_process_group()
 
 
