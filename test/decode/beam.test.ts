@@ -188,7 +188,7 @@ test('the tree records every hypothesis the search looked at, and the chosen pat
   close(best.logProb, r!.best.logProb);
   close(best.score, r!.best.score);
   assert.equal(best.depth, 4);
-  close(t.nodes[3]!.score, -0.25 / lengthPenalty(2, 0.6));
+  close(t.nodes[3]!.score, -0.227915); // −0.25 / (7/6)^0.6
 });
 
 test('maximum length: source length + offset tokens, then EOS is forced', async () => {

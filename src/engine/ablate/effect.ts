@@ -4,16 +4,13 @@
  * ablated (the same target: the input's own, or what the intact model decoded), and the greedy
  * output of the ablated model. Training is never touched: the weights come from the checkpoint.
  */
-import { existsSync } from 'node:fs';
 import type { InputPair } from '../../protocol/attention';
 import type { Ablation, AblationEffect } from '../../protocol/ablation';
-import { checkpointStep, loadCheckpoint } from '../checkpoint';
-import { loadVocabulary } from '../data/vocabulary';
+import { checkpointStep } from '../checkpoint';
 import { translate } from '../decode/translate';
 import { attentionOfPairs } from '../inspect';
-import { checkpointOf, idsOf, labeller, tokenLogProbs } from '../run/attentionAt';
+import { tokenLogProbs, withCheckpoint } from '../run/attentionAt';
 import { probeBatchOf } from '../run/probe';
-import { RunDir } from '../run/runDir';
 import { ablationGates } from './gates';
 
 export async function ablationEffectAt(
@@ -23,31 +20,26 @@ export async function ablationEffectAt(
   ablation: Ablation,
   beam = 4,
 ): Promise<AblationEffect> {
-  const run = new RunDir(runDir);
-  const checkpoint = checkpointOf(run, step);
-  const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
-  const model = loadCheckpoint(checkpoint);
-  const gates = ablationGates(model, ablation, ablation.mode === 'mean' ? probeBatchOf(runDir) : undefined);
-  try {
-    const c = model.config;
-    const ids = idsOf(run, input, vocab, model);
-    const label = labeller(vocab, model);
-    const tgt = ids.tgt ?? [c.bos_id, ...(await translate(model, [ids.src], { beamSize: beam }))[0]!.tokens];
-    const [intact] = await attentionOfPairs(model, [ids.src], [tgt]);
-    const [ablated] = await attentionOfPairs(model, [ids.src], [tgt], gates.heads);
-    const [greedy] = await translate(model, [ids.src], { beamSize: 1, heads: gates.heads });
-    const text = vocab ? vocab.decode(greedy!.tokens) : greedy!.tokens.join(' ');
-    return {
-      ablation,
-      runDir,
-      step: checkpointStep(checkpoint),
-      tgtTokens: label(tgt),
-      intact: tokenLogProbs(intact!.logProbs, tgt, c.tgt_vocab, c.eos_id),
-      ablated: tokenLogProbs(ablated!.logProbs, tgt, c.tgt_vocab, c.eos_id),
-      output: { text, tokens: label(greedy!.tokens) },
-    };
-  } finally {
-    gates.dispose();
-    model.dispose();
-  }
+  return withCheckpoint(runDir, step, input, async ({ checkpoint, model, vocab, ids, label }) => {
+    const gates = ablationGates(model, ablation, ablation.mode === 'mean' ? probeBatchOf(runDir) : undefined);
+    try {
+      const c = model.config;
+      const tgt = ids.tgt ?? [c.bos_id, ...(await translate(model, [ids.src], { beamSize: beam }))[0]!.tokens];
+      const [intact] = await attentionOfPairs(model, [ids.src], [tgt]);
+      const [ablated] = await attentionOfPairs(model, [ids.src], [tgt], gates.heads);
+      const [greedy] = await translate(model, [ids.src], { beamSize: 1, heads: gates.heads });
+      const text = vocab ? vocab.decode(greedy!.tokens) : greedy!.tokens.join(' ');
+      return {
+        ablation,
+        runDir,
+        step: checkpointStep(checkpoint),
+        tgtTokens: label(tgt),
+        intact: tokenLogProbs(intact!.logProbs, tgt, c.tgt_vocab, c.eos_id),
+        ablated: tokenLogProbs(ablated!.logProbs, tgt, c.tgt_vocab, c.eos_id),
+        output: { text, tokens: label(greedy!.tokens) },
+      };
+    } finally {
+      gates.dispose();
+    }
+  });
 }

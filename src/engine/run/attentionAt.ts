@@ -62,7 +62,7 @@ interface Ids {
   tgt?: number[];
 }
 
-export function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, model: Transformer): Ids {
+function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, model: Transformer): Ids {
   const { bos_id: bos, eos_id: eos } = model.config;
   const withEos = (ids: number[]) => (ids[ids.length - 1] === eos ? ids : [...ids, eos]);
   const withBos = (ids: number[]) => (ids[0] === bos ? ids : [bos, ...ids]);
@@ -77,7 +77,7 @@ export function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefin
 }
 
 /** Token labels: the vocabulary's, or ids as numbers with the special ids named. */
-export function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
+function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
   if (vocab) return (ids) => vocab.tokens(ids);
   const { pad_id, bos_id, eos_id } = model.config;
   const names = new Map([
@@ -93,20 +93,49 @@ export function tokenLogProbs(logProbs: Float32Array, tgt: number[], vocab: numb
   return tgt.map((_, t) => Math.max(logProbs[t * vocab + (t + 1 < tgt.length ? tgt[t + 1] : eos)], -1e30));
 }
 
+/** A checkpoint of a run opened for one input: the model, the input's ids and the token labels. */
+export interface OpenedInput {
+  run: RunDir;
+  checkpoint: string;
+  model: Transformer;
+  vocab: Vocabulary | undefined;
+  ids: Ids;
+  label: (ids: number[]) => string[];
+}
+
+/** Opens `step`'s checkpoint (the newest when absent) for `input`, runs `use`, and frees the model. */
+export async function withCheckpoint<T>(
+  runDir: string,
+  step: number | undefined,
+  input: InputPair,
+  use: (o: OpenedInput) => Promise<T>,
+): Promise<T> {
+  const run = new RunDir(runDir);
+  const checkpoint = checkpointOf(run, step);
+  const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
+  const model = loadCheckpoint(checkpoint);
+  try {
+    return await use({
+      run,
+      checkpoint,
+      model,
+      vocab,
+      ids: idsOf(run, input, vocab, model),
+      label: labeller(vocab, model),
+    });
+  } finally {
+    model.dispose();
+  }
+}
+
 export async function attentionAt(
   runDir: string,
   step: number | undefined,
   input: InputPair,
   beam = 4,
 ): Promise<AttentionAt> {
-  const run = new RunDir(runDir);
-  const weightsPath = checkpointOf(run, step);
-  const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
-  const model = loadCheckpoint(weightsPath);
-  try {
+  return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
-    const ids = idsOf(run, input, vocab, model);
-    const label = labeller(vocab, model);
     let decoded: Decoded | undefined;
     let tgt = ids.tgt;
     if (!tgt) {
@@ -132,7 +161,5 @@ export async function attentionAt(
       ...(decoded ? { decoded } : {}),
       tokenLogProbs: tokenLogProbs(pair!.logProbs, tgt, c.tgt_vocab, c.eos_id),
     };
-  } finally {
-    model.dispose();
-  }
+  });
 }

@@ -3,14 +3,11 @@
  * panel, `beam/tree`): every hypothesis looked at, the n-best, and greedy's output to mark its path.
  * Training is never touched: the weights come from the checkpoint file.
  */
-import { existsSync } from 'node:fs';
 import { describeInput, type InputPair } from '../../protocol/attention';
 import type { BeamTreeView, EarlyStop } from '../../protocol/beamTree';
-import { checkpointStep, loadCheckpoint } from '../checkpoint';
-import { loadVocabulary } from '../data/vocabulary';
+import { checkpointStep } from '../checkpoint';
 import { translate } from '../decode/translate';
-import { checkpointOf, idsOf, labeller } from './attentionAt';
-import { RunDir } from './runDir';
+import { withCheckpoint } from './attentionAt';
 
 /** JSON has no −∞: a forced EOS the model rules out is sent as −1e30. */
 const finite = (x: number) => Math.max(x, -1e30);
@@ -21,13 +18,7 @@ export async function beamTreeAt(
   input: InputPair,
   opts: { beam?: number; alpha?: number; earlyStop?: EarlyStop } = {},
 ): Promise<BeamTreeView> {
-  const run = new RunDir(runDir);
-  const checkpoint = checkpointOf(run, step);
-  const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
-  const model = loadCheckpoint(checkpoint);
-  try {
-    const { src } = idsOf(run, input, vocab, model);
-    const label = labeller(vocab, model);
+  return withCheckpoint(runDir, step, input, async ({ checkpoint, model, ids: { src }, label }) => {
     const beam = opts.beam ?? 4;
     const alpha = opts.alpha ?? 0.6;
     const earlyStop = opts.earlyStop ?? 'exact';
@@ -49,7 +40,5 @@ export async function beamTreeAt(
       nBest: tree.nBest,
       greedy: [...greedy!.tokens, model.config.eos_id],
     };
-  } finally {
-    model.dispose();
-  }
+  });
 }

@@ -1,0 +1,193 @@
+/**
+ * What a whole panel shows: the `state` a page redraws from (after `ready`, on request, and when
+ * it is shown again), the header every panel carries, and their checks. The messages that carry
+ * them and the smaller updates are in webview.ts; both sides import this file.
+ */
+import { type Attention, checkAttention, checkHeadRef, type HeadRef } from './attention';
+import { type AblationEffect, checkAblationEffect } from './ablation';
+import { type BeamTreeView, checkBeamTreeView } from './beamTree';
+import {
+  type Check,
+  arrayOf,
+  isBoolean,
+  isFiniteNumber,
+  isFloat32Array,
+  isIndex,
+  isPositiveInt,
+  isString,
+  nullable,
+  object,
+  oneOf,
+  optional,
+  shapeOf,
+} from './check';
+import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
+import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
+
+export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam'] as const;
+export type PanelKind = (typeof PANEL_KINDS)[number];
+
+/** A positional-encoding matrix, row-major [positions, dModel]. */
+export interface PositionalPayload {
+  shape: [positions: number, dModel: number];
+  values: Float32Array;
+}
+
+/**
+ * What every panel says it shows, in its header: the selected run, the step its views point at,
+ * and the input pair. Sent with every state, so a panel never shows one run under another's name.
+ */
+export interface ViewHeader {
+  runDir: string;
+  /** The run folder's name. */
+  run: string;
+  /** The step views point at (the shared step cursor); null: the newest. */
+  step: number | null;
+  /** `probe`, or the source sentence the user gave. */
+  input: string;
+  /** The run trains now. */
+  live: boolean;
+  /** Steps of the run's checkpoints, for choosing one. */
+  checkpoints: number[];
+  /** The run has a vocabulary: text can be typed (otherwise token ids). */
+  vocab: boolean;
+}
+
+/** The whole planned learning-rate curve and what the dashboard says about it. */
+export interface Schedule {
+  totalSteps: number;
+  warmupSteps: number;
+  dModel: number;
+  points: SchedulePoint[];
+}
+
+/** Each head's roles (protocol/roles.ts) at some step; heads without a role are left out. */
+export interface HeadRoles {
+  head: string;
+  roles: string[];
+}
+export const checkHeadRoles = arrayOf(object({ head: isString, roles: arrayOf(isString) }));
+
+export interface DashboardState {
+  panel: 'dashboard';
+  header: ViewHeader | null;
+  rows: MetricRow[];
+  schedule: Schedule | null;
+  cursor: number | null;
+  /** Health-check findings: markers on the loss curve and the list of problems. */
+  events: RunEvent[];
+}
+export interface AttentionState {
+  panel: 'attention';
+  header: ViewHeader | null;
+  attention: Attention | null;
+  selected: HeadRef | null;
+  /** Each head's roles at the attention's step (the newest telemetry row at or before it). */
+  roles: HeadRoles[];
+  /** What the heads the user switched off do to this input (absent or null: none are off). */
+  ablation?: AblationEffect | null;
+}
+export interface HeadsState {
+  panel: 'heads';
+  header: ViewHeader | null;
+  telemetry: TelemetryRow[];
+  events: RunEvent[];
+  cursor: number | null;
+}
+export interface HeadState {
+  panel: 'head';
+  header: ViewHeader | null;
+  head: HeadRef | null;
+  /** What the attention view shows: the inspector shows this head of it. */
+  attention: Attention | null;
+  /** The probe pair's history, oldest first: the slider ranges over it when the input is the probe. */
+  snapshots: Attention[];
+  /** Loss of each snapshot step, when logged: shown beside the slider. */
+  losses: { step: number; loss: number }[];
+  cursor: number | null;
+}
+export interface PositionalState {
+  panel: 'positional';
+  header: ViewHeader | null;
+  positional: PositionalPayload | null;
+}
+/** A sentence's beam search tree, and the attention of the node clicked (teacher-forced on its prefix). */
+export interface BeamState {
+  panel: 'beam';
+  header: ViewHeader | null;
+  tree: BeamTreeView | null;
+  /** The clicked node and its prefix's attention: decoder input [BOS, …prefix without its last token]. */
+  node: { id: number; attention: Attention } | null;
+}
+export type PanelState = DashboardState | AttentionState | HeadState | PositionalState | HeadsState | BeamState;
+
+// ---- checks ----------------------------------------------------------------------------
+
+export const checkPositionalPayload: Check = (v, path) => {
+  const why = object({ shape: shapeOf(2), values: isFloat32Array })(v, path);
+  if (why) return why;
+  const p = v as PositionalPayload;
+  const n = p.shape[0] * p.shape[1];
+  if (p.values.length !== n)
+    return `${path}.values must hold ${n} values (shape ${p.shape.join('×')}), got ${p.values.length}`;
+  return undefined;
+};
+
+export const checkSchedule = object({
+  totalSteps: isPositiveInt,
+  warmupSteps: isFiniteNumber,
+  dModel: isPositiveInt,
+  points: arrayOf(checkSchedulePoint),
+});
+
+const checkViewHeader = object({
+  runDir: isString,
+  run: isString,
+  step: nullable(isIndex),
+  input: isString,
+  live: isBoolean,
+  checkpoints: arrayOf(isIndex),
+  vocab: isBoolean,
+});
+
+export const checkPanelState: Check = (v, path) => {
+  const why = object({ panel: oneOf(PANEL_KINDS), header: nullable(checkViewHeader) })(v, path);
+  if (why) return why;
+  switch ((v as PanelState).panel) {
+    case 'dashboard':
+      return object({
+        rows: arrayOf(checkMetricRow),
+        schedule: nullable(checkSchedule),
+        cursor: nullable(isIndex),
+        events: arrayOf(checkRunEvent),
+      })(v, path);
+    case 'attention':
+      return object({
+        attention: nullable(checkAttention),
+        selected: nullable(checkHeadRef),
+        roles: checkHeadRoles,
+        ablation: optional(nullable(checkAblationEffect)),
+      })(v, path);
+    case 'heads':
+      return object({
+        telemetry: arrayOf(checkTelemetryRow),
+        events: arrayOf(checkRunEvent),
+        cursor: nullable(isIndex),
+      })(v, path);
+    case 'head':
+      return object({
+        head: nullable(checkHeadRef),
+        attention: nullable(checkAttention),
+        snapshots: arrayOf(checkAttention),
+        losses: arrayOf(object({ step: isIndex, loss: isFiniteNumber })),
+        cursor: nullable(isIndex),
+      })(v, path);
+    case 'positional':
+      return object({ positional: nullable(checkPositionalPayload) })(v, path);
+    case 'beam':
+      return object({
+        tree: nullable(checkBeamTreeView),
+        node: nullable(object({ id: isIndex, attention: checkAttention })),
+      })(v, path);
+  }
+};
