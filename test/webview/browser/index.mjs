@@ -8,6 +8,7 @@ import './head.mjs';
 import './selection.mjs';
 import './telemetry.mjs';
 import './beam.mjs';
+import './newcomer.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
