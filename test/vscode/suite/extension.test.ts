@@ -1,7 +1,11 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { EXTENSION_ID, activateExtension } from './api';
 import { test } from './harness';
+import { answer } from './ui';
 
 test('the extension activates without an engine process; the first request starts one', async () => {
   const api = await activateExtension();
@@ -29,3 +33,30 @@ test('attentionDebugger.showEngineInfo is registered and answers with a backend 
   const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { version: string };
   assert.equal(info.version, pkg.version);
 }, 120_000);
+
+test('Decode with no run anywhere says there is none yet and offers Train, before asking for a sentence', async () => {
+  const api = await activateExtension();
+  assert.equal(api.viewer.selection, undefined, 'nothing selected yet in this window');
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-empty-'));
+  const settings = vscode.workspace.getConfiguration('attentionDebugger');
+  await settings.update('runFolder', empty, vscode.ConfigurationTarget.Global);
+  const ui = answer(() => undefined);
+  try {
+    assert.equal(await vscode.commands.executeCommand('attentionDebugger.decode'), undefined);
+  } finally {
+    ui.restore();
+    await settings.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
+  assert.deepEqual(
+    ui.asked.map((a) => [a.fn, a.text, a.items]),
+    [
+      [
+        'showInformationMessage',
+        `Attention Debugger: there is no run yet in ${empty}. Train one first, or open a run folder.`,
+        ['Train', 'Open Run…'],
+      ],
+    ],
+    'one question, with Train offered; no sentence asked for, no empty Browse…',
+  );
+}, 30_000);

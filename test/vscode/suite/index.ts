@@ -10,6 +10,7 @@ import './engine.test';
 import './training.test';
 import './selection.test';
 import './health.test';
+import './newcomer.test';
 import './demo.test';
 
 export async function run(): Promise<void> {

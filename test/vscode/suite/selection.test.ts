@@ -12,10 +12,11 @@ import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { BeamTreeView } from '../../../src/protocol/beamTree';
 import type { HeadReport } from '../../../src/protocol/heads';
-import type { CellRef, DrawnMsg } from '../../../src/protocol/webview';
+import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
 import { ENGINE_ERROR, trainResume } from '../../../src/protocol/training';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
+import { drawnIn, microConfig, snapshotFiles, trainAndWait, until } from './runs';
 import { screenshot } from './screenshot';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-sel-'));
@@ -23,49 +24,11 @@ const reverse = path.join(tmp, 'runs', 'reverse-micro');
 const sort = path.join(tmp, 'runs', 'sort-micro');
 process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
-function micro(steps: number): string {
-  const file = path.join(tmp, `micro-${steps}.json`);
-  const training = {
-    steps,
-    warmup: 4,
-    lr_factor: 1,
-    batch_tokens: 200,
-    label_smoothing: 0.1,
-    clip_norm: 0,
-    seed: 3,
-    checkpoint_every: 10,
-    eval_every: 10,
-    snapshot_every: 5,
-    vocab_size: 100,
-    max_length: 20,
-    bleu_sentences: 0,
-  };
-  const model = { d_model: 16, heads: 2, d_ff: 32, encoder_layers: 1, decoder_layers: 1, dropout: 0.1 };
-  const rest = { norm_first: false, final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: true };
-  fs.writeFileSync(file, JSON.stringify({ ...model, ...rest, training }));
-  return file;
-}
+const micro = (steps: number): string => microConfig(tmp, steps);
 
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** What a panel's page drew (fails the test when it cannot say). */
-type Kind = 'dashboard' | 'attention' | 'head' | 'positional' | 'beam' | 'heads';
+type Kind = PanelKind;
 let slots: AttentionDebuggerApi['panels']['slots'];
-
-/** What a panel's page drew (fails the test when it cannot say). The extension's own slots: this bundle has its own copy of the module. */
-async function drawn(kind: Kind, cells: CellRef[] = []): Promise<DrawnMsg> {
-  const panel = slots[kind].current;
-  assert.ok(panel, `the ${kind} panel is open`);
-  const d = await panel.requestDrawn(cells);
-  assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
-  return d as DrawnMsg;
-}
+const drawn = (kind: Kind, cells: CellRef[] = []): Promise<DrawnMsg> => drawnIn(slots, kind, cells);
 
 /** Turns the open panel's page into one that never starts (no script): what a user saw as a blank panel. */
 function blankPage(kind: Kind): void {
@@ -76,23 +39,14 @@ function blankPage(kind: Kind): void {
   internals.watchReady();
 }
 
-const snapshotFiles = (run: string) =>
-  fs.readdirSync(path.join(run, 'snapshots')).filter((f) => /^step-\d+\.safetensors$/.test(f)).length;
-
-async function trainAndWait(api: AttentionDebuggerApi, runDir: string, task: string, steps: number): Promise<void> {
-  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === runDir, 120_000, `the end of ${runDir}`);
-  await vscode.commands.executeCommand('attentionDebugger.train', {
-    data: { kind: 'task', task },
-    config: micro(steps),
-    runDir,
-  });
-  assert.equal((await ended).reason, 'completed');
+async function trainMicro(api: AttentionDebuggerApi, runDir: string, task: string, steps: number): Promise<void> {
+  await trainAndWait(api, runDir, task, micro(steps));
 }
 
 test('the inspector shows the selected run’s history, named in its header, while another run trains', async () => {
   const api = await activateExtension();
   slots = api.panels.slots;
-  await trainAndWait(api, reverse, 'reverse', 30);
+  await trainMicro(api, reverse, 'reverse', 30);
   await vscode.commands.executeCommand('attentionDebugger.train', {
     data: { kind: 'task', task: 'sort' },
     config: micro(5000),

@@ -1,0 +1,76 @@
+/**
+ * Micro runs for the integration tests: a config file (d_model 16, 1+1 layers: seconds a run),
+ * a poll helper, and Train-and-wait through the real command.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
+import { waitFor } from './harness';
+
+/** Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10). */
+export function microConfig(dir: string, steps: number): string {
+  const file = path.join(dir, `micro-${steps}.json`);
+  const training = {
+    steps,
+    warmup: 4,
+    lr_factor: 1,
+    batch_tokens: 200,
+    label_smoothing: 0.1,
+    clip_norm: 0,
+    seed: 3,
+    checkpoint_every: 10,
+    eval_every: 10,
+    snapshot_every: 5,
+    vocab_size: 100,
+    max_length: 20,
+    bleu_sentences: 0,
+  };
+  const model = { d_model: 16, heads: 2, d_ff: 32, encoder_layers: 1, decoder_layers: 1, dropout: 0.1 };
+  const rest = { norm_first: false, final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: true };
+  fs.writeFileSync(file, JSON.stringify({ ...model, ...rest, training }));
+  return file;
+}
+
+/** Polls `cond` every 50 ms; rejects after `ms`. */
+export async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Trains a micro run of a task through the Train command and waits until it completes. */
+export async function trainAndWait(
+  api: AttentionDebuggerApi,
+  runDir: string,
+  task: string,
+  config: string,
+): Promise<void> {
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === runDir, 120_000, `the end of ${runDir}`);
+  await vscode.commands.executeCommand('attentionDebugger.train', { data: { kind: 'task', task }, config, runDir });
+  assert.equal((await ended).reason, 'completed');
+}
+
+/** Snapshot files of a run on disk. */
+export const snapshotFiles = (run: string): number =>
+  fs.readdirSync(path.join(run, 'snapshots')).filter((f) => /^step-\d+\.safetensors$/.test(f)).length;
+
+/**
+ * What a panel's page drew, as it reports it (fails the test when it cannot say). `slots` are the
+ * extension's own (api.panels.slots): this bundle has its own copy of the panels module.
+ */
+export async function drawnIn(
+  slots: AttentionDebuggerApi['panels']['slots'],
+  kind: PanelKind,
+  cells: CellRef[] = [],
+): Promise<DrawnMsg> {
+  const panel = slots[kind].current;
+  assert.ok(panel, `the ${kind} panel is open`);
+  const d = await panel.requestDrawn(cells);
+  assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
+  return d as DrawnMsg;
+}
