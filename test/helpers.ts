@@ -1,5 +1,6 @@
 /** Shared test helpers: fixtures, numeric comparison, and which backends this machine runs. */
 import { existsSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
 import { dirname, join } from 'node:path';
 import { initBackend, type BackendName } from '../src/engine/backend';
 import { Transformer } from '../src/engine/model/transformer';
@@ -34,9 +35,38 @@ export function maxAbsDiff(a: unknown, b: unknown, path = ''): number {
 }
 
 /**
- * Backends the tests exercise: wasm and cpu always; webgpu when Dawn finds an adapter (lavapipe on
- * CPU-only machines). With ATTENTION_DEBUGGER_REQUIRE_WEBGPU=1 (set by the test script after it
- * installed lavapipe) a missing webgpu is a failure, not a skip.
+ * The skips this run allows: ATTENTION_DEBUGGER_ALLOW_SKIP=webgpu,gettext-de (test/README.md, "Skips").
+ * Empty by default, so a test that cannot run here fails; `npm test` and .ci/run allow none.
+ */
+export function allowedSkips(): Set<string> {
+  return new Set(
+    (process.env.ATTENTION_DEBUGGER_ALLOW_SKIP ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+}
+
+/** What a skip needs: the test's context (a skip is counted) or none (the skip is registered here). */
+interface Skippable {
+  skip(message?: string): void;
+}
+
+/**
+ * A test that cannot run on this machine: skipped (and counted as skipped, its message starting
+ * with `key:`) when ATTENTION_DEBUGGER_ALLOW_SKIP names `key`, otherwise a failure that says how to
+ * allow it. Returns only when skipped: the caller returns right after.
+ */
+export function cannotRun(t: Skippable, key: string, why: string): void {
+  if (!allowedSkips().has(key))
+    throw new Error(`${why}: this test cannot run here (ATTENTION_DEBUGGER_ALLOW_SKIP=${key} lets it skip)`);
+  t.skip(`${key}: ${why}`);
+}
+
+/**
+ * Backends the tests exercise: webgpu (Dawn on lavapipe on CPU-only machines; scripts/setup-system.sh
+ * installs it), wasm and cpu. A webgpu that does not load fails the calling test unless the run allows
+ * the skip "webgpu"; then a skipped subtest "webgpu" of the calling test says so and counts it.
  */
 export async function testBackends(): Promise<BackendName[]> {
   const names: BackendName[] = ['wasm', 'cpu'];
@@ -44,8 +74,8 @@ export async function testBackends(): Promise<BackendName[]> {
     await initBackend('webgpu');
     names.unshift('webgpu');
   } catch (err) {
-    if (process.env.ATTENTION_DEBUGGER_REQUIRE_WEBGPU === '1') throw err;
-    console.error(`# webgpu skipped: ${(err as Error).message}`);
+    // test() called inside a running test adds a subtest to it (node:test's async context).
+    cannotRun({ skip: (message) => void test('webgpu', { skip: message ?? true }) }, 'webgpu', (err as Error).message);
   }
   return names;
 }
