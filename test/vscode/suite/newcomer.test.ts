@@ -185,3 +185,36 @@ test('Refresh Runs is in the palette; a run row expands on a click and opens its
   );
   assert.ok(inline?.when?.includes('viewItem =~ /^run/'), `inline Open Run: ${JSON.stringify(inline)}`);
 }, 30_000);
+
+test('Inspect Head asks which run while another one trains, the selection first', async () => {
+  const api = await activateExtension();
+  const slots = api.panels.slots;
+  const live = path.join(tmp, 'runs', 'live');
+  await vscode.commands.executeCommand('attentionDebugger.train', {
+    data: { kind: 'task', task: 'copy' },
+    config: microConfig(tmp, 5000),
+    runDir: live,
+    openPanels: false,
+  });
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === live, 60_000, 'the live run to stop');
+  const ui = answer((a) => (a.text === 'Inspect a head of which run?' ? 'wizard' : undefined));
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: wizardRun }); // a new run selects itself
+    await until('the dashboard', () => slots.dashboard.current?.isReady === true, 30_000);
+    const r = await vscode.commands.executeCommand<{ runDir: string }>('attentionDebugger.inspectHead', {
+      kind: 'cross',
+      layer: 0,
+      head: 0,
+    });
+    const asked = ui.asked.find((a) => a.fn === 'showQuickPick');
+    assert.deepEqual(asked?.items, ['wizard', 'live'], 'the selected run first, then the training one');
+    assert.deepEqual(asked?.descriptions, ['selected', 'training']);
+    assert.equal(r?.runDir, wizardRun);
+    await until('the inspector', () => slots.head.current?.isReady === true, 30_000);
+    assert.equal((await drawnIn(slots, 'head')).run, 'wizard', 'the inspector shows the run picked');
+  } finally {
+    ui.restore();
+    await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+  }
+  await ended;
+}, 120_000);

@@ -270,3 +270,26 @@ test('panels fit their window: no horizontal scrolling at 1,600 or 800 pixels', 
     }
   }
 });
+
+test('the inspector’s play button walks the slider through the history, moving the cursor, then stops', async () => {
+  const head = await openPanel('head');
+  await headState(head, {
+    panel: 'head',
+    header: HEADER,
+    head: { kind: 'encoder_self', layer: 0, head: 0 },
+    attention: snapshot(300),
+    snapshots: [snapshot(100), snapshot(200), snapshot(300)],
+    losses: [],
+    cursor: null,
+  });
+  await head.waitForFunction(() => document.body.dataset.drawnStep === '300');
+  await head.locator('#step-slider').fill('0');
+  await head.evaluate(() => (window.__posted.length = 0));
+  await head.click('#play');
+  assert((await head.locator('#play').innerText()) === '⏸', 'playing shows pause');
+  await head.waitForFunction(() => document.querySelector('#play').textContent === '▶', null, { timeout: 5000 });
+  const steps = (await posted(head, 'cursor')).map((m) => m.step);
+  assert(steps.join(',') === '200,300', `the cursor went through ${steps.join(',')}`);
+  assert((await head.evaluate(() => document.body.dataset.drawnStep)) === '300', 'it ends at the newest step');
+  await head.close();
+});
