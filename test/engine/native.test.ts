@@ -2,7 +2,8 @@
  * The native kernels on wasm (backend/native.ts, nativeOps.ts; native/blas.c, ops.c). OpenBLAS
  * products with every transpose flag and batch broadcast, worked by hand or against the cpu
  * backend; Sum over every block of axes, row gathers and Identity against cpu; a whole training
- * step that never reaches wasm's own matMul and matches cpu; the addon's own argument checks.
+ * step (fused loss and Adam kernels included) that never reaches wasm's own matMul and whose
+ * gradients and clipped Adam update equal PyTorch's (stepFixture.ts); the addon's own argument checks.
  * `npm test` builds the addon (setup installs OpenBLAS), so here it must load.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +12,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { initBackend } from '../../src/engine/backend';
 import { nativeBlasStatus } from '../../src/engine/backend/native';
-import { maxAbsDiff, tinyTrainingStep } from '../helpers';
+import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { maxAbsDiff } from '../helpers';
+import { checkStepAgainstPytorch, STEP_CASES } from './stepFixture';
 
 // A spy in place of wasm's own kernel: it counts what falls back to XNNPACK.
 let xnnpack = 0;
@@ -168,16 +171,11 @@ test('row gathers (embedding lookups) and Identity match the cpu backend; a bad 
   b.dispose();
 });
 
-test('a whole training step on wasm multiplies only through OpenBLAS and matches the cpu backend', async () => {
-  const run = tinyTrainingStep;
+test('a whole training step on wasm multiplies only through OpenBLAS; its gradients and Adam step equal PyTorch', async () => {
+  assert.ok(hasFusedKernel(ADAM_UPDATE) && hasFusedKernel(SMOOTHED_CROSS_ENTROPY), 'the fused kernels are on');
   xnnpack = 0;
-  const onWasm = await run();
+  for (const name of STEP_CASES) await checkStepAgainstPytorch(name); // stepFixture.ts: to 1e-4, every parameter
   assert.equal(xnnpack, 0, 'a product of the step fell back to wasm’s kernel');
-  await initBackend('cpu');
-  const onCpu = await run();
-  await initBackend('wasm');
-  assert.ok(Math.abs(onWasm.loss - onCpu.loss) < 1e-5, `loss ${onWasm.loss} vs ${onCpu.loss}`);
-  assert.ok(maxAbsDiff(onWasm.after, onCpu.after) < 1e-5, 'updated embeddings differ between wasm and cpu');
 });
 
 test('the addon refuses arrays shorter than the sizes it is given, naming the argument', () => {
