@@ -8,6 +8,7 @@ import './extension.test';
 import './malformed.test';
 import './engine.test';
 import './training.test';
+import './restart.test';
 import './selection.test';
 import './health.test';
 import './newcomer.test';

@@ -10,9 +10,9 @@ import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
 import { waitFor } from './harness';
 
-/** Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10). */
-export function microConfig(dir: string, steps: number): string {
-  const file = path.join(dir, `micro-${steps}.json`);
+/** Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10 by default). */
+export function microConfig(dir: string, steps: number, checkpointEvery = 10): string {
+  const file = path.join(dir, `micro-${steps}-${checkpointEvery}.json`);
   const training = {
     steps,
     warmup: 4,
@@ -21,7 +21,7 @@ export function microConfig(dir: string, steps: number): string {
     label_smoothing: 0.1,
     clip_norm: 0,
     seed: 3,
-    checkpoint_every: 10,
+    checkpoint_every: checkpointEvery,
     eval_every: 10,
     snapshot_every: 5,
     vocab_size: 100,

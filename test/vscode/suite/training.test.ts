@@ -6,88 +6,27 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MetricRow } from '../../../src/protocol/metrics';
+import type { CellRef } from '../../../src/protocol/webview';
 import { SNAPSHOT_FILE } from '../../../src/protocol/runFolder';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
+import { drawnIn, until } from './runs';
+import { tmp, run1, copyConfig, checkpointSteps, metricsSteps } from './trainingRuns';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-ext-'));
-const runsDir = path.join(tmp, 'runs');
-const run1 = path.join(runsDir, 'copy-micro');
-const run2 = path.join(runsDir, 'copy-micro-crash');
-process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
-
-/** The micro config of the brief: checkpoints and snapshots every 5 steps. */
-function microConfig(steps: number): string {
-  const file = path.join(tmp, `micro-${steps}.json`);
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      d_model: 16,
-      heads: 2,
-      d_ff: 32,
-      encoder_layers: 1,
-      decoder_layers: 1,
-      dropout: 0.1,
-      norm_first: false,
-      final_norm: false,
-      positional: 'sinusoidal',
-      max_len: 32,
-      share_embeddings: true,
-      training: {
-        steps,
-        warmup: 4,
-        lr_factor: 1,
-        batch_tokens: 200,
-        label_smoothing: 0.1,
-        clip_norm: 0,
-        seed: 3,
-        checkpoint_every: 5,
-        eval_every: 10,
-        snapshot_every: 5,
-        vocab_size: 100,
-        max_length: 20,
-        bleu_sentences: 0,
-      },
-    }),
-  );
-  return file;
-}
-
-/** Steps of the checkpoints on disk (an independent view of what the engine wrote). */
-function checkpointSteps(runDir: string): number[] {
-  const dir = path.join(runDir, 'checkpoints');
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .map((f) => /^step-(\d+)\.safetensors$/.exec(f))
-    .filter((m) => m)
-    .map((m) => Number(m![1]))
-    .sort((a, b) => a - b);
-}
-
-function metricsSteps(runDir: string): number[] {
-  return fs
-    .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { step: number }).step);
-}
-
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Viridis at 0 and at 1 (matplotlib's published end points), as drawn for a zero weight and a map's maximum. */
+export const VIRIDIS_0 = [68, 1, 84];
+export const VIRIDIS_1 = [253, 231, 37];
+export const near = (rgba: number[] | null, rgb: number[]): boolean =>
+  !!rgba && rgb.every((v, i) => Math.abs(v - rgba[i]!) <= 3) && rgba[3] === 255;
+/** Relative luminance (Rec. 709): viridis rises monotonically in it. */
+export const luminance = (c: number[]): number => 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
 
 test('Train streams metrics and snapshots to the extension, the status and the panels', async () => {
   const api = await activateExtension();
-  const config = microConfig(2000);
+  const config = copyConfig(2000);
   const firstRows = waitFor(api.training.onDidMetrics, (e) => e.runDir === run1, 90_000, 'train/metrics of the run');
   const summary = await vscode.commands.executeCommand<
     { runDir: string; totalSteps: number; dModel: number; heads: number } | undefined
@@ -111,7 +50,36 @@ test('Train streams metrics and snapshots to the extension, the status and the p
     assert.ok(Math.abs(r.lr - want) <= 1e-6 * want + 1e-9, `lr ${r.lr} at step ${r.step}, eq. 3 gives ${want}`);
   }
   await until('a probe snapshot', () => api.training.lastSnapshot !== undefined);
-  assert.ok(api.panels.store.attention, 'the snapshot reached the attention view');
+  // The attention view as drawn: this run, the snapshot's step, and a causal decoder map in every
+  // layer and head (each cell above the diagonal drawn as weight 0; the first query sees only key 0).
+  const snap = api.training.lastSnapshot!;
+  const T = snap.tgtTokens.length;
+  const causal: CellRef[] = [];
+  for (let head = 0; head < 2; head++)
+    for (let q = 0; q < T; q++)
+      for (let k = q + 1; k < T; k++) causal.push({ kind: 'decoder_self', layer: 0, head, q, k });
+  const firsts: CellRef[] = [0, 1].map((head) => ({ kind: 'decoder_self', layer: 0, head, q: 0, k: 0 }));
+  await until('the attention view', () => api.panels.slots.attention.current?.isReady === true, 30_000);
+  let view = await drawnIn(api.panels.slots, 'attention', [...causal, ...firsts]);
+  for (let i = 0; i < 50 && view.step !== null && view.step < snap.source.step; i++)
+    view = await drawnIn(api.panels.slots, 'attention', [...causal, ...firsts]);
+  assert.equal(view.run, 'copy-micro');
+  assert.ok(view.step !== null && view.step >= snap.source.step, `drawn at step ${view.step}`);
+  assert.deepEqual(
+    view.maps.map((m) => m.kind),
+    ['encoder_self', 'decoder_self', 'cross'],
+  );
+  causal.forEach((c, i) =>
+    assert.ok(
+      near(view.colors[i]!, VIRIDIS_0),
+      `decoder_self L${c.layer} H${c.head} [${c.q}, ${c.k}]: ${view.colors[i]}`,
+    ),
+  );
+  for (let h = 0; h < 2; h++)
+    assert.ok(
+      near(view.colors[causal.length + h]!, VIRIDIS_1),
+      `H${h} [0, 0] (weight 1): ${view.colors[causal.length + h]}`,
+    );
   assert.deepEqual(api.openPanels().sort(), ['attention', 'dashboard']);
   await until('10 steps', () => (api.training.lastRow?.step ?? 0) >= 10);
   const steps = api.panels.store.rows.map((r: MetricRow) => r.step);
@@ -174,9 +142,11 @@ test('Decode a sentence returns a translation and every attention map, rows summ
       assert.ok(Math.abs(sum - 1) < 1e-4, `${m.kind} row ${row} sums to ${sum}`);
     }
     if (m.kind === 'decoder_self') {
-      // Causal mask: query i never sees key j > i.
-      for (let i = 0; i < q; i++)
-        for (let j = i + 1; j < k; j++) assert.equal(m.weights[i * k + j], 0, `decoder_self [${i}, ${j}]`);
+      // Causal mask, in every layer and head: query i never sees key j > i.
+      for (let lh = 0; lh < layers * heads; lh++)
+        for (let i = 0; i < q; i++)
+          for (let j = i + 1; j < k; j++)
+            assert.equal(m.weights[(lh * q + i) * k + j], 0, `decoder_self map ${lh} [${i}, ${j}]`);
     }
   }
   assert.ok(api.openPanels().includes('attention'));
@@ -213,6 +183,9 @@ test('Positional Encoding shows the sinusoid of the run (d_model 16)', async () 
 
 test('Inspect Head opens the inspector with the run’s snapshots', async () => {
   const api = await activateExtension();
+  // Decode (above) selected its sentence, which the inspector would show alone: back to the probe.
+  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'probe' } });
+  await until('the probe again', () => api.panels.store.attention?.source.input === 'probe', 30_000);
   const r = await vscode.commands.executeCommand<
     { head: { kind: string; layer: number; head: number }; snapshots: number } | undefined
   >('attentionDebugger.inspectHead', { runDir: run1, kind: 'cross', layer: 0, head: 1 });
@@ -221,7 +194,11 @@ test('Inspect Head opens the inspector with the run’s snapshots', async () => 
   const onDisk = fs.readdirSync(path.join(run1, 'snapshots')).filter((f) => SNAPSHOT_FILE.test(f)).length;
   assert.equal(r.snapshots, onDisk, 'one snapshot per file in snapshots/');
   assert.ok(onDisk >= 2);
-  assert.ok(api.openPanels().includes('head'));
+  await until('the inspector', () => api.panels.slots.head.current?.isReady === true, 30_000);
+  const drawn = await drawnIn(api.panels.slots, 'head');
+  assert.deepEqual(drawn.head, { kind: 'cross', layer: 0, head: 1 }, 'the inspector shows the head asked for');
+  assert.equal(drawn.run, 'copy-micro');
+  assert.equal(drawn.frames, onDisk, 'its slider ranges over every snapshot');
 }, 60_000);
 
 test('Open Run fills the dashboard with metrics.jsonl and the schedule; Export writes it as JSON', async () => {
@@ -295,106 +272,31 @@ test('Open Run fills the dashboard with metrics.jsonl and the schedule; Export w
     format: 'json',
     path: headFile,
   });
-  const head = JSON.parse(fs.readFileSync(headFile, 'utf8')) as { kind: string; weights: number[][] };
-  assert.equal(head.kind, 'cross');
-  assert.ok(head.weights.length > 0);
-}, 60_000);
-
-test('the Runs view lists run folders with their checkpoints', async () => {
-  const api = await activateExtension();
-  await vscode.workspace
-    .getConfiguration('attentionDebugger')
-    .update('runFolder', runsDir, vscode.ConfigurationTarget.Global);
-  try {
-    const runs = api.runs.getChildren();
-    const node = runs.find((n) => n.kind === 'run' && n.dir === run1);
-    assert.ok(node, `run1 listed (got ${JSON.stringify(runs)})`);
-    const children = api.runs.getChildren(node).map((c) => (c.kind === 'checkpoint' ? c.step : -1));
-    assert.deepEqual(
-      [...children].sort((a, b) => a - b),
-      checkpointSteps(run1),
-    );
-    // A click on a run row expands it (no command) and selects the run.
-    assert.equal(api.runs.getTreeItem(node).command, undefined);
-    await vscode.commands.executeCommand('workbench.view.extension.attentionDebugger');
-    await vscode.commands.executeCommand('attentionDebugger.openDashboard'); // another run is selected first
-    const other = path.join(runsDir, 'copy-micro-copy');
-    fs.cpSync(run1, other, { recursive: true });
-    await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: other });
-    assert.equal(api.viewer.selection?.runDir, other);
-    const selected = waitFor(api.viewer.onDidChange, (s) => s.runDir === run1, 20_000, 'the run selected');
-    await api.runsView.reveal(node, { select: true, focus: true });
-    await selected;
-    // A click on a checkpoint shows the probe's attention at that step.
-    const ckpt = api.runs.getChildren(node).find((c) => c.kind === 'checkpoint' && c.step === 5)!;
-    const click = api.runs.getTreeItem(ckpt).command!;
-    const shown = await vscode.commands.executeCommand<{ source: { step: number } } | undefined>(
-      click.command,
-      ...(click.arguments ?? []),
-    );
-    assert.equal(shown?.source.step, 5);
-    assert.equal(api.panels.store.attention?.source.step, 5);
-    assert.equal(api.viewer.selection?.step, 5, 'the checkpoint click selects its step');
-  } finally {
-    await vscode.workspace
-      .getConfiguration('attentionDebugger')
-      .update('runFolder', undefined, vscode.ConfigurationTarget.Global);
-  }
-}, 30_000);
-
-test('an engine killed mid-training is reported, restarted, and the run resumes from its checkpoint', async () => {
-  const api = await activateExtension();
-  await vscode.commands.executeCommand('attentionDebugger.train', {
-    data: { kind: 'task', task: 'copy' },
-    config: microConfig(2000),
-    runDir: run2,
-    openPanels: false,
-  });
-  assert.equal(api.training.runDir, run2);
-  await until(
-    'a checkpoint and two more steps',
-    () => {
-      const c = checkpointSteps(run2);
-      return c.length > 0 && (api.training.lastRow?.step ?? 0) >= c[c.length - 1] + 2;
-    },
-    90_000,
+  const head = JSON.parse(fs.readFileSync(headFile, 'utf8')) as {
+    kind: string;
+    layer: number;
+    head: number;
+    step: number;
+    weights: number[][];
+  };
+  // The export is what the inspector draws: its step and head, the largest weight in viridis' top
+  // colour (the map is scaled to its maximum), and the drawn colours in the order of the weights.
+  const cells: CellRef[] = head.weights.flatMap((row, q) =>
+    row.map((_, k) => ({ kind: 'cross' as const, layer: head.layer, head: head.head, q, k })),
   );
-  const before = api.engine.pid!;
-  const resumed = waitFor(
-    api.training.onDidResume,
-    (e) => e.runDir === run2 && e.cause === 'crash',
-    60_000,
-    'the run to resume',
-  );
-  process.kill(before, 'SIGKILL');
-  const { step } = await resumed;
-  assert.notEqual(api.engine.pid, before, 'a new engine process');
-  const ckpts = checkpointSteps(run2);
-  assert.equal(step, ckpts[ckpts.length - 1], `resumed at the newest checkpoint (${ckpts.join(', ')})`);
-  assert.ok(step > 0);
+  const shown = await drawnIn(api.panels.slots, 'head', cells);
+  assert.deepEqual([head.kind, head.layer, head.head, head.step], ['cross', 0, 1, shown.step]);
+  const flat = head.weights.flat();
+  const max = Math.max(...flat);
   assert.ok(
-    api.engine.recentLog().some((l) => l.includes('the engine died while') && l.includes(run2)),
-    'the crash is reported in the output',
+    near(shown.colors[flat.indexOf(max)]!, VIRIDIS_1),
+    `the largest weight is drawn ${shown.colors[flat.indexOf(max)]}`,
   );
-  const next = await waitFor(api.training.onDidMetrics, (e) => e.runDir === run2, 60_000, 'metrics after the resume');
-  assert.equal(next.rows[0].step, step + 1, 'the step count goes on from the checkpoint');
-  assert.equal(api.training.training, true);
-  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
-  assert.equal(api.training.training, false);
-}, 180_000);
-
-test('Resume goes on with a stopped run from its newest checkpoint', async () => {
-  const api = await activateExtension();
-  const newest = Math.max(...checkpointSteps(run1));
-  const more = waitFor(api.training.onDidMetrics, (e) => e.runDir === run1, 60_000, 'metrics of the resumed run');
-  const summary = await vscode.commands.executeCommand<{ step: number; runDir: string } | undefined>(
-    'attentionDebugger.resume',
-    { runDir: run1, progress: false },
-  );
-  assert.ok(summary, 'Resume returned nothing (see the output)');
-  assert.equal(summary.step, newest);
-  assert.equal(api.training.runDir, run1);
-  assert.equal((await more).rows[0].step, newest + 1);
-  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
-  assert.equal(api.training.training, false);
-}, 90_000);
+  for (let i = 0; i < flat.length; i++)
+    for (let j = 0; j < flat.length; j++)
+      if (flat[i]! < flat[j]! - 0.05 * max)
+        assert.ok(
+          luminance(shown.colors[i]!) < luminance(shown.colors[j]!),
+          `weight ${flat[i]} is drawn lighter than ${flat[j]}`,
+        );
+}, 60_000);
