@@ -171,7 +171,7 @@ test('row gathers (embedding lookups) and Identity match the cpu backend; a bad 
   b.dispose();
 });
 
-test('a whole training step on wasm multiplies only through OpenBLAS; its gradients and Adam step equal PyTorch', async () => {
+test('a training step on wasm multiplies only through OpenBLAS; gradients and Adam step equal PyTorch', async () => {
   assert.ok(hasFusedKernel(ADAM_UPDATE) && hasFusedKernel(SMOOTHED_CROSS_ENTROPY), 'the fused kernels are on');
   xnnpack = 0;
   for (const name of STEP_CASES) await checkStepAgainstPytorch(name); // stepFixture.ts: to 1e-4, every parameter
