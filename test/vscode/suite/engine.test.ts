@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { engineInfo } from '../../../src/protocol/engine';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
+import { answer } from './ui';
 
 test('a killed engine is reported, restarted, and answers the next request', async () => {
   const { engine } = await activateExtension();
@@ -49,3 +50,33 @@ test('the backend setting reaches the engine (serve --backend) at its next start
   const info = await engine.request(engineInfo);
   assert.notEqual(info.backend, 'cpu', 'auto picks a faster backend than cpu again');
 }, 120_000);
+
+test('an engine that keeps crashing is restarted after 0.25, 1 and 4 s, with one warning for the series', async () => {
+  const { engine } = await activateExtension();
+  await engine.restart(); // a fresh series
+  await engine.request(engineInfo);
+  const ui = answer(() => undefined);
+  const delays: (number | undefined)[] = [];
+  const gaps: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const pid = engine.pid!;
+      const exited = waitFor(engine.onDidExit, (e) => e.pid === pid, 10_000, `exit of engine ${pid}`);
+      const started = waitFor(engine.onDidStart, (p) => p !== pid, 30_000, 'the next engine');
+      process.kill(pid, 'SIGKILL');
+      const t0 = Date.now();
+      delays.push((await exited).restartInMs);
+      await started;
+      gaps.push(Date.now() - t0);
+    }
+  } finally {
+    ui.restore();
+  }
+  // The documented back-off (docs/ARCHITECTURE.md), written out: 250 ms, 1 s, 4 s, 15 s, then 30 s.
+  assert.deepEqual(delays, [250, 1000, 4000]);
+  gaps.forEach((g, i) => assert.ok(g >= delays[i]!, `restart ${i + 1} came after ${g} ms, before its ${delays[i]} ms`));
+  const warnings = ui.asked.filter((a) => a.fn === 'showWarningMessage');
+  assert.equal(warnings.length, 1, `warnings: ${warnings.map((w) => w.text).join(' | ')}`);
+  assert.match(warnings[0]!.text, /the engine exited \(signal SIGKILL\) and is being restarted/);
+  await engine.restart(); // leave a fresh series for the tests after this one
+}, 60_000);
