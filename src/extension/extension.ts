@@ -31,6 +31,8 @@ export interface AttentionDebuggerApi {
   openPanels(): PanelKind[];
   /** The startup job's run (attentionDebugger.startupJob), once started. */
   readonly startup: Promise<string | undefined>;
+  /** Runs the startup job as activation did, under the settings of now (for tests). */
+  runStartupJob(): Promise<string | undefined>;
 }
 
 let client: EngineClient | undefined;
@@ -112,6 +114,7 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     runsView,
     currentRun,
     startup,
+    runStartupJob: () => runStartupJob(log),
     openPanels: openPanelKinds,
   };
 }

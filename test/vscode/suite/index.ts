@@ -5,6 +5,7 @@
  */
 import { runAll } from './harness';
 import './extension.test';
+import './settings.test';
 import './malformed.test';
 import './engine.test';
 import './training.test';
