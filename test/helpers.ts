@@ -1,5 +1,5 @@
 /** Shared test helpers: fixtures, numeric comparison, and which backends this machine runs. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { dirname, join } from 'node:path';
 import { initBackend, type BackendName } from '../src/engine/backend';
@@ -190,4 +190,128 @@ export function smallConfig(overrides: Partial<TransformerConfig> = {}): Transfo
     eos_id: 2,
     ...overrides,
   };
+}
+
+/**
+ * A model that learns the copy task of 1–10 symbols in 600 steps on wasm (~190 of 200 test sequences
+ * exact, greedy): d_model 32, 2 heads, 1 + 1 layers, no dropout. Writes the config file, returns its path.
+ */
+export function copyConfig(dir: string, training: Record<string, number> = {}): string {
+  return writeConfig(join(dir, 'copy.json'), { d_model: 32, heads: 2, d_ff: 64, layers: 1 }, training);
+}
+
+/** Copying the sentences of writeTextCorpus: 2 + 2 layers, 4 heads (all 20 test sentences exact by step 1000). */
+export function textConfig(dir: string, training: Record<string, number> = {}): string {
+  return writeConfig(join(dir, 'text.json'), { d_model: 32, heads: 4, d_ff: 64, layers: 2 }, training);
+}
+
+function writeConfig(
+  path: string,
+  shape: { d_model: number; heads: number; d_ff: number; layers: number },
+  training: Record<string, number>,
+): string {
+  const { layers, ...rest } = shape;
+  const model = { ...rest, encoder_layers: layers, decoder_layers: layers, dropout: 0, norm_first: false };
+  const common = { final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: true };
+  const defaults = { steps: 600, warmup: 60, lr_factor: 1, batch_tokens: 400, label_smoothing: 0.1, clip_norm: 0 };
+  const more = { seed: 3, checkpoint_every: 150, eval_every: 150, snapshot_every: 0, vocab_size: 60, max_length: 20 };
+  const config = { ...model, ...common, training: { ...defaults, ...more, bleu_sentences: 0, ...training } };
+  writeFileSync(path, JSON.stringify(config));
+  return path;
+}
+
+/**
+ * A parallel corpus in `dir` (train/valid/test .en and .xx) whose target is its source: 2–4 distinct
+ * words of 8, the first maybe followed by a comma, ending in "." or "!" (600 / 20 / 20 sentences, a
+ * fixed generator). Punctuation sits against the words, so only detokenized output equals a source.
+ */
+export function writeTextCorpus(dir: string): Record<'train' | 'valid' | 'test', string[]> {
+  const words = ['red', 'blue', 'cat', 'dog', 'sees', 'runs', 'big', 'small'];
+  let s = 7;
+  const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const sentence = () => {
+    const pool = [...words];
+    const w = Array.from(
+      { length: 2 + Math.floor(rnd() * 3) },
+      () => pool.splice(Math.floor(rnd() * pool.length), 1)[0],
+    );
+    if (rnd() < 0.5) w[0] += ',';
+    return w.join(' ') + (rnd() < 0.5 ? '.' : '!');
+  };
+  const out = { train: [] as string[], valid: [] as string[], test: [] as string[] };
+  for (const [split, n] of [
+    ['train', 600],
+    ['valid', 20],
+    ['test', 20],
+  ] as const) {
+    out[split] = Array.from({ length: n }, sentence);
+    for (const lang of ['en', 'xx']) writeFileSync(join(dir, `${split}.${lang}`), out[split].join('\n') + '\n');
+  }
+  return out;
+}
+
+/**
+ * Corpus BLEU as sacreBLEU 2 computes it by default (13a tokens, exp smoothing, closest reference
+ * length), written here from its definition, apart from src/engine/metrics; only for text of ASCII
+ * letters, digits, spaces and , . ! ? ; : (where 13a is these few rules). `refs[k][i]` is reference k
+ * of sentence i. `formatted` is sacreBLEU's line (round half to even, as Python's format).
+ */
+export function sacreBleu(hyps: string[], refs: string[][]): { score: number; formatted: string } {
+  const tok = (line: string): string[] => {
+    if (!/^[A-Za-z0-9 ,.!?;:]*$/.test(line)) throw new Error(`sacreBleu: not for ${JSON.stringify(line)}`);
+    const t = ` ${line} `
+      .replace(/([!?;:])/g, ' $1 ')
+      .replace(/([^0-9])([.,])/g, '$1 $2 ')
+      .replace(/([.,])([^0-9])/g, ' $1 $2');
+    return t.split(/\s+/).filter(Boolean);
+  };
+  const grams = (w: string[], n: number) => {
+    const m = new Map<string, number>();
+    for (let i = 0; i + n <= w.length; i++)
+      m.set(w.slice(i, i + n).join(' '), (m.get(w.slice(i, i + n).join(' ')) ?? 0) + 1);
+    return m;
+  };
+  const correct = [0, 0, 0, 0];
+  const total = [0, 0, 0, 0];
+  let sysLen = 0;
+  let refLen = 0;
+  hyps.forEach((h, i) => {
+    const hw = tok(h);
+    const rw = refs.map((r) => tok(r[i]!));
+    sysLen += hw.length;
+    // The closest reference length; a tie goes to the shorter.
+    refLen += rw
+      .map((r) => r.length)
+      .reduce((a, b) =>
+        Math.abs(b - hw.length) < Math.abs(a - hw.length) ||
+        (Math.abs(b - hw.length) === Math.abs(a - hw.length) && b < a)
+          ? b
+          : a,
+      );
+    for (let n = 1; n <= 4; n++) {
+      const most = new Map<string, number>();
+      for (const r of rw) for (const [g, c] of grams(r, n)) most.set(g, Math.max(most.get(g) ?? 0, c));
+      for (const [g, c] of grams(hw, n)) correct[n - 1]! += Math.min(c, most.get(g) ?? 0);
+      total[n - 1]! += Math.max(0, hw.length - n + 1);
+    }
+  });
+  const bp = sysLen < refLen ? (sysLen > 0 ? Math.exp(1 - refLen / sysLen) : 0) : 1;
+  const p = [0, 0, 0, 0];
+  let score = 0;
+  if (correct.some((c) => c > 0)) {
+    let smooth = 1;
+    for (let n = 0; n < 4 && total[n]! > 0; n++)
+      p[n] = correct[n]! > 0 ? (100 * correct[n]!) / total[n]! : 100 / ((smooth *= 2) * total[n]!);
+    score = bp * Math.exp(p.reduce((a, x) => a + (x === 0 ? -9999999999 : Math.log(x)), 0) / 4);
+  }
+  const f = (x: number, d: number): string => {
+    const scaled = x * 10 ** d;
+    const tie = Number.isInteger(scaled * 2) && !Number.isInteger(scaled);
+    return tie ? ((Math.floor(scaled) + (Math.floor(scaled) % 2)) / 10 ** d).toFixed(d) : x.toFixed(d);
+  };
+  const ratio = refLen ? sysLen / refLen : 0;
+  const formatted =
+    `BLEU = ${f(score, 2)} ${p.map((x) => f(x, 1)).join('/')} ` +
+    `(BP = ${f(bp, 3)} ratio = ${f(ratio, 3)} hyp_len = ${sysLen} ref_len = ${refLen})`;
+  return { score, formatted };
 }
