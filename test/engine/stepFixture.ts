@@ -78,7 +78,7 @@ function priorMoments(f: StepFixture): Map<string, { shape: number[]; data: Floa
 }
 
 /** Adam that keeps a copy of the gradients trainStep hands it (after clipping), and applies them or not. */
-class RecordingAdam extends Adam {
+export class RecordingAdam extends Adam {
   readonly seen = new Map<string, tf.Tensor>(); // by tfjs variable name
 
   constructor(private readonly update: boolean) {
@@ -118,7 +118,7 @@ function worst(
 }
 
 /** The case's checkpoint with dropout 0 (the fixture is deterministic), and its weights as loaded. */
-function loadWithoutDropout(name: string): { model: Transformer; before: Map<string, Float32Array> } {
+export function loadWithoutDropout(name: string): { model: Transformer; before: Map<string, Float32Array> } {
   const dir = join(GOLDEN, name);
   const config = { ...readConfig(join(dir, 'config.json')), dropout: 0 };
   const { tensors } = readSafetensors(join(dir, 'model.safetensors'));
