@@ -13,6 +13,7 @@ import './restart.test';
 import './selection.test';
 import './health.test';
 import './newcomer.test';
+import './pickers.test';
 import './demo.test';
 
 export async function run(): Promise<void> {

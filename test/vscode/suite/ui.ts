@@ -1,6 +1,6 @@
 /**
  * Stands in for the user at VS Code's prompts: while `answer()` is active, the window's message,
- * quick-pick, input-box and open-dialog functions record what the extension asked and answer from
+ * quick-pick, input-box and file-dialog functions record what the extension asked and answer from
  * a script (the test bundle and the extension share one `vscode` API object, so the extension's
  * calls land here). Anything asked that the script does not answer is cancelled (undefined).
  */
@@ -27,6 +27,7 @@ const FUNCTIONS = [
   'showQuickPick',
   'showInputBox',
   'showOpenDialog',
+  'showSaveDialog',
 ] as const;
 
 const labelOf = (item: unknown): string =>
@@ -57,12 +58,14 @@ export function answer(script: Script): { asked: Asked[]; restore: () => void } 
         asked.push(a);
         return script(a);
       }
-      if (fn === 'showOpenDialog') {
-        const opts = (args[0] ?? {}) as { title?: string; openLabel?: string };
-        const a = { fn, text: `${opts.title ?? ''} ${opts.openLabel ?? ''}`.trim(), items: [], descriptions: [] };
+      if (fn === 'showOpenDialog' || fn === 'showSaveDialog') {
+        const opts = (args[0] ?? {}) as { title?: string; openLabel?: string; saveLabel?: string };
+        const label = opts.openLabel ?? opts.saveLabel ?? '';
+        const a = { fn, text: `${opts.title ?? ''} ${label}`.trim(), items: [], descriptions: [] };
         asked.push(a);
         const p = script(a);
-        return p === undefined ? undefined : [vscode.Uri.file(p)];
+        if (p === undefined) return undefined;
+        return fn === 'showOpenDialog' ? [vscode.Uri.file(p)] : vscode.Uri.file(p);
       }
       const items = args.slice(1).filter((x) => typeof x === 'string' || (typeof x === 'object' && x && 'title' in x));
       const a = { fn, text: String(args[0]), items: items.map(labelOf), descriptions: [] };
