@@ -1,6 +1,7 @@
 /**
  * One training step by hand-checkable pieces: label smoothing as the Annotated Transformer defines
- * it, Adam's first update, and the same step on every backend.
+ * it, Adam's first update, and the same two steps on every backend (backends against each other:
+ * gradients.test.ts checks the step against PyTorch, clipping.test.ts clipping by its definition).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -83,7 +84,7 @@ test('a training step gives the same loss, gradient norm and weights on every ba
   };
   const ref = await run('cpu');
   assert.ok(ref.second.loss < ref.r.loss, 'the loss falls on a repeated batch');
-  assert.ok(ref.r.gradNorm > 0.5, 'the clip threshold is active in this test');
+  assert.ok(ref.r.gradNorm > 0.5, 'the clip threshold is active in this test (its effect: clipping.test.ts)');
   for (const backend of (await testBackends()).filter((b) => b !== 'cpu')) {
     await t.test(backend, async () => {
       const got = await run(backend);
