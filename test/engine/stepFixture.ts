@@ -1,6 +1,6 @@
 /**
  * One training step of the engine against PyTorch's (test/fixtures/golden/<case>/step.json, written by
- * make_fixtures.py build_step): the engine's own trainStep (loss, backward, clipping, Adam) on the
+ * make_step_fixture.py): the engine's own trainStep (loss, backward, clipping, Adam) on the
  * case's checkpoint with dropout off, checked on the active backend against
  *   - PyTorch's loss, gradient norm and ∂L/∂θ of every parameter (no clipping);
  *   - the gradient Adam receives with clipping active (c = 0.6‖g‖): PyTorch's gradient × c/(‖g‖ + 1e-6);
