@@ -18,6 +18,7 @@ import {
   oneOf,
   optional,
 } from './check';
+import { checkFollowState, type FollowState } from './follow';
 import { checkInputPair, type InputPair } from './attention';
 import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop } from './beamTree';
 import { checkHeadReport, type HeadReport } from './heads';
@@ -159,12 +160,13 @@ export const trainStop: RequestDef<void, { step: number; runDir: string } | null
   checkResult: (v, path) => (v === null ? undefined : object({ step: isIndex, runDir: isString })(v, path)),
 };
 
-/** A run on disk: summary, every metrics row, telemetry row and event. */
+/** A run on disk: summary, every metrics row, telemetry row and event, and where a follower goes on from. */
 export interface OpenedRun {
   summary: RunSummary;
   rows: MetricRow[];
   telemetry: TelemetryRow[];
   events: RunEvent[];
+  follow: FollowState;
 }
 export const runOpen: RequestDef<{ runDir: string }, OpenedRun> = {
   method: 'run/open',
@@ -174,6 +176,7 @@ export const runOpen: RequestDef<{ runDir: string }, OpenedRun> = {
     rows: arrayOf(checkMetricRow),
     telemetry: arrayOf(checkTelemetryRow),
     events: arrayOf(checkRunEvent),
+    follow: checkFollowState,
   }),
 };
 

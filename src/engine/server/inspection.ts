@@ -5,7 +5,7 @@
  * curves) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
-import type { MetricRow } from '../../protocol/metrics';
+import { runPoll } from '../../protocol/follow';
 import {
   ablationEffect,
   attentionGet,
@@ -16,16 +16,17 @@ import {
   snapshotsGet,
 } from '../../protocol/training';
 import { attentionToWire, matrixToWire } from '../../protocol/wire';
-import { listCheckpoints, loadCheckpoint } from '../checkpoint';
+import { loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
 import { attentionAt, checkpointOf } from '../run/attentionAt';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { beamTreeAt } from '../run/beamTreeAt';
+import { pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
-import { runSummary, snapshotAttention, toMetricRow } from './convert';
+import { runSummary, snapshotAttention } from './convert';
 import { handle } from './rpc';
 
 export function registerInspectionHandlers(
@@ -36,16 +37,16 @@ export function registerInspectionHandlers(
   handle(conn, runOpen, async ({ runDir }) => {
     const run = new RunDir(runDir);
     const { model, raw } = run.readConfig();
-    const rows = run
-      .readMetrics()
-      .map(toMetricRow)
-      .filter((r): r is MetricRow => r !== null);
+    // What a follower would have read so far: a later run/poll from its cursor gets what lands next.
+    const { rows, telemetry, events, snapshots: _, reset: __, checkpoints, ...follow } = pollRun(runDir);
     const settings = (raw.training ?? {}) as Partial<TrainingSettings>;
-    const step = rows.length ? rows[rows.length - 1].step : (listCheckpoints(runDir).pop()?.step ?? 0);
+    const step = rows.length ? rows[rows.length - 1]!.step : (checkpoints[checkpoints.length - 1] ?? 0);
     const running = trainingRun() === runDir;
     const summary = runSummary(run, model, settings, raw.data as DataSpec | undefined, step, running);
-    return { summary, rows, telemetry: run.readTelemetry(), events: run.readEvents() };
+    return { summary, rows, telemetry, events, follow };
   });
+
+  handle(conn, runPoll, async ({ runDir, ...cursor }) => pollRun(runDir, cursor));
 
   handle(conn, snapshotsGet, async ({ runDir, steps }) => {
     const run = new RunDir(runDir);
