@@ -17,6 +17,7 @@ import { base64ToFloat32, type WireAttention } from '../../src/protocol/wire';
 import type { MetricRow } from '../../src/protocol/metrics';
 import { runServer } from '../../src/engine/server';
 import { microConfig, scratch } from '../train/helpers';
+import { copyConfig } from '../helpers';
 
 if (process.env['ENGINE_SERVER_CHILD'] === '1') {
   void runServer({ backend: 'wasm' }).then((code) => (process.exitCode = code));
@@ -56,7 +57,8 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
   test('train/start streams metrics and snapshots; train/stop checkpoints; resume, open, attention/get decodes, snapshots, positional', async () => {
     const dir = scratch('ad-server-');
     const runDir = join(dir, 'run');
-    const config = microConfig(dir, { steps: 100000, checkpoint_every: 1000, snapshot_every: 5 });
+    // A model that learns to copy by step 600 (helpers.ts): its decode of a sequence is known.
+    const config = copyConfig(dir, { steps: 100000, checkpoint_every: 1000, snapshot_every: 5 });
     const e = start();
     const summary = (await e.conn.sendRequest('train/start', {
       runDir,
@@ -64,11 +66,12 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
       config,
     })) as RunSummary;
     assert.equal(summary.running, true);
-    assert.equal(summary.dModel, 16);
-    // The planned curve is eq. 3: d_model 16, warmup 4 → peak 16^-0.5 · 4^-0.5 = 0.125 at step 4.
+    assert.equal(summary.dModel, 32);
+    // The planned curve is eq. 3: d_model 32, warmup 60 → peak (32 · 60)^-0.5 = 1/43.8178046
+    // = 0.0228217732 at step 60.
     const peak = summary.schedule.reduce((a, b) => (b.lr > a.lr ? b : a));
-    assert.equal(peak.step, 4);
-    assert.ok(Math.abs(peak.lr - 0.125) < 1e-9);
+    assert.equal(peak.step, 60);
+    assert.ok(Math.abs(peak.lr - 0.0228217732) < 1e-9);
     await until(() => e.rows.length >= 12 && e.snapshots.length >= 2);
     assert.deepEqual(
       e.rows.slice(0, 12).map((r) => r.step),
@@ -97,10 +100,10 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     assert.deepEqual(opened.summary.checkpoints, [stopped.step]);
     assert.ok(opened.summary.snapshots.includes(5));
 
-    const resumed = (await e.conn.sendRequest('train/resume', { runDir, steps: stopped.step + 3 })) as RunSummary;
+    const resumed = (await e.conn.sendRequest('train/resume', { runDir, steps: 600 })) as RunSummary;
     assert.equal(resumed.step, stopped.step);
     await until(() => e.ended.length === 2);
-    assert.deepEqual(e.ended[1], { runDir, step: stopped.step + 3, reason: 'completed' });
+    assert.deepEqual(e.ended[1], { runDir, step: 600, reason: 'completed' });
 
     // Decoding is attention/get of a text with no target: the engine decodes it at the checkpoint.
     const decoded = (await e.conn.sendRequest('attention/get', {
@@ -108,7 +111,9 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
       input: { kind: 'text', src: '5 6 7' },
       beam: 2,
     })) as { attention: WireAttention; decoded: { text: string; tokens: string[] } };
-    assert.equal(decoded.decoded.text, decoded.decoded.tokens.join(' '));
+    // The copy task's answer is its input.
+    assert.equal(decoded.decoded.text, '5 6 7');
+    assert.deepEqual(decoded.decoded.tokens, ['5', '6', '7']);
     assert.deepEqual(
       decoded.attention.tgtTokens.slice(1),
       decoded.decoded.tokens,
