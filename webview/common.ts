@@ -115,6 +115,7 @@ export function start(
             run: '',
             step: null,
             input: '',
+            activity: '',
             maps: [],
             head: null,
             frames: 0,
@@ -283,9 +284,10 @@ export function renderHeader(
   }
   const step = shown.step !== undefined ? shown.step : header.step;
   const input = shown.input ?? header.input;
+  const activity = header.live ? 'training' : (header.activity ?? '');
   el.replaceChildren(
     h('span', { class: 'run-name' }, header.run),
-    h('span', { class: 'muted' }, header.live ? ' (training)' : ''),
+    h('span', { class: `muted activity-${activity}` }, activity ? ` (${ACTIVITY_LABELS[activity]})` : ''),
     h('span', {}, ` · ${step === null ? 'newest step' : `step ${step}`}`),
     h('span', {}, ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`),
     ...(shown.note ? [h('span', { class: 'muted' }, ` · ${shown.note}`)] : []),
@@ -294,11 +296,22 @@ export function renderHeader(
   el.dataset.run = header.run;
   el.dataset.step = step === null ? '' : String(step);
   el.dataset.input = input;
+  el.dataset.activity = activity;
 }
 
+/** The header's note on who writes the run. */
+const ACTIVITY_LABELS: Record<string, string> = {
+  training: 'training',
+  live: 'written live by another process',
+  stalled: 'stalled: nothing written for a minute',
+  paused: 'paused at a breakpoint',
+  finished: 'finished',
+};
+
 /** The header as shown (renderHeader's data attributes), for `drawn` reports. */
-export function shownHeader(el: HTMLElement): { run: string; step: number | null; input: string } {
+export function shownHeader(el: HTMLElement): { run: string; step: number | null; input: string; activity: string } {
   return {
+    activity: el.dataset.activity ?? '',
     run: el.dataset.run ?? '',
     step: el.dataset.step ? Number(el.dataset.step) : null,
     input: el.dataset.input ?? '',

@@ -19,6 +19,8 @@ import {
 } from '../protocol/attention';
 import { type Check, isIndex, isString, object, optional } from '../protocol/check';
 import type { Ablation, AblationEffect } from '../protocol/ablation';
+import type { RunPoll } from '../protocol/follow';
+import type { RunActivity } from '../protocol/runFolder';
 import {
   ablationEffect,
   type AttentionResult,
@@ -33,6 +35,7 @@ import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
 import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
 import type { PanelRequest } from './panels/base';
+import { RunFollower } from './follower';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
 
 export interface Selection {
@@ -59,6 +62,9 @@ export type InputAttention = Omit<AttentionResult, 'attention'> & { attention: A
 export class Viewer implements vscode.Disposable {
   private sel: Selection | undefined;
   private summary: RunSummary | undefined;
+  /** The selected run, when another process writes it: what lands is shown as it lands. */
+  private readonly follower: RunFollower;
+  private activity: RunActivity | undefined;
   private readonly subs: vscode.Disposable[] = [];
   private readonly changed = new vscode.EventEmitter<Selection>();
   /** The selection changed (a run, a step, an input or a head). */
@@ -71,7 +77,9 @@ export class Viewer implements vscode.Disposable {
     private readonly memento: vscode.Memento,
     private readonly log: (line: string) => void,
   ) {
+    this.follower = new RunFollower(engine, (runDir, poll) => this.landed(runDir, poll), log);
     this.subs.push(
+      this.follower,
       this.changed,
       training.onDidStart(({ summary, fresh }) => this.onLiveStart(summary, fresh)),
       training.onDidMetrics(({ runDir, rows }) => {
@@ -114,6 +122,10 @@ export class Viewer implements vscode.Disposable {
     ]);
     this.summary = opened.summary;
     this.sel = { runDir, input: opts.input ?? PROBE, ...(opts.step !== undefined ? { step: opts.step } : {}) };
+    const ours = this.training.runDir === runDir;
+    this.activity = ours ? undefined : opened.follow.activity;
+    if (ours) this.follower.stop();
+    else this.follower.follow(runDir, opened.follow);
     if (opts.head) this.sel.head = opts.head;
     const schedule = opened.summary.schedule.length ? scheduleOf(opened.summary) : null;
     const { rows, telemetry, events } = opened;
@@ -172,6 +184,7 @@ export class Viewer implements vscode.Disposable {
       step: this.sel?.step ?? null,
       input: this.sel ? describeInput(this.sel.input) : 'probe',
       live: this.training.runDir === runDir,
+      ...(this.activity && this.training.runDir !== runDir ? { activity: this.activity } : {}),
       checkpoints: this.summary?.checkpoints ?? [],
       vocab: this.summary?.vocab ?? true,
     };
@@ -235,6 +248,28 @@ export class Viewer implements vscode.Disposable {
       return;
     }
     void this.selectRun(summary.runDir).catch((err: Error) => this.log(`selecting ${summary.runDir}: ${err.message}`));
+  }
+
+  /** What landed in a followed folder: appended as the engine's own training would append it. */
+  private landed(runDir: string, p: RunPoll): void {
+    if (runDir !== this.sel?.runDir) return;
+    if (p.reset) {
+      const { input, step, head } = this.sel;
+      void this.selectRun(runDir, { input, ...(step !== undefined ? { step } : {}), ...(head ? { head } : {}) });
+      return;
+    }
+    const changed = p.activity !== this.activity || p.checkpoints.length !== this.summary?.checkpoints.length;
+    this.activity = p.activity;
+    if (this.summary) {
+      const step = p.rows[p.rows.length - 1]?.step ?? this.summary.step;
+      this.summary = { ...this.summary, checkpoints: p.checkpoints, step };
+    }
+    if (p.rows.length) this.panels.appendMetrics(p.rows);
+    p.snapshots.forEach((w, i) => this.onLiveSnapshot(runDir, toAttention(w, `run/poll result.snapshots[${i}]`)));
+    if (p.telemetry.length) this.panels.addTelemetry(p.telemetry);
+    if (p.events.length) this.panels.addEvents(p.events);
+    if (changed) this.panels.setHeader(this.header());
+    if (p.rows.length || changed) this.changed.fire(this.sel);
   }
 
   private onLiveSnapshot(runDir: string, attention: Attention): void {

@@ -16,20 +16,10 @@ import {
   optional,
 } from './check';
 import { type MetricRow, checkMetricRow } from './metrics';
+import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
 import type { RequestDef } from './rpc';
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from './telemetry';
 import { type WireAttention, checkWireAttention } from './wire';
-
-/**
- * What the folder says of its writer: `live` (status running, files written lately), `stalled`
- * (running, but nothing written for STALLED_AFTER_MS: the trainer hangs or died), `paused` (a
- * health check's breakpoint), `finished` (completed, stopped or failed: the writer's end marker).
- */
-export const RUN_ACTIVITIES = ['live', 'stalled', 'paused', 'finished'] as const;
-export type RunActivity = (typeof RUN_ACTIVITIES)[number];
-
-/** Nothing written for this long by a run whose status says running: it stalled. */
-export const STALLED_AFTER_MS = 60_000;
 
 /** The JSON-lines files a poll reads on from where it stopped. */
 export const FOLLOWED_FILES = ['metrics', 'telemetry', 'events'] as const;

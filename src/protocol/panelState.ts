@@ -22,6 +22,7 @@ import {
   shapeOf,
 } from './check';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
+import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
 export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam'] as const;
@@ -45,8 +46,10 @@ export interface ViewHeader {
   step: number | null;
   /** `probe`, or the source sentence the user gave. */
   input: string;
-  /** The run trains now. */
+  /** The run trains now, in this window's engine. */
   live: boolean;
+  /** A run another process writes: what its folder says of the writer (protocol/follow.ts). */
+  activity?: RunActivity;
   /** Steps of the run's checkpoints, for choosing one. */
   checkpoints: number[];
   /** The run has a vocabulary: text can be typed (otherwise token ids). */
@@ -146,6 +149,7 @@ const checkViewHeader = object({
   step: nullable(isIndex),
   input: isString,
   live: isBoolean,
+  activity: optional(oneOf(RUN_ACTIVITIES)),
   checkpoints: arrayOf(isIndex),
   vocab: isBoolean,
 });

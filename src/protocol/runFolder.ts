@@ -30,6 +30,17 @@ export const RUN_FILES = {
 export const RUN_STATES = ['running', 'paused', 'completed', 'stopped', 'failed'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
+/**
+ * What the folder says of its writer: `live` (status running, files written lately), `stalled`
+ * (running, but nothing written for STALLED_AFTER_MS: the trainer hangs or died), `paused` (a
+ * health check's breakpoint), `finished` (completed, stopped or failed: the writer's end marker).
+ */
+export const RUN_ACTIVITIES = ['live', 'stalled', 'paused', 'finished'] as const;
+export type RunActivity = (typeof RUN_ACTIVITIES)[number];
+
+/** Nothing written for this long by a run whose status says running: it stalled. */
+export const STALLED_AFTER_MS = 60_000;
+
 /** `checkpoints/step-N.safetensors`: the model at step N. */
 export const CHECKPOINT_FILE = /^step-(\d+)\.safetensors$/;
 /** `checkpoints/step-N.optim.safetensors`: Adam's moments and the data position, for resuming. */

@@ -236,6 +236,8 @@ export interface DrawnMsg extends Versioned {
   run: string;
   step: number | null;
   input: string;
+  /** The header's note on who writes the run: `training`, an activity of a followed run, or ''. */
+  activity: string;
   /** Attention maps drawn: their kinds and shapes (the attention view: every thumbnail). */
   maps: { kind: string; shape: number[] }[];
   /** The head shown (the inspector). */
@@ -322,6 +324,7 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
     run: isString,
     step: nullable(isIndex),
     input: isString,
+    activity: isString,
     maps: arrayOf(object({ kind: isString, shape: arrayOf(isIndex) })),
     head: nullable(checkHeadRef),
     frames: isIndex,

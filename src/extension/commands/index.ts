@@ -11,7 +11,7 @@ import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
 import { showHeadReport } from './heads';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
-import { openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
+import { followRun, openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
 import { resume, stop, train, trainingActions } from './training';
 
 const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
@@ -29,6 +29,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.openDashboard': openDashboard,
   'attentionDebugger.openAttention': openAttention,
   'attentionDebugger.openRun': openRun,
+  'attentionDebugger.followRun': followRun,
   'attentionDebugger.showPositional': showPositional,
   'attentionDebugger.exportView': exportView,
   'attentionDebugger.refreshRuns': refreshRuns,

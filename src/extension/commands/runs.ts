@@ -35,9 +35,36 @@ function notARun(dir: string): string | undefined {
   return undefined;
 }
 
-/** A run folder (or a PyTorch checkpoint folder) on disk becomes the selection: its metrics, history and attention. */
+/**
+ * A run folder (or a PyTorch checkpoint folder) on disk becomes the selection: its metrics, history
+ * and attention. A folder another process writes is followed: what lands shows as it lands.
+ */
 export function openRun(ctx: Ctx): Cmd {
-  return guarded(ctx, 'Open Run', async (arg?: unknown) => {
+  return openFolder(
+    ctx,
+    'Open Run',
+    'A run folder, or a checkpoint folder (config.json + model.safetensors) written by PyTorch',
+  );
+}
+
+/** Open Run for a folder a trainer elsewhere writes (a PyTorch RunWriter, a torchrun job), said so. */
+export function followRun(ctx: Ctx): Cmd {
+  const open = openFolder(ctx, 'Follow Run Folder', 'A run folder another process writes (a PyTorch RunWriter)');
+  return async (arg?: unknown) => {
+    const opened = (await open(arg)) as { summary: { runDir: string } } | undefined;
+    if (opened) {
+      const activity = ctx.viewer.header().activity ?? 'training here';
+      void vscode.window.showInformationMessage(
+        `Attention Debugger: following ${path.basename(opened.summary.runDir)} (${activity}): ` +
+          'metrics, snapshots and checkpoints show as they land.',
+      );
+    }
+    return opened;
+  };
+}
+
+function openFolder(ctx: Ctx, name: string, title: string): Cmd {
+  return guarded(ctx, name, async (arg?: unknown) => {
     let runDir = runDirOf(arg);
     for (;;) {
       if (!runDir) {
@@ -45,8 +72,8 @@ export function openRun(ctx: Ctx): Cmd {
         const folder = await vscode.window.showOpenDialog({
           canSelectFolders: true,
           canSelectFiles: false,
-          openLabel: 'Open Run',
-          title: 'A run folder, or a checkpoint folder (config.json + model.safetensors) written by PyTorch',
+          openLabel: name,
+          title,
           defaultUri: root && fs.existsSync(root) ? vscode.Uri.file(root) : undefined,
         });
         runDir = folder?.[0]?.fsPath;

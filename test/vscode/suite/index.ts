@@ -14,6 +14,7 @@ import './selection.test';
 import './health.test';
 import './newcomer.test';
 import './pickers.test';
+import './follow.test';
 import './demo.test';
 
 export async function run(): Promise<void> {
