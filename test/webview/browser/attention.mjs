@@ -135,6 +135,16 @@ test('clicking a thumbnail posts openHead with its layer and head and opens it l
 
 test('a 512-token message draws all 144 thumbnails without hanging the page', async () => {
   const page = await openPanel('attention');
+  // A heartbeat in the page: a timer task that notes the time and how much is drawn, then queues
+  // itself again. Drawing in one long task would leave a gap as long as the drawing between beats.
+  await page.evaluate(() => {
+    window.__beats = [];
+    const beat = () => {
+      window.__beats.push({ t: performance.now(), drawn: Number(document.body.dataset.thumbsDrawn ?? 0) });
+      if (!document.body.dataset.renderDone) setTimeout(beat, 0);
+    };
+    window.__startBeats = () => setTimeout(beat, 0);
+  });
   const t0 = Date.now();
   await page.evaluate(POST_ATTENTION, {
     S: 512,
@@ -145,17 +155,23 @@ test('a 512-token message draws all 144 thumbnails without hanging the page', as
     fill: 0.02,
     step: 5000,
   });
+  await page.evaluate(() => window.__startBeats());
   // While drawing, the page must keep answering: poll it; each poll is a task between slices.
   let polls = 0;
   let midway = 0;
+  let slowest = 0;
   for (;;) {
+    const asked = Date.now();
     const s = await page.evaluate(() => ({
       drawn: Number(document.body.dataset.thumbsDrawn ?? 0),
       done: !!document.body.dataset.renderDone,
     }));
     polls++;
     if (s.done) break;
-    if (s.drawn > 0) midway++;
+    if (s.drawn > 0) {
+      midway++;
+      slowest = Math.max(slowest, Date.now() - asked);
+    }
     if (Date.now() - t0 > 180000) throw new Error(`only ${s.drawn} of 144 thumbnails after 180 s`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -174,9 +190,28 @@ test('a 512-token message draws all 144 thumbnails without hanging the page', as
     corners.w >= 40 && corners.w <= 96 && corners.diag > corners.corner + 200,
     `thumbnail not drawn from the map: ${JSON.stringify(corners)}`,
   );
+  // The heartbeats that ran with some but not all thumbnails drawn, and the longest the page went
+  // without one from the first of them to the beat after the last (that one saw the drawing done).
+  const beats = await page.evaluate(() => window.__beats);
+  const first = beats.findIndex((b) => b.drawn > 0 && b.drawn < 144);
+  const last = beats.findLastIndex((b) => b.drawn > 0 && b.drawn < 144);
+  let gap = 0;
+  for (let i = first + 1; first >= 0 && i <= Math.min(last + 1, beats.length - 1); i++)
+    gap = Math.max(gap, beats[i].t - beats[i - 1].t);
+  const mid = first >= 0 ? last - first + 1 : 0;
+  const span = first >= 0 ? Math.round(beats[Math.min(last + 1, beats.length - 1)].t - beats[first].t) : 0;
   console.log(
-    `    512 tokens, 3 kinds × 6 layers × 8 heads: posted and drawn in ${ms} ms; page answered ${midway} polls mid-drawing (${polls} in all)`,
+    `    512 tokens, 3 kinds × 6 layers × 8 heads: posted and drawn in ${ms} ms; page answered ${midway} polls ` +
+      `mid-drawing (${polls} in all, slowest ${slowest} ms); ${mid} heartbeats in ${span} ms of drawing, ` +
+      `longest gap ${Math.round(gap)} ms`,
   );
+  // Drawing is sliced (~12 ms a slice), so timer tasks and polls run between slices; drawing the 144
+  // in one task leaves no beat and no poll mid-drawing. The bounds are generous for a loaded 2-core
+  // machine: a slice is one budget plus one 512 × 512 thumbnail, tens of ms.
+  assert(mid >= 5, `only ${mid} heartbeats ran while the thumbnails were being drawn`);
+  assert(gap <= 500, `the page ran no task for ${Math.round(gap)} ms while drawing`);
+  assert(midway >= 2, `the page answered only ${midway} polls while drawing`);
+  assert(slowest <= 1000, `a poll waited ${slowest} ms for the page while drawing`);
   await page.screenshot({ path: join(artifacts, 'attention-512.png') });
   // Opening a 512 × 512 head large: plotly gets a max-pooled 256 × 256 map, not 262,144 cells.
   const t1 = Date.now();
