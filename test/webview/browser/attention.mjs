@@ -140,7 +140,7 @@ test('a 512-token message draws all 144 thumbnails without hanging the page', as
   await page.evaluate(() => {
     window.__beats = [];
     const beat = () => {
-      window.__beats.push({ t: performance.now(), drawn: Number(document.body.dataset.thumbsDrawn ?? 0) });
+      window.__beats.push({ t: window.performance.now(), drawn: Number(document.body.dataset.thumbsDrawn ?? 0) });
       if (!document.body.dataset.renderDone) setTimeout(beat, 0);
     };
     window.__startBeats = () => setTimeout(beat, 0);
