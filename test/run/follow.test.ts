@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pollRun } from '../../src/engine/run/follow';
 import { writeSnapshotFile } from '../../src/engine/run/snapshots';
-import { FIRST_POLL, STALLED_AFTER_MS } from '../../src/protocol/follow';
+import { FIRST_POLL } from '../../src/protocol/follow';
+import { STALLED_AFTER_MS } from '../../src/protocol/runFolder';
 
 const work = mkdtempSync(join(tmpdir(), 'follow-'));
 after(() => rmSync(work, { recursive: true, force: true }));

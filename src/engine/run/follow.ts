@@ -8,17 +8,9 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  FIRST_POLL,
-  type FilePosition,
-  type FollowedFile,
-  type PollCursor,
-  type RunActivity,
-  type RunPoll,
-  STALLED_AFTER_MS,
-} from '../../protocol/follow';
+import { FIRST_POLL, type FilePosition, type FollowedFile, type PollCursor, type RunPoll } from '../../protocol/follow';
 import { type MetricRow, checkMetricRow } from '../../protocol/metrics';
-import { RUN_FILES, RUN_STATES } from '../../protocol/runFolder';
+import { RUN_FILES, RUN_STATES, type RunActivity, STALLED_AFTER_MS } from '../../protocol/runFolder';
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from '../../protocol/telemetry';
 import { attentionToWire } from '../../protocol/wire';
 import { listCheckpoints } from '../checkpoint';
