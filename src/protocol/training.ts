@@ -294,16 +294,28 @@ export const snapshotsGet: RequestDef<{ runDir: string; steps?: number[] }, Wire
 };
 
 /** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions. */
+/** The largest encoding `positional` draws: its width, its length, and their product (4 M values, 16 MB). */
+export const POSITIONAL_LIMITS = { dModel: 8192, positions: 16384, values: 1 << 22 };
+
+function positionalSize(p: { dModel?: number; positions?: number }, path: string): string | undefined {
+  const values = (p.dModel ?? 512) * (p.positions ?? 128);
+  return values > POSITIONAL_LIMITS.values
+    ? `${path}: positions × dModel is ${values.toLocaleString('en-US')} values, more than the ` +
+        `${POSITIONAL_LIMITS.values.toLocaleString('en-US')} a view can show; ask for fewer positions`
+    : undefined;
+}
+
 export const positional: RequestDef<
   { runDir?: string; dModel?: number; positions?: number },
   WireMatrix & { learned: boolean }
 > = {
   method: 'positional',
-  checkParams: object({
-    runDir: optional(isString),
-    dModel: optional(isPositiveInt),
-    positions: optional(isPositiveInt),
-  }),
+  checkParams: (v, path) =>
+    object({
+      runDir: optional(isString),
+      dModel: optional(intIn(2, POSITIONAL_LIMITS.dModel)),
+      positions: optional(intIn(1, POSITIONAL_LIMITS.positions)),
+    })(v, path) ?? positionalSize(v as { dModel?: number; positions?: number }, path),
   checkResult: (v, path) => checkWireMatrix(v, path) ?? object({ learned: isBoolean })(v, path),
 };
 

@@ -80,4 +80,24 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     conn.dispose();
     assert.equal(await exited, 0);
   });
+
+  test('an oversized positional request is refused naming its limit, and the engine answers the next one', async () => {
+    const { conn, exited } = start();
+    // 100,000 positions × d_model 1,024 once exhausted the heap after a minute and took the engine down.
+    await assert.rejects(conn.sendRequest('positional', { dModel: 1024, positions: 100_000 }), {
+      code: -32602,
+      message: 'positional params.positions must be a whole number from 1 to 16384, got 100000',
+    });
+    await assert.rejects(conn.sendRequest('positional', { dModel: 8192, positions: 16384 }), {
+      code: -32602,
+      message:
+        'positional params: positions × dModel is 134,217,728 values, more than the 4,194,304 a view can show; ' +
+        'ask for fewer positions',
+    });
+    const ok = (await conn.sendRequest('positional', { dModel: 16, positions: 4 })) as { shape: number[] };
+    assert.deepEqual(ok.shape, [4, 16]);
+    conn.end();
+    conn.dispose();
+    assert.equal(await exited, 0);
+  });
 }
