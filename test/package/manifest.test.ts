@@ -31,7 +31,14 @@ interface Manifest {
   engines: { vscode: string };
   scripts: Record<string, string>;
   devDependencies: Record<string, string>;
-  contributes: { commands: { command: string }[]; walkthroughs: { id: string; steps: Step[] }[] };
+  contributes: {
+    commands: { command: string; enablement?: string }[];
+    walkthroughs: { id: string; steps: Step[] }[];
+    configuration: { properties: Record<string, unknown> };
+  };
+  capabilities?: {
+    untrustedWorkspaces?: { supported: boolean | 'limited'; description?: string; restrictedConfigurations?: string[] };
+  };
 }
 
 const pkg = readJson<Manifest>(join(REPO, 'package.json'));
@@ -77,6 +84,22 @@ test('the gallery fields are there: publisher, version, license with its file, r
   assert.deepEqual(pkg.extensionKind, ['workspace']);
   assert.equal(pkg.scripts.start, 'node scripts/start.mjs', 'npm start runs the main job');
   assert.equal(pkg.scripts.package, 'node scripts/package.mjs');
+});
+
+test('workspace trust: limited in Restricted Mode, where training waits for trust and the settings that act are ignored', () => {
+  const trust = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(trust?.supported, 'limited');
+  assert.match(trust?.description ?? '', /open, follow and inspect runs/);
+  // The settings that choose where files are written, start a job, or pick native code to load.
+  const acting = ['attentionDebugger.runFolder', 'attentionDebugger.startupJob', 'attentionDebugger.backend'];
+  assert.deepEqual([...(trust?.restrictedConfigurations ?? [])].sort(), [...acting].sort());
+  for (const key of acting) assert.ok(key in pkg.contributes.configuration.properties, `${key} is a setting`);
+  const enablement = (id: string) => pkg.contributes.commands.find((c) => c.command === id)?.enablement;
+  assert.equal(enablement('attentionDebugger.train'), 'isWorkspaceTrusted');
+  assert.equal(enablement('attentionDebugger.resume'), 'isWorkspaceTrusted');
+  assert.equal(enablement('attentionDebugger.openRun'), undefined, 'viewing needs no trust');
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  assert.match(readme, /Restricted Mode/, 'the README says what a workspace can make the extension do');
 });
 
 test('the icon is a 128×128 PNG', () => {

@@ -44,6 +44,7 @@ const LAST_CHOICES = 'attentionDebugger.lastTrainChoices';
 /** Asks what to train (data, model, advanced settings, folder) unless `args` says, then starts the run. */
 export function train(ctx: Ctx): Cmd {
   return guarded(ctx, 'Train', async (args: TrainArgs = {}): Promise<RunSummary | undefined> => {
+    if (!(await trusted('Training'))) return undefined;
     const { training, panels } = ctx;
     if (training.training && args.data && args.config) {
       // From code (tests, other extensions): say why, change nothing.
@@ -97,6 +98,18 @@ export function train(ctx: Ctx): Cmd {
     ctx.refreshRuns();
     return summary;
   });
+}
+
+/** Training writes files and runs the engine's native code: in Restricted Mode it asks for trust first. */
+async function trusted(what: string): Promise<boolean> {
+  if (vscode.workspace.isTrusted) return true;
+  const manage = 'Manage Workspace Trust';
+  const choice = await vscode.window.showWarningMessage(
+    `Attention Debugger: ${what} needs a trusted workspace; in Restricted Mode runs can be opened and inspected only.`,
+    manage,
+  );
+  if (choice === manage) await vscode.commands.executeCommand('workbench.trust.manage');
+  return false;
 }
 
 async function askRunFolder(data: DataChoice, config: string): Promise<string | undefined> {
@@ -155,6 +168,7 @@ export function stop(ctx: Ctx): Cmd {
 export function resume(ctx: Ctx): Cmd {
   return guarded(ctx, 'Resume', async (arg?: ResumeArgs | unknown) => {
     const args = (arg ?? {}) as ResumeArgs;
+    if (!(await trusted('Resuming a run'))) return undefined;
     const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Resume which run?', false));
     if (!runDir) return undefined;
     try {
