@@ -5,7 +5,8 @@
  * Messages are defined once in src/protocol/engine.ts; params are validated on the way in and
  * results on the way out, so a malformed message fails with an error that names the field.
  */
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { createMessageConnection, ErrorCodes, type ResponseMessage, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { FramedReader } from './framing';
 import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
 import { handle, notify } from './rpc';
 import { registerInspectionHandlers } from './inspection';
@@ -22,16 +23,19 @@ const VERSION: string = require('../../../package.json').version;
 /** Serves until the client closes the connection (stdin ends); resolves with the exit code. */
 export async function runServer(opts: ServerOptions = {}): Promise<number> {
   keepStdoutForTheWire();
-  const conn = createMessageConnection(
-    new StreamMessageReader(process.stdin),
-    new StreamMessageWriter(process.stdout),
-    {
-      error: (m) => process.stderr.write(`[rpc] ${m}\n`),
-      warn: (m) => process.stderr.write(`[rpc] ${m}\n`),
-      info: () => undefined,
-      log: () => undefined,
-    },
-  );
+  const writer = new StreamMessageWriter(process.stdout);
+  // A bad frame is answered with a parse error and logged; the frames after it are read as usual.
+  const reader = new FramedReader(process.stdin, (why) => {
+    process.stderr.write(`[rpc] dropped ${why}\n`);
+    const error = { code: ErrorCodes.ParseError, message: `parse error: dropped ${why}` };
+    void writer.write({ jsonrpc: '2.0', id: null, error } as ResponseMessage).catch(() => undefined);
+  });
+  const conn = createMessageConnection(reader, writer, {
+    error: (m) => process.stderr.write(`[rpc] ${m}\n`),
+    warn: (m) => process.stderr.write(`[rpc] ${m}\n`),
+    info: () => undefined,
+    log: () => undefined,
+  });
   const log = (level: EngineLog['level'], message: string): void => notify(conn, engineLog, { level, message });
 
   // Backend loading starts at once (it can take seconds) and is awaited by the requests needing it.

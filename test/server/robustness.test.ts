@@ -1,0 +1,159 @@
+/**
+ * The real `serve` process (dist/cli.js) under what a broken or hostile client sends: bad framing,
+ * malformed JSON, oversized requests and two train/start at once. Each bad frame gets a parse
+ * error (−32700) naming what was wrong; after each, engine/info answers and a short train/start
+ * runs to its end.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { REPO, copyConfig } from '../helpers';
+import { scratch } from '../train/helpers';
+
+interface Reply {
+  id: number | null;
+  result?: unknown;
+  error?: { code: number; message: string };
+  method?: string;
+  params?: { reason?: string; runDir?: string };
+}
+
+/** A serve process spoken to in raw bytes; its frames parsed as they come. */
+class RawEngine {
+  readonly proc: ChildProcessWithoutNullStreams;
+  readonly messages: Reply[] = [];
+  private buf = Buffer.alloc(0);
+  private nextId = 1;
+
+  constructor() {
+    this.proc = spawn(process.execPath, [join(REPO, 'dist', 'cli.js'), 'serve', '--backend', 'cpu']);
+    this.proc.stdout.on('data', (d: Buffer) => this.read(d));
+  }
+
+  private read(d: Buffer): void {
+    this.buf = Buffer.concat([this.buf, d]);
+    for (;;) {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const n = Number(/Content-Length: (\d+)/.exec(this.buf.subarray(0, end).toString())![1]);
+      if (this.buf.length < end + 4 + n) return;
+      this.messages.push(JSON.parse(this.buf.subarray(end + 4, end + 4 + n).toString()) as Reply);
+      this.buf = this.buf.subarray(end + 4 + n);
+    }
+  }
+
+  raw(bytes: string): void {
+    this.proc.stdin.write(bytes);
+  }
+
+  frame(body: string): void {
+    this.raw(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  }
+
+  async until<T>(what: string, find: () => T | undefined, ms = 30_000): Promise<T> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const found = find();
+      if (found !== undefined) return found;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Sends a request; resolves with its reply. */
+  async request(method: string, params?: unknown): Promise<Reply> {
+    const id = this.nextId++;
+    this.frame(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) }));
+    return this.until(method, () => this.messages.find((m) => m.id === id), 120_000);
+  }
+
+  /** The parse errors (id null) received so far. */
+  parseErrors(): string[] {
+    return this.messages.filter((m) => m.id === null && m.error?.code === -32700).map((m) => m.error!.message);
+  }
+}
+
+const dir = scratch('ad-robust-');
+const engine = new RawEngine();
+after(() => engine.proc.kill());
+
+/** engine/info answers, and a 3-step run trains to its end. */
+async function stillServes(name: string): Promise<void> {
+  const info = await engine.request('engine/info');
+  assert.equal((info.result as { backend: string }).backend, 'cpu', `engine/info after ${name}`);
+  const runDir = join(dir, `after-${name}`);
+  const started = await engine.request('train/start', {
+    runDir,
+    data: { kind: 'task', task: 'copy' },
+    config: copyConfig(dir, { steps: 3, checkpoint_every: 3 }),
+  });
+  assert.equal(started.error, undefined, `train/start after ${name}: ${started.error?.message}`);
+  await engine.until(`the run after ${name} to end`, () =>
+    engine.messages.find((m) => m.method === 'train/ended' && m.params?.runDir === runDir),
+  );
+}
+
+test('bad frames each get a parse error naming the fault; the frames after them are answered', async () => {
+  const cases: [string, string, RegExp][] = [
+    ['malformed JSON', 'Content-Length: 20\r\n\r\n{"jsonrpc":"2.0","id"', /malformed JSON/],
+    [
+      'a short body',
+      'Content-Length: 100\r\n\r\n{"jsonrpc":"2.0","id":99,"method":"engine/info"}',
+      /body of \d+ bytes/,
+    ],
+    ['a header without its length', 'Content-Lenght: 5\r\n\r\nhello', /without Content-Length/],
+    ['a JSON array', 'Content-Length: 2\r\n\r\n[]', /not a JSON object/],
+    ['a 1 GB frame', 'Content-Length: 1073741824\r\n\r\n{', /1073741824 bytes, more than/],
+  ];
+  for (const [name, bytes, why] of cases) {
+    const before = engine.parseErrors().length;
+    engine.raw(bytes);
+    // A short body is found by the next frame's header (or after 2 s of silence).
+    const info = await engine.request('engine/info');
+    assert.ok(info.result, `engine/info right after ${name}`);
+    const errors = await engine.until(`the parse error of ${name}`, () => {
+      const e = engine.parseErrors();
+      return e.length > before ? e : undefined;
+    });
+    assert.match(errors[before]!, why, name);
+  }
+  assert.equal(
+    engine.messages.find((m) => m.id === 99),
+    undefined,
+    'the short frame was not half-read as a request',
+  );
+  await stillServes('bad-frames');
+});
+
+test('oversized requests are refused by their validators, naming the limit', async () => {
+  const big = await engine.request('positional', { dModel: 1024, positions: 100_000 });
+  assert.equal(big.error?.code, -32602);
+  assert.match(big.error!.message, /positions must be a whole number from 1 to 16384/);
+  const beam = await engine.request('attention/get', {
+    runDir: join(dir, 'after-bad-frames'),
+    input: { kind: 'text', src: '4 5 6' },
+    beam: 100_000,
+  });
+  assert.match(beam.error?.message ?? '', /beam must be a whole number from 1 to 64, got 100000/);
+  await stillServes('oversized');
+});
+
+test('two train/start at once: one starts, the other is refused, and stopping ends the one', async () => {
+  const config = copyConfig(scratch('ad-robust-long-'), { steps: 100_000 });
+  const params = (name: string) => ({ runDir: join(dir, name), data: { kind: 'task', task: 'copy' }, config });
+  const [a, b] = await Promise.all([
+    engine.request('train/start', params('a')),
+    engine.request('train/start', params('b')),
+  ]);
+  const started = [a, b].filter((r) => r.result);
+  const refused = [a, b].filter((r) => r.error);
+  assert.equal(started.length, 1, 'exactly one starts');
+  assert.match(refused[0]!.error!.message, /a run is already training/);
+  const stop = await engine.request('train/stop');
+  assert.ok(stop.result, 'the started run stops');
+  await engine.until('its end', () =>
+    engine.messages.find((m) => m.method === 'train/ended' && m.params?.reason === 'stopped'),
+  );
+  await stillServes('concurrent-starts');
+});
