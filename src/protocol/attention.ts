@@ -76,11 +76,23 @@ export type InputPair =
   | { kind: 'text'; src: string; tgt?: string }
   | { kind: 'ids'; src: number[]; tgt?: number[] };
 
-const isIds = arrayOf(isIndex);
+/** The longest input a request may name: tokens (ids), characters (text). */
+export const INPUT_LIMITS = { tokens: 8192, chars: 200_000 };
+
+const isIds: Check = (v, path) =>
+  arrayOf(isIndex)(v, path) ??
+  ((v as number[]).length > INPUT_LIMITS.tokens
+    ? `${path} has ${(v as number[]).length} tokens, more than the ${INPUT_LIMITS.tokens} an input may have`
+    : undefined);
+const isText: Check = (v, path) =>
+  isString(v, path) ??
+  ((v as string).length > INPUT_LIMITS.chars
+    ? `${path} has ${(v as string).length} characters, more than the ${INPUT_LIMITS.chars} an input may have`
+    : undefined);
 export const checkInputPair: Check = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'probe') return undefined;
-  if (kind === 'text') return object({ src: isString, tgt: optional(isString) })(v, path);
+  if (kind === 'text') return object({ src: isText, tgt: optional(isText) })(v, path);
   if (kind === 'ids') return object({ src: isIds, tgt: optional(isIds) })(v, path);
   return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
 };

@@ -10,7 +10,6 @@ import {
   isFiniteNumber,
   isIndex,
   isNothing,
-  isPositiveInt,
   intIn,
   isString,
   numberIn,
@@ -115,6 +114,9 @@ export interface TrainParams {
   /** Attention snapshots of the probe sentence every K steps (0: never); the config's default otherwise. */
   snapshotEvery?: number;
 }
+/** The largest step counts and batch a request can ask for (the paper's big model: 300,000 steps, 25,000 tokens). */
+export const TRAIN_LIMITS = { steps: 100_000_000, batchTokens: 1_000_000 };
+
 /** Starts a new run; training goes on in the engine, reported by train/metrics, train/snapshot, train/ended. */
 export const trainStart: RequestDef<TrainParams, RunSummary> = {
   method: 'train/start',
@@ -122,11 +124,11 @@ export const trainStart: RequestDef<TrainParams, RunSummary> = {
     runDir: isString,
     data: checkData,
     config: isString,
-    steps: optional(isPositiveInt),
-    warmup: optional(isPositiveInt),
-    lrFactor: optional(isFiniteNumber),
-    batchTokens: optional(isPositiveInt),
-    snapshotEvery: optional(isIndex),
+    steps: optional(intIn(1, TRAIN_LIMITS.steps)),
+    warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
+    lrFactor: optional(numberIn(1e-6, 1e3)),
+    batchTokens: optional(intIn(1, TRAIN_LIMITS.batchTokens)),
+    snapshotEvery: optional(intIn(0, TRAIN_LIMITS.steps)),
   }),
   checkResult: checkRunSummary,
 };

@@ -136,6 +136,18 @@ test('oversized requests are refused by their validators, naming the limit', asy
     beam: 100_000,
   });
   assert.match(beam.error?.message ?? '', /beam must be a whole number from 1 to 64, got 100000/);
+  const ids = await engine.request('attention/get', {
+    runDir: join(dir, 'after-bad-frames'),
+    input: { kind: 'ids', src: Array.from({ length: 10_000 }, () => 4) },
+  });
+  assert.match(ids.error?.message ?? '', /src has 10000 tokens, more than the 8192 an input may have/);
+  const steps = await engine.request('train/start', {
+    runDir: join(dir, 'huge'),
+    data: { kind: 'task', task: 'copy' },
+    config: 'tiny',
+    batchTokens: 1e9,
+  });
+  assert.match(steps.error?.message ?? '', /batchTokens must be a whole number from 1 to 1000000/);
   await stillServes('oversized');
 });
 

@@ -14,6 +14,7 @@ import { loadVocabulary, type Vocabulary } from '../data/vocabulary';
 import { translate } from '../decode/translate';
 import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
+import { checkAttentionSize } from './attentionSize';
 import { RunDir } from './runDir';
 
 export interface AttentionAt {
@@ -136,6 +137,7 @@ export async function attentionAt(
 ): Promise<AttentionAt> {
   return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
+    checkAttentionSize(c, ids.src.length, ids.tgt?.length ?? 1);
     let decoded: Decoded | undefined;
     let tgt = ids.tgt;
     if (!tgt) {
@@ -144,6 +146,7 @@ export async function attentionAt(
       const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
       decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
     }
+    checkAttentionSize(c, ids.src.length, tgt.length);
     const [pair] = await attentionOfPairs(model, [ids.src], [tgt]);
     const attention: Attention = {
       source: {
