@@ -2,6 +2,8 @@
  * What every command works with (rust-analyzer's Ctx): the engine client, the panels, the training
  * session, the log and the Runs view. Commands are functions of it (commands/).
  */
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
@@ -24,12 +26,18 @@ export interface Ctx {
  * dir }` or a checkpoint's `{ kind: 'checkpoint', runDir }`) when run from its context menu.
  */
 export function runDirOf(arg: unknown): string | undefined {
-  if (typeof arg === 'string') return arg;
+  if (typeof arg === 'string') return absolute(arg);
   if (typeof arg !== 'object' || arg === null) return undefined;
   const a = arg as { runDir?: unknown; kind?: unknown; dir?: unknown };
-  if (typeof a.runDir === 'string') return a.runDir;
-  if (a.kind === 'run' && typeof a.dir === 'string') return a.dir;
+  if (typeof a.runDir === 'string') return absolute(a.runDir);
+  if (a.kind === 'run' && typeof a.dir === 'string') return absolute(a.dir);
   return undefined;
+}
+
+/** A path the user gave, made absolute against the workspace's first folder (else the home folder): the engine takes no other. */
+export function absolute(p: string): string {
+  const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+  return path.resolve(base, p);
 }
 
 /** A registered command's handler: VS Code passes whatever the caller gave (a tree item, arguments). */

@@ -123,3 +123,20 @@ export function shown(v: unknown, max = 60): string {
   const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? describe(v));
   return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
 }
+
+/** The longest path a request may name (Linux's PATH_MAX). */
+export const MAX_PATH_CHARS = 4096;
+
+/**
+ * A file or folder the engine is to read or write: absolute (the engine does not guess a working
+ * folder; the client resolves what the user typed against the workspace), at most MAX_PATH_CHARS
+ * characters, no NUL. An error shows at most the path's first 80 characters.
+ */
+export const isAbsolutePath: Check = (v, path) => {
+  if (typeof v !== 'string' || !v) return `${path} must be a path, got ${shown(v)}`;
+  if (v.length > MAX_PATH_CHARS) return `${path} is ${v.length} characters long, more than a path's ${MAX_PATH_CHARS}`;
+  if (v.includes('\0')) return `${path} holds a NUL character: ${shown(v, 80)}`;
+  if (!/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(v))
+    return `${path} must be an absolute path, got ${shown(v, 80)} (relative to which folder?)`;
+  return undefined;
+};

@@ -4,6 +4,7 @@
  * events, and on a timer as the fallback; the engine reads the files, where they are.
  */
 import {
+  isAbsolutePath,
   arrayOf,
   intIn,
   isBoolean,
@@ -86,7 +87,7 @@ export const checkFollowState = object(followFields);
 
 export const runPoll: RequestDef<PollParams, RunPoll> = {
   method: 'run/poll',
-  checkParams: object({ runDir: isString, ...cursorFields }),
+  checkParams: object({ runDir: isAbsolutePath, ...cursorFields }),
   checkResult: object({
     ...followFields,
     reset: isBoolean,

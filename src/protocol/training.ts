@@ -11,6 +11,7 @@ import {
   isIndex,
   isNothing,
   intIn,
+  isAbsolutePath,
   isString,
   numberIn,
   object,
@@ -57,7 +58,7 @@ const checkData: Check = (v, path) => {
   if (kind === 'task') return object({ task: oneOf(TASK_NAMES) })(v, path);
   if (kind === 'gettext') return object({ lang: isString })(v, path);
   if (kind === 'files')
-    return object({ dir: isString, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
+    return object({ dir: isAbsolutePath, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
   return `${path}.kind must be one of task, gettext, files, got ${JSON.stringify(kind)}`;
 };
 
@@ -114,6 +115,10 @@ export interface TrainParams {
   /** Attention snapshots of the probe sentence every K steps (0: never); the config's default otherwise. */
   snapshotEvery?: number;
 }
+/** train/start's config: a preset's name, or a JSON file by its absolute path. */
+const isConfigName: Check = (v, path) =>
+  typeof v === 'string' && /^[a-z]+$/.test(v) ? undefined : isAbsolutePath(v, path);
+
 /** The largest step counts and batch a request can ask for (the paper's big model: 300,000 steps, 25,000 tokens). */
 export const TRAIN_LIMITS = { steps: 100_000_000, batchTokens: 1_000_000 };
 
@@ -121,9 +126,9 @@ export const TRAIN_LIMITS = { steps: 100_000_000, batchTokens: 1_000_000 };
 export const trainStart: RequestDef<TrainParams, RunSummary> = {
   method: 'train/start',
   checkParams: object({
-    runDir: isString,
+    runDir: isAbsolutePath,
     data: checkData,
-    config: isString,
+    config: isConfigName,
     steps: optional(intIn(1, TRAIN_LIMITS.steps)),
     warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
     lrFactor: optional(numberIn(1e-6, 1e3)),
@@ -151,7 +156,7 @@ export interface ResumeParams {
 }
 export const trainResume: RequestDef<ResumeParams, RunSummary> = {
   method: 'train/resume',
-  checkParams: object({ runDir: isString, steps: optional(isIndex), checks: optional(checkCheckModes) }),
+  checkParams: object({ runDir: isAbsolutePath, steps: optional(isIndex), checks: optional(checkCheckModes) }),
   checkResult: checkRunSummary,
 };
 
@@ -172,7 +177,7 @@ export interface OpenedRun {
 }
 export const runOpen: RequestDef<{ runDir: string }, OpenedRun> = {
   method: 'run/open',
-  checkParams: object({ runDir: isString }),
+  checkParams: object({ runDir: isAbsolutePath }),
   checkResult: object({
     summary: checkRunSummary,
     rows: arrayOf(checkMetricRow),
@@ -210,7 +215,7 @@ export interface AttentionResult {
 export const attentionGet: RequestDef<AttentionParams, AttentionResult> = {
   method: 'attention/get',
   checkParams: object({
-    runDir: isString,
+    runDir: isAbsolutePath,
     step: optional(isIndex),
     input: checkInputPair,
     beam: optional(intIn(1, 64)),
@@ -240,7 +245,7 @@ export interface BeamTreeParams {
 export const beamTreeGet: RequestDef<BeamTreeParams, BeamTreeView> = {
   method: 'beam/tree',
   checkParams: object({
-    runDir: isString,
+    runDir: isAbsolutePath,
     step: optional(isIndex),
     input: checkInputPair,
     beam: optional(intIn(1, 64)),
@@ -265,7 +270,7 @@ export interface HeadReportParams {
 export const headsReport: RequestDef<HeadReportParams, HeadReport> = {
   method: 'heads/report',
   checkParams: object({
-    runDir: isString,
+    runDir: isAbsolutePath,
     step: optional(isIndex),
     pairs: optional(intIn(1, 4096)),
     limit: optional(intIn(1, 10000)),
@@ -284,14 +289,19 @@ export interface AblationEffectParams {
 }
 export const ablationEffect: RequestDef<AblationEffectParams, AblationEffect> = {
   method: 'ablation/effect',
-  checkParams: object({ runDir: isString, step: optional(isIndex), input: checkInputPair, ablation: checkAblation }),
+  checkParams: object({
+    runDir: isAbsolutePath,
+    step: optional(isIndex),
+    input: checkInputPair,
+    ablation: checkAblation,
+  }),
   checkResult: checkAblationEffect,
 };
 
 /** The probe sentence's attention at each snapshot step (for the head inspector's slider). */
 export const snapshotsGet: RequestDef<{ runDir: string; steps?: number[] }, WireAttention[]> = {
   method: 'snapshots/get',
-  checkParams: object({ runDir: isString, steps: optional(arrayOf(isIndex)) }),
+  checkParams: object({ runDir: isAbsolutePath, steps: optional(arrayOf(isIndex)) }),
   checkResult: arrayOf(checkWireAttention),
 };
 
@@ -314,7 +324,7 @@ export const positional: RequestDef<
   method: 'positional',
   checkParams: (v, path) =>
     object({
-      runDir: optional(isString),
+      runDir: optional(isAbsolutePath),
       dModel: optional(intIn(2, POSITIONAL_LIMITS.dModel)),
       positions: optional(intIn(1, POSITIONAL_LIMITS.positions)),
     })(v, path) ?? positionalSize(v as { dModel?: number; positions?: number }, path),

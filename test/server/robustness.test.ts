@@ -148,6 +148,14 @@ test('oversized requests are refused by their validators, naming the limit', asy
     batchTokens: 1e9,
   });
   assert.match(steps.error?.message ?? '', /batchTokens must be a whole number from 1 to 1000000/);
+  // Paths: relative ones are refused (relative to which folder?); a 50 MB one is named by its length only.
+  const relative = await engine.request('run/open', { runDir: 'runs/x' });
+  assert.equal(
+    relative.error?.message,
+    'run/open params.runDir must be an absolute path, got "runs/x" (relative to which folder?)',
+  );
+  const long = await engine.request('run/open', { runDir: `/${'a'.repeat(50 << 20)}` });
+  assert.equal(long.error?.message, "run/open params.runDir is 52428801 characters long, more than a path's 4096");
   await stillServes('oversized');
 });
 

@@ -18,6 +18,11 @@ const END_OF_HEADERS = Buffer.from('\r\n\r\n', 'ascii');
 
 export class FramedReader extends AbstractMessageReader {
   private buffer: Buffer = Buffer.alloc(0);
+  /** Chunks of a long body not yet joined to `buffer` (joined once the body is whole: no quadratic copying). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Bytes `buffer` must hold for the frame at its start to be whole (0: unknown). */
+  private need = 0;
   private callback: DataCallback | undefined;
   private partialTimer: NodeJS.Timeout | undefined;
 
@@ -50,10 +55,20 @@ export class FramedReader extends AbstractMessageReader {
   }
 
   private onData(chunk: Buffer): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
     clearTimeout(this.partialTimer);
-    this.drain();
-    if (this.buffer.length) this.partialTimer = setTimeout(() => this.dropPartial(), PARTIAL_FRAME_MS);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    // Waiting for a long body: join only when it is whole, or when a chunk may hold the next header.
+    const waiting = this.need > 0 && this.buffer.length + this.pendingBytes < this.need;
+    if (!waiting || chunk.includes(HEADER)) {
+      this.buffer = Buffer.concat([this.buffer, ...this.pending]);
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.need = 0;
+      this.drain();
+    }
+    if (this.buffer.length + this.pendingBytes)
+      this.partialTimer = setTimeout(() => this.dropPartial(), PARTIAL_FRAME_MS);
   }
 
   /** Reads every whole frame in the buffer. */
@@ -83,7 +98,10 @@ export class FramedReader extends AbstractMessageReader {
         this.buffer = this.buffer.subarray(next);
         continue;
       }
-      if (this.buffer.length < start + n) return; // the rest is on its way
+      if (this.buffer.length < start + n) {
+        this.need = start + n; // the rest is on its way
+        return;
+      }
       const body = this.buffer.subarray(start, start + n).toString('utf8');
       this.buffer = this.buffer.subarray(start + n);
       this.deliver(body);
@@ -125,9 +143,12 @@ export class FramedReader extends AbstractMessageReader {
   }
 
   private dropPartial(): void {
-    if (!this.buffer.length) return;
-    const n = this.buffer.length;
+    const n = this.buffer.length + this.pendingBytes;
+    if (!n) return;
     this.buffer = Buffer.alloc(0);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.need = 0;
     this.badFrame(`an incomplete frame (${n} bytes, nothing more for ${PARTIAL_FRAME_MS / 1000} s)`);
   }
 }

@@ -10,7 +10,7 @@ import {
   type RunSummary,
   type TrainParams,
 } from '../../protocol/training';
-import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
+import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
 import { settings } from '../settings';
 import { runsRoot } from '../views';
@@ -72,14 +72,15 @@ export function train(ctx: Ctx): Cmd {
     const interactive = args.data === undefined || args.config === undefined;
     const advanced = interactive ? await pickAdvanced(last) : args;
     if (!advanced) return undefined;
-    const runDir = args.runDir ?? (await askRunFolder(data, config));
-    if (!runDir) return undefined;
+    const given = args.runDir ?? (await askRunFolder(data, config));
+    if (!given) return undefined;
+    const runDir = absolute(given);
     if (interactive) await ctx.workspaceState.update(LAST_CHOICES, { data, config, ...advanced });
     const snapshotEvery = settings().get<number>('snapshotInterval') ?? 0; // 0: the config's training.snapshot_every
     const params: TrainParams = {
       runDir,
       data,
-      config,
+      config: /^[a-z]+$/.test(config) ? config : absolute(config),
       ...(advanced.steps ? { steps: advanced.steps } : {}),
       ...(advanced.warmup ? { warmup: advanced.warmup } : {}),
       ...(advanced.lrFactor ? { lrFactor: advanced.lrFactor } : {}),
