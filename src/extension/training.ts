@@ -154,11 +154,21 @@ export class TrainingSession implements vscode.Disposable {
 
   /** Starts a new run; resolves with its summary once the engine accepted it. */
   async start(params: TrainParams): Promise<RunSummary> {
-    if (this.active) throw new Error(`a run is already training (${this.active.runDir}); stop it first`);
-    const summary = await this.engine.request(trainStart, params);
-    this.begin(summary, true);
-    return summary;
+    const busy = this.active?.runDir ?? this.starting;
+    if (busy) throw new Error(`a run is already training (${busy}); stop it first`);
+    // Set before the first await: a second Train while the engine loads its backend is refused here too.
+    this.starting = params.runDir;
+    try {
+      const summary = await this.engine.request(trainStart, params);
+      this.begin(summary, true);
+      return summary;
+    } finally {
+      this.starting = undefined;
+    }
   }
+
+  /** The run folder of a start the engine has not answered yet. */
+  private starting: string | undefined;
 
   /** Goes on training a run from its newest checkpoint (`steps`: a new step budget; `checks`: health checks switched). */
   async resume(runDir: string, steps?: number, checks?: ResumeParams['checks']): Promise<RunSummary> {

@@ -1,8 +1,12 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { engineInfo } from '../../../src/protocol/engine';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
+import { microConfig } from './runs';
 import { answer } from './ui';
 
 test('a killed engine is reported, restarted, and answers the next request', async () => {
@@ -80,3 +84,33 @@ test('an engine that keeps crashing is restarted after 0.25, 1 and 4 s, with one
   assert.match(warnings[0]!.text, /the engine exited \(signal SIGKILL\) and is being restarted/);
   await engine.restart(); // leave a fresh series for the tests after this one
 }, 60_000);
+
+test('two Trains at once: one run starts, the other is refused before it reaches the engine', async () => {
+  const api = await activateExtension();
+  await api.engine.restart(); // the backend loads again: the window in which both once started
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-twice-'));
+  const config = microConfig(tmp, 5000);
+  const train = (name: string) =>
+    vscode.commands.executeCommand<{ runDir: string } | undefined>('attentionDebugger.train', {
+      data: { kind: 'task', task: 'copy' },
+      config,
+      runDir: path.join(tmp, name),
+      openPanels: false,
+    });
+  const ui = answer(() => undefined);
+  let results: ({ runDir: string } | undefined)[];
+  try {
+    results = await Promise.all([train('a'), train('b')]);
+  } finally {
+    ui.restore();
+  }
+  const started = results.filter((r) => r !== undefined);
+  assert.equal(started.length, 1, 'exactly one starts');
+  assert.equal(api.training.runDir, started[0]!.runDir);
+  const refused = ui.asked.find((a) => a.fn === 'showErrorMessage');
+  assert.match(refused?.text ?? '', /a run is already training/);
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === started[0]!.runDir, 60_000, 'the stop');
+  await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+  assert.equal((await ended).reason, 'stopped');
+  fs.rmSync(tmp, { recursive: true, force: true });
+}, 90_000);
