@@ -18,12 +18,40 @@ export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, han
       // The user reads this message: send it as it is (vscode-jsonrpc would prefix "Request … failed
       // with message:"), keeping a ResponseError's own code and data.
       if (err instanceof ResponseError) throw err;
-      throw new ResponseError(ErrorCodes.InternalError, err instanceof Error ? err.message : String(err));
+      const message = err instanceof Error ? err.message : String(err);
+      if (heapCorrupted(err)) {
+        // Every later kernel would fail the same way: answer, then exit for the client to restart a clean engine.
+        process.stderr.write(`[engine] the WebAssembly heap is corrupted (${message}); exiting to be restarted\n`);
+        setTimeout(() => process.exit(HEAP_CORRUPTED_EXIT), 100);
+        throw new ResponseError(
+          ErrorCodes.InternalError,
+          `${message}: the engine's WebAssembly memory is corrupted; it restarts (a run in progress resumes from its checkpoint)`,
+        );
+      }
+      throw new ResponseError(ErrorCodes.InternalError, message);
     }
     const badResult = validate(def.checkResult, result, def.method, 'result');
     if (badResult) throw new ResponseError(ErrorCodes.InternalError, `engine bug: ${badResult}`);
     return result;
   });
+}
+
+/** WebAssembly.RuntimeError (the lib this project compiles against does not declare WebAssembly). */
+const WASM_TRAP = (globalThis as unknown as { WebAssembly: { RuntimeError: new () => Error } }).WebAssembly
+  .RuntimeError;
+
+/** The engine's exit code when its WebAssembly heap is corrupted (EX_SOFTWARE): the client restarts it. */
+export const HEAP_CORRUPTED_EXIT = 70;
+
+/**
+ * Whether an error means the WebAssembly heap can no longer be trusted: a trap of the wasm backend
+ * (out-of-bounds access, an abort of Emscripten's runtime). After one, every later request failed
+ * until a restart (a decode with beam 100,000 did it once).
+ */
+export function heapCorrupted(err: unknown): boolean {
+  if (err instanceof WASM_TRAP) return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /memory access out of bounds|^Aborted\(|table index is out of bounds|unreachable executed/.test(message);
 }
 
 export function notify<P>(conn: MessageConnection, def: NotificationDef<P>, params: P): void {
