@@ -5,8 +5,6 @@ import { dirname, join } from 'node:path';
 import { initBackend, type BackendName } from '../src/engine/backend';
 import { Transformer } from '../src/engine/model/transformer';
 import type { TransformerConfig } from '../src/engine/model/config';
-import { Adam } from '../src/engine/train/adam';
-import { trainStep } from '../src/engine/train/step';
 import { attentionOfPairs } from '../src/engine/inspect';
 
 /** The repository root: the nearest folder above this (bundled) test file with a package.json. */
@@ -78,52 +76,6 @@ export async function testBackends(): Promise<BackendName[]> {
     cannotRun({ skip: (message) => void test('webgpu', { skip: message ?? true }) }, 'webgpu', (err as Error).message);
   }
   return names;
-}
-
-/**
- * One training step of a 1+1-layer, d 16 model on a fixed two-sentence batch (no dropout) on the
- * active backend; the loss and the source embedding after the update, to compare backends.
- */
-export async function tinyTrainingStep(): Promise<{ loss: number; after: number[][] }> {
-  const config = {
-    d_model: 16,
-    heads: 4,
-    d_ff: 32,
-    encoder_layers: 1,
-    decoder_layers: 1,
-    src_vocab: 20,
-    tgt_vocab: 20,
-    dropout: 0,
-    norm_first: false,
-    final_norm: false,
-    positional: 'sinusoidal' as const,
-    max_len: 16,
-    share_embeddings: true,
-    pad_id: 0,
-    bos_id: 1,
-    eos_id: 2,
-  };
-  const batch = {
-    src: [
-      [5, 6, 7, 2],
-      [8, 9, 2, 0],
-    ],
-    tgtIn: [
-      [1, 7, 6, 5],
-      [1, 9, 8, 0],
-    ],
-    tgtOut: [
-      [7, 6, 5, 2],
-      [9, 8, 2, 0],
-    ],
-  };
-  const model = new Transformer(config, undefined, 3);
-  const adam = new Adam();
-  const r = await trainStep(model, adam, batch, { lr: 1e-2, labelSmoothing: 0.1 });
-  const after = (await model.params.get('src_embed.weight')!.array()) as number[][];
-  model.dispose();
-  adam.dispose();
-  return { loss: r.loss, after };
 }
 
 type Nest4 = number[][][][];
