@@ -62,17 +62,31 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
   } catch (err) {
     return fail(`header is not valid JSON (${(err as Error).message})`);
   }
+  const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'a JSON array' : typeof v);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    fail(
+      `header is ${kind(header)}, expected an object of tensors {name: {dtype, shape, data_offsets}}: not safetensors`,
+    );
   const dataStart = 8 + n;
   const dataLen = buf.length - dataStart;
   const tensors = new Map<string, NamedTensor>();
   let metadata: Record<string, string> = {};
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
-      metadata = (entry ?? {}) as Record<string, string>;
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+        fail(`__metadata__ is ${kind(entry)}, expected an object of strings`);
+      for (const [key, value] of Object.entries(entry as object))
+        if (typeof value !== 'string')
+          fail(
+            `__metadata__.${key}: expected a string (safetensors metadata holds strings), got ${JSON.stringify(value)}`,
+          );
+      metadata = entry as Record<string, string>;
       continue;
     }
-    const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     const where = `tensor "${name}"`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      fail(`${where}: is ${kind(entry)}, expected an object {dtype, shape, data_offsets}`);
+    const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     if (typeof e.dtype !== 'string' || !(e.dtype in BYTES))
       fail(`${where}: dtype ${JSON.stringify(e.dtype)} is not one of ${Object.keys(BYTES).join(', ')}`);
     if (!Array.isArray(e.shape) || !e.shape.every((s) => Number.isInteger(s) && s >= 0))

@@ -20,6 +20,8 @@ export async function bleuCommand(argv: string[]): Promise<number> {
   if (!options.hyp || !options.ref) throw new UsageError('bleu: --hyp and --ref are required');
   const hypFile = options.hyp as string;
   const hyps = readLines(hypFile);
+  if (hyps.length === 0)
+    throw new UsageError(`bleu: --hyp ${hypFile} has no lines: nothing to score; give one hypothesis a line`);
   const refFiles = (options.ref as string).split(',');
   const refs = refFiles.map((f) => {
     const lines = readLines(f);

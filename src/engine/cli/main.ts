@@ -77,6 +77,16 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** An error as the user reads it: wasm's bare abort says what most often causes it and what to do. */
+export function describeError(err: Error): string {
+  if (/^Aborted\(/.test(err.message))
+    return (
+      'the wasm backend aborted (most often its 4 GiB heap ran out): use a smaller model or --batch-tokens, ' +
+      `or another --backend (${err.message.split('.')[0]})`
+    );
+  return err.message;
+}
+
 // `node dist/cli.js <command>` runs the CLI too (the extension spawns the engine this way).
 if (require.main === module) {
   main(process.argv.slice(2)).then(
@@ -84,7 +94,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (err: Error) => {
-      process.stderr.write(`attention-debugger: ${err.message}\n`);
+      process.stderr.write(`attention-debugger: ${describeError(err)}\n`);
       process.exitCode = 1;
     },
   );

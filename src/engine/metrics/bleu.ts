@@ -131,8 +131,10 @@ export function corpusBleu(
 ): BleuScore {
   const maxOrder = options.maxNgramOrder ?? 4;
   const prep = (s: string): string[] => pySplit(tokenize13a(options.lowercase ? s.toLowerCase() : s));
-  if (hypotheses.length === 0) throw new RangeError('corpusBleu: no hypotheses');
-  if (references.length === 0) throw new RangeError('corpusBleu: no reference stream');
+  if (hypotheses.length === 0)
+    throw new RangeError('corpusBleu: no hypotheses (an empty list): BLEU needs at least one segment to score');
+  if (references.length === 0)
+    throw new RangeError('corpusBleu: no reference stream: give at least one list of references, one per hypothesis');
   for (const stream of references) {
     if (stream.length !== hypotheses.length) {
       throw new RangeError(`corpusBleu: ${hypotheses.length} hypotheses but a reference stream of ${stream.length}`);
