@@ -11,8 +11,19 @@
  * a line at a time, so a process killed at any moment leaves a folder that resumes from its newest
  * complete checkpoint.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import { TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
@@ -62,6 +73,24 @@ export interface DataPosition {
   batch: number;
 }
 
+/**
+ * True when a temp name (`<file>.tmp-<pid>-<ms>`, or a run folder's staging `.<run>.tmp-<pid>-<ms>`)
+ * belongs to a process that is gone: its file will never be renamed, so it may be deleted. A live
+ * writer's (another process still writing, or this one) is never touched.
+ */
+export function isDeadWritersTemp(name: string): boolean {
+  const m = /\.tmp-(\d+)-\d+$/.exec(name);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  if (pid === process.pid || pid <= 0) return false;
+  try {
+    process.kill(pid, 0); // signal 0: only asks whether the process exists
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 export class RunDir {
   constructor(readonly path: string) {}
   get configPath(): string {
@@ -83,6 +112,38 @@ export class RunDir {
   create(): void {
     mkdirSync(this.checkpointsDir, { recursive: true });
     mkdirSync(this.snapshotsDir, { recursive: true });
+  }
+
+  /**
+   * Creates the run folder whole or not at all: `write` fills a staging folder beside it (on the
+   * same file system, `.<name>.tmp-<pid>-<ms>`), which is then renamed into place. A failure on the
+   * way removes the staging folder and leaves `path` as it was; staging folders of dead processes
+   * are removed first. `path` must not exist, or be an empty folder.
+   */
+  static createWhole(path: string, write: (staged: RunDir) => void): RunDir {
+    const target = resolve(path);
+    const parent = dirname(target);
+    const name = basename(target);
+    mkdirSync(parent, { recursive: true });
+    for (const f of readdirSync(parent))
+      if (f.startsWith(`.${name}.tmp-`) && isDeadWritersTemp(f))
+        rmSync(join(parent, f), { recursive: true, force: true });
+    const staging = join(parent, `.${name}.tmp-${process.pid}-${Date.now()}`);
+    mkdirSync(staging);
+    try {
+      const staged = new RunDir(staging);
+      staged.create();
+      write(staged);
+      if (existsSync(target) && statSync(target).isDirectory() && readdirSync(target).length === 0) rmdirSync(target);
+      renameSync(staging, target);
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'EISDIR' || code === 'ENOTDIR')
+        throw new Error(`${path} appeared while the run was being created; choose another --out`);
+      throw err;
+    }
+    return new RunDir(path);
   }
 
   exists(): boolean {
@@ -178,11 +239,15 @@ export class RunDir {
     return listCheckpoints(this.path).pop()?.step;
   }
 
-  /** Removes what a writer killed mid-write left (writeFileAtomic's `<file>.tmp-<pid>-<time>`); never a whole file. */
+  /**
+   * Removes what writers killed mid-write left (writeFileAtomic's `<file>.tmp-<pid>-<time>`, in the
+   * run's root, checkpoints/ and snapshots/), once their process is gone; never a whole file, and
+   * never a temp file of a live writer. Called when a run is opened for writing (a resume).
+   */
   removeTornWrites(): void {
     for (const dir of [this.path, this.checkpointsDir, this.snapshotsDir]) {
       if (!existsSync(dir)) continue;
-      for (const f of readdirSync(dir)) if (TEMP_SUFFIX.test(f)) unlinkSync(join(dir, f));
+      for (const f of readdirSync(dir)) if (TEMP_SUFFIX.test(f) && isDeadWritersTemp(f)) unlinkSync(join(dir, f));
     }
   }
 
