@@ -58,12 +58,32 @@ export function resolveCheckpoint(path: string): { configPath: string; weightsPa
   return { configPath, weightsPath: newest.path };
 }
 
-/** Checks the file's tensors against the config and makes Variables; errors name tensor and shape. */
-export function paramsFromTensors(
+/**
+ * Refuses a tensor with a NaN or an infinity, naming it: a diverged or damaged checkpoint would
+ * otherwise decode into nothing (`null` scores) or train on from garbage. Decoding (runCheckpoint)
+ * and resuming check it; loadCheckpoint does not, so that a broken checkpoint can still be inspected.
+ */
+export function checkFinite(tensors: Map<string, NamedTensor>, source: string): void {
+  for (const [name, t] of tensors) {
+    const i = t.data.findIndex((x) => !Number.isFinite(x));
+    if (i >= 0)
+      throw new Error(
+        `${source}: tensor "${name}" holds ${t.data[i]} at index ${i} of ${t.data.length}: the checkpoint is ` +
+          'broken (a diverged or damaged run); use an earlier checkpoint',
+      );
+  }
+}
+
+/**
+ * Checks a checkpoint's tensors against a config (names and shapes); errors name the tensor and
+ * both shapes. `against` names the config in the message.
+ */
+export function checkTensors(
   config: TransformerConfig,
   tensors: Map<string, NamedTensor>,
   source: string,
-): Params {
+  against = 'its config.json',
+): void {
   const specs = parameterSpecs(config);
   const problems: string[] = [];
   for (const spec of specs) {
@@ -81,7 +101,23 @@ export function paramsFromTensors(
     problems.push(
       `unexpected tensors for this config: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', …' : ''}`,
     );
-  if (problems.length) throw new Error(`${source}: does not match its config.json:\n  ${problems.join('\n  ')}`);
+  if (problems.length) throw new Error(`${source}: does not match ${against}:\n  ${problems.join('\n  ')}`);
+}
+
+/** Checks the file's tensors against the config (checkTensors) and makes Variables. */
+export function paramsFromTensors(
+  config: TransformerConfig,
+  tensors: Map<string, NamedTensor>,
+  source: string,
+  against?: string,
+): Params {
+  checkTensors(config, tensors, source, against);
+  return variablesOf(config, tensors);
+}
+
+/** Variables of checked tensors; shared names point at one Variable. */
+function variablesOf(config: TransformerConfig, tensors: Map<string, NamedTensor>): Params {
+  const specs = parameterSpecs(config);
   const params: Params = new Map();
   const prefix = variablePrefix();
   for (const spec of specs) {
@@ -103,6 +139,68 @@ export function loadCheckpoint(path: string): Transformer {
   const config = readConfig(configPath);
   const { tensors } = readSafetensors(weightsPath);
   return new Transformer(config, paramsFromTensors(config, tensors, weightsPath));
+}
+
+/** The vocab.json of the run or checkpoint folder a weights file belongs to (where its config.json is), if any. */
+function vocabularyNear(weightsPath: string): string | undefined {
+  const dir = [dirname(weightsPath), join(dirname(weightsPath), '..')].find((d) =>
+    existsSync(join(d, RUN_FILES.config)),
+  );
+  return dir && existsSync(join(dir, RUN_FILES.vocab)) ? join(dir, RUN_FILES.vocab) : undefined;
+}
+
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(readFileSync(a, 'utf8'))) === JSON.stringify(JSON.parse(readFileSync(b, 'utf8')));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A checkpoint for a run, checked against the run before use: the newest checkpoint of the run, or
+ * `checkpoint` (a .safetensors file such as an average, or a folder). Its tensors must match the
+ * run's own config.json and be finite, the run's vocabulary (of `vocabSize` tokens) must match that config, and a
+ * checkpoint that sits in another run with another vocabulary is refused: decoding it with this
+ * run's vocabulary would print nonsense.
+ */
+export function runCheckpoint(
+  runPath: string,
+  checkpoint: string | undefined,
+  vocabSize: number,
+): { config: TransformerConfig; configPath: string; weightsPath: string; tensors: Map<string, NamedTensor> } {
+  const configPath = join(runPath, RUN_FILES.config);
+  const config = readConfig(configPath);
+  const vocabPath = join(runPath, RUN_FILES.vocab);
+  if (vocabSize !== config.src_vocab || vocabSize !== config.tgt_vocab)
+    throw new Error(
+      `${vocabPath}: ${vocabSize} tokens, but ${configPath} says src_vocab ${config.src_vocab} and tgt_vocab ` +
+        `${config.tgt_vocab}: the vocabulary is not this run's`,
+    );
+  const weightsPath =
+    checkpoint !== undefined && existsSync(checkpoint) && statSync(checkpoint).isFile()
+      ? checkpoint
+      : resolveCheckpoint(checkpoint ?? runPath).weightsPath;
+  const { tensors } = readSafetensors(weightsPath);
+  checkTensors(config, tensors, weightsPath, `the run's ${configPath} (a checkpoint of another run or vocabulary?)`);
+  checkFinite(tensors, weightsPath);
+  const theirs = vocabularyNear(weightsPath);
+  if (theirs && existsSync(vocabPath) && !sameJson(theirs, vocabPath))
+    throw new Error(
+      `${weightsPath}: a checkpoint of another vocabulary (${theirs} differs from ${vocabPath}); ` +
+        `decode it with its own run, or give a checkpoint of ${runPath}`,
+    );
+  return { config, configPath, weightsPath, tensors };
+}
+
+/** The model of a run at a checkpoint, checked as runCheckpoint checks it. */
+export function loadRunCheckpoint(
+  runPath: string,
+  checkpoint: string | undefined,
+  vocabSize: number,
+): { model: Transformer; weightsPath: string } {
+  const { config, weightsPath, tensors } = runCheckpoint(runPath, checkpoint, vocabSize);
+  return { model: new Transformer(config, variablesOf(config, tensors)), weightsPath };
 }
 
 /** Reads every parameter (shared ones under each of their names, as PyTorch's state_dict does). */

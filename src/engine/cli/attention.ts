@@ -2,7 +2,7 @@
 import type { Attention } from '../../protocol/attention';
 import { attentionJson } from '../../protocol/export';
 import { initBackend } from '../backend';
-import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { checkpointStep, loadCheckpoint, loadRunCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { attentionOfPairs } from '../inspect';
 import { BOS, EOS } from '../data/specialTokens';
 import { RunDir } from '../run/runDir';
@@ -31,6 +31,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   let src: number[];
   let tgt: number[];
   let tokens: (ids: number[]) => string[] = (ids) => ids.map(String);
+  let vocabSize: number | undefined;
   if (options.run) {
     if (options.src === undefined || options.tgt === undefined)
       throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
@@ -38,6 +39,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     src = [...vocab.encode(options.src as string), EOS];
     tgt = [BOS, ...vocab.encode(options.tgt as string)];
     tokens = (ids) => vocab.tokens(ids);
+    vocabSize = vocab.size;
   } else {
     for (const required of ['checkpoint', 'src-ids', 'tgt-ids'])
       if (!options[required])
@@ -48,8 +50,11 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const backend = await initBackend(options.backend as string | undefined);
   process.stderr.write(`backend: ${backend}\n`);
   const where = (options.checkpoint as string) ?? (options.run as string);
-  const { weightsPath } = resolveCheckpoint(where);
-  const model = loadCheckpoint(where);
+  // With --run, the checkpoint is checked against the run whose vocabulary reads the text.
+  const { model, weightsPath } =
+    vocabSize !== undefined
+      ? loadRunCheckpoint(options.run as string, options.checkpoint as string | undefined, vocabSize)
+      : { model: loadCheckpoint(where), weightsPath: resolveCheckpoint(where).weightsPath };
   const { ablation, gates } = ablationGatesOption(options, model, options.run as string | undefined) ?? {};
   try {
     const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads);

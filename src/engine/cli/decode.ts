@@ -1,11 +1,11 @@
 /** `decode`: translate stdin, one sentence a line, with a run's newest (or a given) checkpoint. */
 import { createInterface } from 'node:readline';
 import { initBackend } from '../backend';
-import { checkpointStep, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { checkpointStep, loadRunCheckpoint } from '../checkpoint';
 import { attentionObject } from '../../protocol/export';
 import type { BeamTree } from '../../protocol/beamTree';
 import type { Transformer } from '../model/transformer';
-import { translate, translateWithAttention, type TranslateOptions } from '../decode/translate';
+import { fitSource, translate, translateWithAttention, type TranslateOptions } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
 import { loadVocabulary } from '../data/vocabulary';
 import { RunDir } from '../run/runDir';
@@ -23,6 +23,10 @@ const specs: Record<string, OptionSpec> = {
   tree: {
     type: 'boolean',
     help: 'with --json: also the beam search tree (every hypothesis looked at) and greedy’s output',
+  },
+  truncate: {
+    type: 'boolean',
+    help: 'cut a line longer than the model’s max_len to its first tokens (and say so) instead of refusing it',
   },
 };
 
@@ -63,13 +67,21 @@ export async function decodeCommand(argv: string[]): Promise<number> {
   const vocab = loadVocabulary(run.vocabPath);
   const backend = await initBackend(options.backend as string | undefined);
   process.stderr.write(`backend: ${backend}\n`);
-  const { weightsPath } = resolveCheckpoint((options.checkpoint as string) ?? run.path);
-  const model = loadCheckpoint(weightsPath);
+  const { model, weightsPath } = loadRunCheckpoint(run.path, options.checkpoint as string | undefined, vocab.size);
   const ablated = ablationGatesOption(options, model, run.path);
   try {
     const heads = ablated ? { heads: ablated.gates.heads } : {};
     const lines = await readStdin();
-    const sources = lines.map((line) => [...vocab.encode(line), EOS].slice(-model.config.max_len));
+    // Every line is checked before any is decoded: a refusal prints no partial output.
+    const sources = lines.map((line, i) => {
+      const where = `stdin line ${i + 1}`;
+      const fitted = fitSource([...vocab.encode(line), EOS], model.config.max_len, where, options.truncate === true);
+      if (fitted.cutFrom !== undefined)
+        process.stderr.write(
+          `decode: ${where}: cut from ${fitted.cutFrom} to ${fitted.ids.length} tokens (--truncate)\n`,
+        );
+      return fitted.ids;
+    });
     if (!options.json) {
       const out = await translate(model, sources, { ...decoding, ...heads });
       process.stdout.write(out.map((t) => `${vocab.decode(t.tokens)}\n`).join(''));

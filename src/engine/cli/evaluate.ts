@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initBackend } from '../backend';
-import { loadCheckpoint, resolveCheckpoint } from '../checkpoint';
+import { loadRunCheckpoint } from '../checkpoint';
 import { formatBleu } from '../metrics/bleu';
 import { scoreHeldOut } from '../metrics/heldOut';
 import { describeAblation } from '../../protocol/ablation';
@@ -42,11 +42,14 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   const text = (split === 'test' ? data.testText : data.validText).slice(0, limit);
   if (ids.length === 0) throw new UsageError(`evaluate: ${run.path} has no ${split} split`);
   const backend = await initBackend(options.backend as string | undefined);
-  const weights = resolveCheckpoint((options.checkpoint as string) ?? run.path).weightsPath;
+  const { model, weightsPath: weights } = loadRunCheckpoint(
+    run.path,
+    options.checkpoint as string | undefined,
+    data.vocab.size,
+  );
   process.stderr.write(
     `backend ${backend}; decoding ${ids.length} ${split} sentences with ${weights}, beam ${beamSize}, α ${alpha}\n`,
   );
-  const model = loadCheckpoint(weights);
   const ablated = ablationGatesOption(options, model, run.path);
   if (ablated) process.stderr.write(`ablation: ${describeAblation(ablated.ablation)}\n`);
   try {

@@ -7,7 +7,9 @@
 import type { HeadReport } from '../../protocol/heads';
 import { headReport } from '../ablate/headReport';
 import { initBackend } from '../backend';
-import { resolveCheckpoint } from '../checkpoint';
+import { runCheckpoint } from '../checkpoint';
+import { loadVocabulary } from '../data/vocabulary';
+import { RunDir } from '../run/runDir';
 import { DECODING_SPECS, decodingOptions, numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -41,7 +43,10 @@ export async function headsCommand(argv: string[]): Promise<number> {
       ? undefined
       : numberOption(options['up-to'], 'up-to', 0, whole(0), 'a whole number ≥ 0');
   const backend = await initBackend(options.backend as string | undefined);
-  const checkpoint = resolveCheckpoint((options.checkpoint as string) ?? (options.run as string)).weightsPath;
+  // The checkpoint is checked against the run (shapes, vocabulary, finite values) before any work.
+  const run = new RunDir(options.run as string);
+  const vocab = loadVocabulary(run.vocabPath);
+  const checkpoint = runCheckpoint(run.path, options.checkpoint as string | undefined, vocab.size).weightsPath;
   const log = (line: string) => process.stderr.write(`${line}\n`);
   log(`backend ${backend}; ${checkpoint}; importance on ${pairs} held-out pairs, metric on ${limit} test sentences`);
   let report: HeadReport;

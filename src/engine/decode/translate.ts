@@ -43,6 +43,26 @@ export interface Translation {
   tree?: BeamTree;
 }
 
+/**
+ * A source line's ids (EOS last) fitted to the model's positions. Longer than max_len, it is refused
+ * with the line (`where`) and the limit, or, with `truncate`, cut to its first max_len − 1 tokens and
+ * EOS, and `cutFrom` says how long it was: input is never shortened silently.
+ */
+export function fitSource(
+  ids: readonly number[],
+  maxLen: number,
+  where: string,
+  truncate: boolean,
+): { ids: number[]; cutFrom?: number } {
+  if (ids.length <= maxLen) return { ids: [...ids] };
+  if (!truncate)
+    throw new RangeError(
+      `${where}: ${ids.length} tokens (with </s>), more than the model's max_len of ${maxLen} positions; ` +
+        'shorten the line, or pass --truncate to cut it',
+    );
+  return { ids: [...ids.slice(0, maxLen - 1), ids[ids.length - 1]!], cutFrom: ids.length };
+}
+
 function checkSources(model: Transformer, src: number[][]): void {
   const c = model.config;
   src.forEach((row, i) => {
