@@ -61,6 +61,19 @@ export class BatchStream {
     return { batch: toBatch(indices.map((i) => this.pairs[i])), next: { epoch, batch: batch + 1 } };
   }
 
+  /**
+   * The position after `steps` batches from the start: where a run stands after `steps` updates
+   * (each takes one batch), for a checkpoint whose optimizer file, which records it, is lost.
+   */
+  positionAfter(steps: number): { epoch: number; batch: number } {
+    let left = steps;
+    for (let epoch = 0; ; epoch++) {
+      const n = this.batchesOf(epoch).length;
+      if (left <= n) return { epoch, batch: left };
+      left -= n;
+    }
+  }
+
   /** Batches of a fixed list (validation), in order. */
   static evaluationBatches(pairs: readonly IdPair[], maxTokens: number): Batch[] {
     if (pairs.length === 0) return [];

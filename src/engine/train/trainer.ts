@@ -7,7 +7,9 @@
 import { probesOf } from '../run/probe';
 import { locateNonFinite } from '../telemetry/nonfinite';
 import { namedVariables } from '../model/params';
-import { tensorsOf, paramsFromTensors } from '../checkpoint';
+import { existsSync } from 'node:fs';
+import { checkFinite, tensorsOf, paramsFromTensors } from '../checkpoint';
+import { readSafetensors } from '../checkpoint/safetensors';
 import type { Attention } from '../../protocol/attention';
 import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
@@ -36,6 +38,15 @@ export interface TrainerCallbacks {
   onFinding?(event: RunEvent): void;
 }
 
+/** Runs `read`; an error it throws gets `advice` (what to do next) appended. */
+function withAdvice<T>(read: () => T, advice: string): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nTo go on: ${advice}.`);
+  }
+}
+
 /** Mask and padding probes run at every this-many telemetry rows. */
 const PROBE_EVERY = 4;
 
@@ -49,6 +60,8 @@ export class Trainer {
   private readonly probeBatch: IdPair[];
   private readonly monitor = new HealthMonitor();
   private telemetryRows = 0;
+  /** What resume() had to warn about (a checkpoint without its optimizer file). */
+  readonly warnings: string[] = [];
   /** The finding that paused the run (a breakpoint), if one did. */
   breakpoint: RunEvent | undefined;
 
@@ -66,22 +79,66 @@ export class Trainer {
     this.probeBatch = probes.batch;
   }
 
-  /** Restores model, optimizer, step and data position from the newest complete checkpoint. */
+  /**
+   * Restores model, optimizer, step and data position from the newest checkpoint. Its weights must
+   * read whole, match the model and be finite; without its optimizer file the run goes on from those
+   * weights with fresh optimizer moments (and a warning in `warnings`), while a broken optimizer file
+   * is refused, saying how to go on. Nothing in the folder changes until all of that is read and
+   * checked; then what dead writers left is removed and the metrics past the checkpoint are dropped
+   * (those steps are trained again). Without any checkpoint the run starts over at step 0.
+   */
   resume(): number {
-    this.run.removeTornWrites(); // a run killed while writing resumes from its last whole files
-    const ckpt = this.run.latestResumable();
-    if (!ckpt) {
-      this.run.truncateMetrics(0); // killed before its first checkpoint: start over
+    const step = this.run.newestCheckpointStep();
+    if (step === undefined) {
+      this.run.removeTornWrites();
+      this.run.truncateMetrics(0); // killed before its first checkpoint: nothing saved to go on from
       return 0;
     }
-    const loaded = paramsFromTensors(this.model.config, ckpt.weights, this.run.weightsPath(ckpt.step));
+    const weightsPath = this.run.weightsPath(step);
+    const loaded = withAdvice(() => {
+      const { tensors } = readSafetensors(weightsPath);
+      checkFinite(tensors, weightsPath);
+      return paramsFromTensors(this.model.config, tensors, weightsPath);
+    }, `move ${weightsPath} (and its .optim file) aside to resume from the checkpoint before it`);
     for (const [name, v] of this.model.params) v.assign(loaded.get(name)!);
     for (const v of new Set(loaded.values())) v.dispose();
-    this.optimizer.restore(namedVariables(this.model.params), ckpt.step, ckpt.optim, this.run.optimPath(ckpt.step));
-    this.step = ckpt.step;
-    this.position = ckpt.position;
-    this.run.truncateMetrics(ckpt.step);
-    return ckpt.step;
+    const optimPath = this.run.optimPath(step);
+    if (existsSync(optimPath)) {
+      this.position = withAdvice(
+        () => this.restoreOptimizer(step, optimPath),
+        `delete ${optimPath} to resume from step ${step} with fresh optimizer moments`,
+      );
+    } else {
+      // Adam's step stays the run's: with zero moments its bias correction makes the first updates
+      // smaller, not larger, while the moments fill again.
+      this.optimizer.step = step;
+      this.position = this.stream.positionAfter(step);
+      this.warnings.push(
+        `${optimPath} is missing: resuming from the weights of step ${step} with fresh optimizer moments ` +
+          "(Adam's m and v start again from zero); the data continues where step " +
+          `${step} left it`,
+      );
+    }
+    this.step = step;
+    this.run.removeTornWrites(); // what a writer killed mid-write left
+    this.run.truncateMetrics(step);
+    return step;
+  }
+
+  /** Restores Adam from an optimizer file and returns the data position it records. */
+  private restoreOptimizer(step: number, optimPath: string): DataPosition {
+    const optim = readSafetensors(optimPath);
+    checkFinite(optim.tensors, optimPath);
+    const position = (key: 'epoch' | 'batch'): number | undefined => {
+      const value = optim.metadata[key];
+      if (value === undefined) return undefined;
+      if (!/^\d+$/.test(value))
+        throw new Error(`${optimPath}: __metadata__.${key}: expected a whole number ≥ 0, got "${value}"`);
+      return Number(value);
+    };
+    const [epoch, batch] = [position('epoch'), position('batch')];
+    this.optimizer.restore(namedVariables(this.model.params), step, optim.tensors, optimPath);
+    return epoch === undefined || batch === undefined ? this.stream.positionAfter(step) : { epoch, batch };
   }
 
   get currentStep(): number {
