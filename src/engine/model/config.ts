@@ -71,6 +71,62 @@ const INT_FIELDS = [
   'eos_id',
 ] as const;
 const BOOL_FIELDS = ['norm_first', 'final_norm', 'share_embeddings'] as const;
+/** Every field of the model in config.json. */
+export const MODEL_FIELDS: readonly string[] = [...INT_FIELDS, ...BOOL_FIELDS, 'dropout', 'positional'];
+/** The other fields a run's config.json holds (docs/RUN_FOLDER.md), which a --config file may carry too. */
+export const RUN_CONFIG_FIELDS: readonly string[] = [
+  'training',
+  'run_format',
+  'run_format_version',
+  'writer',
+  'data',
+  'fork',
+];
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps), for "did you mean". */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}
+
+/** The known name closest to `name`, when it is close enough to be a typo of it. */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const distance = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [k, distance];
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** Refuses a field that is not in `known`, naming the nearest known one (a typo such as "dropuot" is not ignored). */
+export function rejectUnknownFields(
+  o: Record<string, unknown>,
+  known: readonly string[],
+  source: string,
+  prefix = '',
+): void {
+  for (const key of Object.keys(o)) {
+    if (known.includes(key)) continue;
+    const near = nearestName(key, known);
+    throw new ConfigError(
+      source,
+      `${prefix}${key}`,
+      near
+        ? `unknown field; did you mean "${prefix}${near}"?`
+        : `unknown field (known: ${known.map((k) => prefix + k).join(', ')}); remove it or fix its name`,
+    );
+  }
+}
 
 /**
  * Checks a parsed config.json (or any object) and returns it typed. `source` names the file in
@@ -120,12 +176,14 @@ export function configFromPreset(
   overrides: Partial<TransformerConfig> = {},
 ): TransformerConfig {
   const preset = PRESETS[name as PresetName];
-  if (!preset)
+  if (!preset) {
+    const near = nearestName(name, Object.keys(PRESETS));
     throw new ConfigError(
       '--config',
-      'name',
-      `unknown preset "${name}" (expected ${Object.keys(PRESETS).join(', ')} or a JSON file)`,
+      name,
+      `not a preset${near ? ` (did you mean "${near}"?)` : ''}: give ${Object.keys(PRESETS).join(', ')} or a JSON file`,
     );
+  }
   return validateConfig({ ...preset, ...DEFAULT_SPECIAL_IDS, ...vocab, ...overrides }, `preset ${name}`);
 }
 

@@ -73,6 +73,40 @@ export const TRAINING_DEFAULTS: Record<string, TrainingSettings> = {
   big: { ...PAPER, steps: 300000 },
 };
 
+/** Every field of "training" in config.json (a --config file with another is refused, with the nearest name). */
+export const TRAINING_FIELDS: readonly string[] = [
+  ...Object.keys(PAPER),
+  'telemetry_every',
+  'telemetry_pairs',
+  'checks',
+];
+
+/**
+ * What a resume may change: the step budget (train on to more steps in all) and what is observed
+ * while training. The recipe and the data stay as the run was created: its checkpoints, Adam's
+ * moments and its data position mean something only with them.
+ */
+export const RESUME_FIELDS: readonly (keyof TrainingSettings)[] = [
+  'steps',
+  'checkpoint_every',
+  'eval_every',
+  'snapshot_every',
+  'bleu_sentences',
+  'telemetry_every',
+  'telemetry_pairs',
+  'checks',
+];
+
+/** Refuses resume overrides of the recipe or the data, naming the first such setting. */
+export function checkResumeOverrides(overrides: Partial<TrainingSettings>, source: string): void {
+  for (const key of Object.keys(overrides))
+    if (!(RESUME_FIELDS as readonly string[]).includes(key))
+      throw new Error(
+        `${source}: ${key} is fixed when a run is created (its checkpoints and data position depend on it); ` +
+          `a resume may change only ${RESUME_FIELDS.join(', ')}. Start a new run to change ${key}.`,
+      );
+}
+
 const POSITIVE_INT: (keyof TrainingSettings)[] = [
   'steps',
   'warmup',
