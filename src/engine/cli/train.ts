@@ -1,8 +1,8 @@
 /** `train`: the paper's recipe on a built-in task, parallel files, or the machine's gettext catalogs. */
 import { initBackend } from '../backend';
 import { taskSpec, type DataSpec } from '../data/dataset';
-import type { TrainingSettings } from '../run/settings';
-import { createRun, openRun } from '../run/setup';
+import { RESUME_FIELDS, type TrainingSettings } from '../run/settings';
+import { openRun, prepareRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
@@ -29,12 +29,18 @@ const NUMERIC: Record<string, keyof TrainingSettings> = {
 const specs: Record<string, OptionSpec> = {
   task: { type: 'string', help: 'built-in task: copy | reverse | sort' },
   data: { type: 'string', help: 'folder with train.<src>/train.<tgt> (or train.tsv), optional valid.* and test.*' },
-  'src-lang': { type: 'string', help: 'source language suffix in --data (e.g. en)' },
-  'tgt-lang': { type: 'string', help: 'target language suffix in --data (e.g. de)' },
+  'src-lang': {
+    type: 'string',
+    help: 'source language suffix in --data (e.g. en; default: en if one file is .en, else the alphabetically first)',
+  },
+  'tgt-lang': { type: 'string', help: 'target language suffix in --data (e.g. de; default: the other suffix)' },
   gettext: { type: 'string', help: 'English→LANG pairs from /usr/share/locale/LANG/LC_MESSAGES/*.mo' },
   config: { type: 'string', help: 'tiny | small | base | big | a JSON file (default tiny)' },
   out: { type: 'string', help: 'run folder to create, or to continue with --resume' },
-  resume: { type: 'boolean', help: 'continue the run in --out from its newest checkpoint' },
+  resume: {
+    type: 'boolean',
+    help: 'continue the run in --out from its newest checkpoint (with --steps N: train on to N steps in all)',
+  },
   'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
   'break-on': {
@@ -63,6 +69,26 @@ function dataSpec(o: Record<string, string | boolean | undefined>): DataSpec {
     ...(o['src-lang'] ? { srcLang: o['src-lang'] as string } : {}),
     ...(o['tgt-lang'] ? { tgtLang: o['tgt-lang'] as string } : {}),
   };
+}
+
+/** Options a new run takes and a resume refuses: the run's config.json fixes them. */
+const NEW_RUN_ONLY = ['task', 'data', 'gettext', 'src-lang', 'tgt-lang', 'config'];
+
+/** Refuses what a resume cannot change, rather than ignoring it; --steps N trains on to N steps in all. */
+function checkResumeOptions(o: Record<string, string | boolean | undefined>): void {
+  const fixed = NEW_RUN_ONLY.find((k) => o[k] !== undefined);
+  if (fixed)
+    throw new UsageError(
+      `train --resume: --${fixed} is fixed by the run's config.json (a resume reads its data and model from there); ` +
+        'leave it out, or start a new run with another --out',
+    );
+  for (const [flag, key] of Object.entries(NUMERIC))
+    if (o[flag] !== undefined && !RESUME_FIELDS.includes(key))
+      throw new UsageError(
+        `train --resume: --${flag} is fixed when a run is created (its checkpoints and data position depend on it); ` +
+          `a resume may change only --steps (a new total: "train N more steps" is --steps CURRENT+N) and ` +
+          'the intervals of checkpoints, evaluation, snapshots and telemetry',
+      );
 }
 
 function overrides(o: Record<string, string | boolean | undefined>): Partial<TrainingSettings> {
@@ -99,19 +125,28 @@ export async function trainCommand(argv: string[]): Promise<number> {
   if (!options.out) throw new UsageError('train: --out RUN is required');
   const minutes = numberOption(options['max-minutes'], 'max-minutes', Infinity, (n) => n > 0, 'a positive number');
 
+  if (options.resume) checkResumeOptions(options);
+  const changes = overrides(options);
   const backend = await initBackend(options.backend as string | undefined);
   const opened = options.resume
-    ? openRun(options.out as string, overrides(options))
-    : createRun({
+    ? openRun(options.out as string, changes)
+    : prepareRun({
         out: options.out as string,
         data: dataSpec(options),
         config: (options.config as string) ?? 'tiny',
-        overrides: overrides(options),
+        overrides: changes,
       });
   const { run, config, settings, data } = opened;
-  const { trainer, from } = startTrainer(opened, { resume: options.resume === true });
+  const done = options.resume ? run.newestCheckpointStep() : undefined;
+  if (changes.steps !== undefined && done !== undefined && changes.steps <= done)
+    throw new UsageError(
+      `train --resume: --steps ${changes.steps} is not past the run's step ${done}: --steps is the new total ` +
+        `(to train N more steps, give ${done}+N, e.g. --steps ${done + 100})`,
+    );
+  const { trainer, from, warnings } = startTrainer(opened, { resume: options.resume === true });
   const progress = new Progress(settings.steps, from);
   progress.message(`backend ${backend}; ${data.summary}`);
+  for (const warning of warnings) progress.message(`warning: ${warning}`);
   progress.message(
     `${options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`,
   );

@@ -2,7 +2,7 @@
  * Where a run's sentence pairs come from, and their ids. A data spec is saved in config.json so that
  * `train --resume` and `decode` rebuild exactly the same data and vocabulary.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bpe } from './bpe';
 import { loadCorpus, type CorpusSource, type SentencePair } from './corpus';
@@ -41,6 +41,8 @@ export interface PreparedData {
   testText: SentencePair[];
   validText: SentencePair[];
   summary: string;
+  /** Which way a corpus folder translates (files only; undefined for train.tsv, tasks and gettext). */
+  direction?: Direction | undefined;
 }
 
 export const TASK_DEFAULTS = {
@@ -59,33 +61,94 @@ export function taskSpec(task: string, overrides: Partial<Extract<DataSpec, { ki
   return { kind: 'task', task: task as TaskName, ...TASK_DEFAULTS, ...overrides };
 }
 
-/** Finds `<split>.<lang>` pairs or `<split>.tsv` in a folder. */
-function filesOf(spec: Extract<DataSpec, { kind: 'files' }>, split: string): CorpusSource | undefined {
-  const tsv = join(spec.dir, `${split}.tsv`);
-  if (existsSync(tsv)) return { tsv };
-  const langs = readdirSync(spec.dir)
-    .filter((f) => f.startsWith(`${split}.`))
-    .map((f) => f.slice(split.length + 1));
-  const src = spec.srcLang ?? (langs.length === 2 ? langs.sort()[0] : undefined);
-  const tgt = spec.tgtLang ?? (langs.length === 2 ? langs.sort()[1] : undefined);
-  if (!src || !tgt) {
-    if (split !== 'train') return undefined;
+export type FilesSpec = Extract<DataSpec, { kind: 'files' }>;
+/** Which way a corpus folder translates: `<split>.<srcLang>` → `<split>.<tgtLang>`. */
+export interface Direction {
+  srcLang: string;
+  tgtLang: string;
+}
+
+/**
+ * The direction of a corpus folder of `train.<lang>` files (undefined for `train.tsv`: source in the
+ * first column). Languages that --src-lang/--tgt-lang name are taken as they are; one named, the
+ * other is the remaining suffix; none named, the two suffixes are ordered: English (`en`) first when
+ * one is English, as the paper's English→German and English→French, else alphabetically.
+ * `alphabetical` is the order of runs recorded before their direction was (format 2 runs that lack
+ * `data.srcLang`), so that they resume the way they were trained.
+ */
+export function corpusDirection(
+  spec: FilesSpec,
+  order: 'english-first' | 'alphabetical' = 'english-first',
+): Direction | undefined {
+  if (!existsSync(spec.dir) || !statSync(spec.dir).isDirectory())
     throw new Error(
-      `${spec.dir}: expected train.tsv or two files train.<src> and train.<tgt> (found ${langs.length ? langs.map((l) => `train.${l}`).join(', ') : 'none'}); name the languages with --src-lang/--tgt-lang`,
+      `--data ${spec.dir}: no such folder; give a folder with train.<src> and train.<tgt> (or train.tsv)`,
     );
+  if (existsSync(join(spec.dir, 'train.tsv'))) return undefined;
+  const langs = readdirSync(spec.dir)
+    .filter((f) => f.startsWith('train.') && f.length > 'train.'.length)
+    .map((f) => f.slice('train.'.length))
+    .sort();
+  const found = `found ${langs.length ? langs.map((l) => `train.${l}`).join(', ') : 'none'}`;
+  const { srcLang, tgtLang } = spec;
+  if (srcLang !== undefined && srcLang === tgtLang)
+    throw new Error(`--src-lang and --tgt-lang are both "${srcLang}": name two different languages (${found})`);
+  for (const [flag, lang] of [
+    ['--src-lang', srcLang],
+    ['--tgt-lang', tgtLang],
+  ] as const)
+    if (lang !== undefined && !langs.includes(lang))
+      throw new Error(`${flag} ${lang}: ${join(spec.dir, `train.${lang}`)} not found (${found})`);
+  const named = srcLang ?? tgtLang;
+  const others = langs.filter((l) => l !== named);
+  if (srcLang !== undefined && tgtLang !== undefined) return { srcLang, tgtLang };
+  if (named !== undefined) {
+    if (others.length !== 1)
+      throw new Error(
+        `${spec.dir}: ${srcLang ? '--tgt-lang' : '--src-lang'} is needed: ${found}, ` +
+          `which leaves ${others.length} candidates`,
+      );
+    return srcLang ? { srcLang, tgtLang: others[0]! } : { srcLang: others[0]!, tgtLang: tgtLang! };
   }
-  const pair = { src: join(spec.dir, `${split}.${src}`), tgt: join(spec.dir, `${split}.${tgt}`) };
+  if (langs.length !== 2)
+    throw new Error(
+      `${spec.dir}: expected train.tsv or two files train.<src> and train.<tgt> (${found}); ` +
+        'name the languages with --src-lang/--tgt-lang',
+    );
+  const [a, b] = langs as [string, string];
+  return order === 'english-first' && b === 'en' ? { srcLang: b, tgtLang: a } : { srcLang: a, tgtLang: b };
+}
+
+/** `<split>.tsv`, or `<split>.<src>`/`<split>.<tgt>` in the direction's order; undefined for a missing split. */
+function filesOf(dir: string, split: string, direction: Direction | undefined): CorpusSource | undefined {
+  const tsv = join(dir, `${split}.tsv`);
+  if (existsSync(tsv)) return { tsv };
+  if (!direction) return undefined;
+  const pair = { src: join(dir, `${split}.${direction.srcLang}`), tgt: join(dir, `${split}.${direction.tgtLang}`) };
   if (!existsSync(pair.src) || !existsSync(pair.tgt)) {
     if (split !== 'train') return undefined;
-    throw new Error(`${spec.dir}: ${existsSync(pair.src) ? pair.tgt : pair.src} not found`);
+    throw new Error(`${dir}: ${existsSync(pair.src) ? pair.tgt : pair.src} not found`);
   }
   return pair;
+}
+
+/** "en→de (train.en → train.de)", as the start of a run prints it. */
+export function describeDirection(d: Direction | undefined): string {
+  return d
+    ? `${d.srcLang}→${d.tgtLang} (train.${d.srcLang} → train.${d.tgtLang})`
+    : 'train.tsv (source in the first column, target in the second)';
 }
 
 function textSplits(
   spec: Exclude<DataSpec, { kind: 'task' }>,
   maxLength: number,
-): { train: SentencePair[]; valid: SentencePair[]; test: SentencePair[]; summary: string } {
+): {
+  train: SentencePair[];
+  valid: SentencePair[];
+  test: SentencePair[];
+  summary: string;
+  direction?: Direction | undefined;
+} {
   if (spec.kind === 'gettext') {
     const c = buildGettextCorpus({ lang: spec.lang });
     if (c.train.length === 0)
@@ -97,9 +160,10 @@ function textSplits(
       summary: `gettext ${spec.lang}: ${c.stats.catalogs} catalogs, ${c.stats.pairs} pairs (train ${c.train.length}, valid ${c.valid.length}, test ${c.test.length})`,
     };
   }
-  const train = filesOf(spec, 'train')!;
-  const valid = filesOf(spec, 'valid');
-  const test = filesOf(spec, 'test');
+  const direction = corpusDirection(spec);
+  const train = filesOf(spec.dir, 'train', direction)!;
+  const valid = filesOf(spec.dir, 'valid', direction);
+  const test = filesOf(spec.dir, 'test', direction);
   const corpus = loadCorpus({ train, ...(valid ? { valid } : {}), maxLength });
   const testPairs = test ? loadCorpus({ train: test, valid: test, maxLength }).valid : [];
   const s = corpus.stats.train;
@@ -107,23 +171,40 @@ function textSplits(
     train: corpus.train,
     valid: corpus.valid,
     test: testPairs,
-    summary: `${spec.dir}: ${s.kept} training pairs (${s.tooLong} longer than ${maxLength} tokens and ${s.empty} empty skipped), ${corpus.valid.length} validation, ${testPairs.length} test`,
+    direction,
+    summary:
+      `${spec.dir}: ${describeDirection(direction)}; ${s.kept} training pairs (${s.tooLong} longer than ` +
+      `${maxLength} tokens and ${s.empty} empty skipped), ${corpus.valid.length} validation, ${testPairs.length} test`,
   };
 }
 
+/** The vocabulary of a run folder, when it has one, checked against the kind of data it is for. */
+function savedVocabulary(spec: DataSpec, vocabPath: string | undefined): Vocabulary | undefined {
+  if (vocabPath === undefined || !existsSync(vocabPath)) return undefined;
+  const vocab = loadVocabulary(vocabPath);
+  const expected = spec.kind === 'task' ? 'task' : 'bpe';
+  if (vocab.kind !== expected)
+    throw new Error(
+      `${vocabPath}: a ${vocab.kind} vocabulary, but the run's data (${spec.kind}) needs a ${expected} one: ` +
+        'it belongs to another run; remove it or choose another --out',
+    );
+  return vocab;
+}
+
 /**
- * Builds the run's data. The vocabulary is read from `vocabPath` when it exists (a resumed run),
- * otherwise learned on the training pairs (BPE, shared by both sides) and saved there.
+ * Builds the run's data. The vocabulary is read from `vocabPath` when given and it exists (an open
+ * run), otherwise learned on the training pairs (BPE, shared by both sides). Nothing is written:
+ * the caller saves a learned vocabulary with the run.
  */
 export function prepareData(
   spec: DataSpec,
-  vocabPath: string,
+  vocabPath: string | undefined,
   opts: { vocabSize: number; maxLength: number },
 ): PreparedData {
+  const saved = savedVocabulary(spec, vocabPath);
   if (spec.kind === 'task') {
     const s = taskSplits(spec, { train: spec.train, valid: spec.valid, test: spec.test });
-    const vocab = existsSync(vocabPath) ? loadVocabulary(vocabPath) : new TaskVocabulary(spec.vocabSize);
-    if (!existsSync(vocabPath)) vocab.save(vocabPath);
+    const vocab = saved ?? new TaskVocabulary(spec.vocabSize);
     const ids = (pairs: { src: number[]; tgt: number[] }[]): IdPair[] =>
       pairs.map((p) => ({ src: [...p.src, EOS], tgt: p.tgt }));
     return {
@@ -137,17 +218,14 @@ export function prepareData(
     };
   }
   const text = textSplits(spec, opts.maxLength);
-  let vocab: Vocabulary;
-  if (existsSync(vocabPath)) vocab = loadVocabulary(vocabPath);
-  else {
-    vocab = new BpeVocabulary(
+  const vocab: Vocabulary =
+    saved ??
+    new BpeVocabulary(
       Bpe.learn(
         text.train.flatMap((p) => [p.src, p.tgt]),
         { vocabSize: opts.vocabSize },
       ),
     );
-    vocab.save(vocabPath);
-  }
   // Pairs whose subword sequences exceed max_length are left out; ids and text stay aligned.
   const encode = (pairs: SentencePair[]): { ids: IdPair[]; text: SentencePair[] } => {
     const out = { ids: [] as IdPair[], text: [] as SentencePair[] };
@@ -167,6 +245,7 @@ export function prepareData(
     test: test.ids,
     testText: test.text,
     validText: valid.text,
+    direction: text.direction,
     summary: `${text.summary}; BPE vocabulary of ${vocab.size}`,
   };
 }

@@ -1,15 +1,37 @@
 /**
  * Creating a run folder from a data spec, a model preset (or file) and training settings, and
  * opening one again to resume or decode. Never overwrites a run: a folder that holds one is
- * resumed, not replaced.
+ * resumed, not replaced. Everything is checked before anything is written, and a new run folder
+ * appears whole (staged beside it, then renamed) or not at all.
  */
-import { readFileSync } from 'node:fs';
-import { configFromPreset, modelFields, PRESETS, validateConfig, type TransformerConfig } from '../model/config';
-import { DEFAULT_SPECIAL_IDS } from '../model/config';
-import { prepareData, type DataSpec, type PreparedData } from '../data/dataset';
+import * as tf from '@tensorflow/tfjs-core';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { constants } from 'node:buffer';
+import {
+  ConfigError,
+  configFromPreset,
+  DEFAULT_SPECIAL_IDS,
+  MODEL_FIELDS,
+  modelFields,
+  nearestName,
+  PRESETS,
+  rejectUnknownFields,
+  RUN_CONFIG_FIELDS,
+  validateConfig,
+  type TransformerConfig,
+} from '../model/config';
+import { parameterSpecs, SHARED_NAMES } from '../model/params';
+import { corpusDirection, prepareData, type DataSpec, type PreparedData } from '../data/dataset';
 import { RUN_FORMAT, RUN_FORMAT_VERSION } from '../../protocol/runFolder';
 import { RunDir } from './runDir';
-import { TRAINING_DEFAULTS, validateSettings, type TrainingSettings } from './settings';
+import {
+  checkResumeOverrides,
+  TRAINING_DEFAULTS,
+  TRAINING_FIELDS,
+  validateSettings,
+  type TrainingSettings,
+} from './settings';
 
 export interface NewRun {
   out: string;
@@ -25,18 +47,40 @@ export interface OpenRun {
   settings: TrainingSettings;
   data: PreparedData;
   dataSpec: DataSpec;
+  /**
+   * Writes what opening left to write, once the trainer is made (and resumed): a new run's folder,
+   * renamed into place whole; for a resume, config.json with its changed settings (and a vocabulary
+   * it had to learn again). startTrainer calls it; calling it again does nothing.
+   */
+  commit?: () => void;
 }
 
-function readJsonFile(path: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(readFileSync(path, 'utf8'));
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('expected a JSON object');
-    return v;
-  } catch (err) {
+/** A --config file: a JSON object of model fields (and a "training" section), every name known. */
+function readConfigFile(path: string): Record<string, unknown> {
+  if (!existsSync(path)) {
+    const presets = Object.keys(PRESETS);
+    const near = nearestName(path, presets);
+    const guess = near ? `, did you mean "${near}"?,` : '';
     throw new Error(
-      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : (err as Error).message}`,
+      `--config ${path}: not found: neither a preset (${presets.join(', ')})${guess} nor a file; ` +
+        'name a preset or a JSON file with the model fields',
     );
   }
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path}: not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`${path}: expected a JSON object`);
+  const o = v as Record<string, unknown>;
+  rejectUnknownFields(o, [...MODEL_FIELDS, ...RUN_CONFIG_FIELDS], path);
+  if (o.training !== undefined) {
+    if (typeof o.training !== 'object' || o.training === null || Array.isArray(o.training))
+      throw new ConfigError(path, 'training', 'expected an object of training settings');
+    rejectUnknownFields(o.training as Record<string, unknown>, TRAINING_FIELDS, path, 'training.');
+  }
+  return o;
 }
 
 function baseSettings(configName: string, file: Record<string, unknown> | null): TrainingSettings {
@@ -44,49 +88,163 @@ function baseSettings(configName: string, file: Record<string, unknown> | null):
   return { ...(TRAINING_DEFAULTS[configName] ?? TRAINING_DEFAULTS.tiny), ...fromFile };
 }
 
-export function createRun(spec: NewRun): OpenRun {
+/** The wasm backend's heap: 4 GiB less a page (emscripten's maximum). */
+const WASM_HEAP = 4294901760;
+const GiB = 1024 ** 3;
+
+/**
+ * Refuses a model that cannot train here, before anything is allocated: a tensor larger than one
+ * array can hold, or weights, gradients and Adam's two moments (16 bytes a parameter, a lower
+ * bound: activations come on top) above the backend's memory.
+ */
+export function checkTrainingMemory(
+  config: TransformerConfig,
+  source: string,
+  backend = tf.engine().backendName,
+): void {
+  let params = 0;
+  for (const spec of parameterSpecs(config)) {
+    if (config.share_embeddings && SHARED_NAMES.includes(spec.name)) continue;
+    const count = spec.shape.reduce((a, b) => a * b, 1);
+    if (count > constants.MAX_LENGTH)
+      throw new Error(
+        `${source}: tensor "${spec.name}" [${spec.shape}] would hold ${count} values, more than one array can ` +
+          `(${constants.MAX_LENGTH}); make d_model, d_ff or the vocabulary smaller`,
+      );
+    params += count;
+  }
+  const bytes = params * 16;
+  const [limit, what] =
+    backend === 'wasm' ? [WASM_HEAP, "the wasm backend's heap"] : [totalmem(), "this machine's memory"];
+  if (bytes > limit)
+    throw new Error(
+      `${source}: ${(params / 1e6).toFixed(1)} M parameters need at least ${(bytes / GiB).toFixed(1)} GiB to train ` +
+        `(16 bytes each: weights, gradients and Adam's two moments), more than ${what} ` +
+        `(${(limit / GiB).toFixed(1)} GiB); make d_model, d_ff, the layers or the vocabulary smaller`,
+    );
+}
+
+/** Checks that fail only once training runs, made before anything is written: positions and the batch budget. */
+function checkData(config: TransformerConfig, settings: TrainingSettings, data: PreparedData, source: string): void {
+  if (data.train.length === 0)
+    throw new Error(
+      `${source}: max_length: no training pair is left with at most ${settings.max_length} tokens a side; ` +
+        'raise max_length',
+    );
+  let longest = 0;
+  let positions = 0;
+  for (const p of [...data.train, ...data.valid]) {
+    longest = Math.max(longest, p.src.length + p.tgt.length + 1);
+    positions = Math.max(positions, p.src.length, p.tgt.length + 1);
+  }
+  if (positions > config.max_len)
+    throw new Error(
+      `${source}: max_len: ${config.max_len} positions cannot hold the longest sequence (${positions} tokens with ` +
+        `<s> or </s>); raise max_len to ${positions} or lower max_length`,
+    );
+  if (longest > settings.batch_tokens)
+    throw new Error(
+      `${source}: batch_tokens: ${settings.batch_tokens} tokens cannot hold the longest pair (${longest} tokens, ` +
+        `source and target); give at least ${longest}, or lower max_length`,
+    );
+}
+
+/** Refuses an --out that exists with something other than an empty folder (a run is refused earlier). */
+function checkOut(out: string): void {
+  if (!existsSync(out)) return;
+  if (!statSync(out).isDirectory()) throw new Error(`--out ${out}: is a file, not a folder; choose another --out`);
+  const entries = readdirSync(out);
+  if (entries.length)
+    throw new Error(
+      `--out ${out}: not empty (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''}) but holds no ` +
+        'run (no config.json); choose another --out, or empty it',
+    );
+}
+
+/**
+ * Checks and builds everything a new run needs (settings, model, data, vocabulary, memory) and
+ * writes nothing: `commit()` then creates the folder whole. startTrainer commits once the trainer
+ * is made, so a run that cannot start leaves no folder behind.
+ */
+export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
   const run = new RunDir(spec.out);
   if (run.exists()) throw new Error(`${spec.out} already holds a run; resume it with --resume or choose another --out`);
+  checkOut(spec.out);
   const isPreset = spec.config in PRESETS;
-  const file = isPreset ? null : readJsonFile(spec.config);
+  const file = isPreset ? null : readConfigFile(spec.config);
+  const source = isPreset ? '--config' : spec.config;
   const settings = validateSettings(
     { ...baseSettings(isPreset ? spec.config : 'tiny', file), ...spec.overrides },
-    isPreset ? '--config' : spec.config,
+    source,
   );
-  run.create();
-  const data = prepareData(spec.data, run.vocabPath, {
-    vocabSize: settings.vocab_size,
-    maxLength: settings.max_length,
-  });
+  // The direction is chosen here and recorded, so that a resume reads the corpus the same way.
+  const dataSpec: DataSpec = spec.data.kind === 'files' ? { ...spec.data, ...corpusDirection(spec.data) } : spec.data;
+  const data = prepareData(dataSpec, undefined, { vocabSize: settings.vocab_size, maxLength: settings.max_length });
   const vocab = { src_vocab: data.vocab.size, tgt_vocab: data.vocab.size };
   const config = isPreset
     ? configFromPreset(spec.config, vocab, {
         max_len: Math.max(PRESETS[spec.config as keyof typeof PRESETS].max_len, settings.max_length + 2),
       })
     : validateConfig({ ...DEFAULT_SPECIAL_IDS, ...file, ...vocab }, spec.config);
-  run.writeConfig({
-    run_format: RUN_FORMAT,
-    run_format_version: RUN_FORMAT_VERSION,
-    writer: 'engine',
-    ...modelFields(config),
-    training: settings,
-    data: spec.data,
-  });
-  return { run, config, settings, data, dataSpec: spec.data };
+  const modelSource = isPreset ? `preset ${spec.config}` : spec.config;
+  checkTrainingMemory(config, modelSource);
+  checkData(config, settings, data, isPreset ? '--config' : spec.config);
+  let committed = false;
+  const commit = (): void => {
+    if (committed) return;
+    RunDir.createWhole(spec.out, (staged) => {
+      data.vocab.save(staged.vocabPath);
+      staged.writeConfig({
+        run_format: RUN_FORMAT,
+        run_format_version: RUN_FORMAT_VERSION,
+        writer: 'engine',
+        ...modelFields(config),
+        training: settings,
+        data: dataSpec,
+      });
+    });
+    committed = true;
+  };
+  return { run, config, settings, data, dataSpec, commit };
 }
 
-/** Opens an existing run; `overrides` may extend it (more steps) on resume. */
+/** Creates a new run folder now (prepareRun, then commit). */
+export function createRun(spec: NewRun): OpenRun {
+  const opened = prepareRun(spec);
+  opened.commit();
+  return opened;
+}
+
+/**
+ * Opens an existing run; `overrides` may change what a resume may change (settings.ts
+ * RESUME_FIELDS: more steps, what is observed). Nothing is written here: `commit()` records the
+ * changed settings once the resume has succeeded.
+ */
 export function openRun(path: string, overrides: Partial<TrainingSettings> = {}): OpenRun {
   const run = new RunDir(path);
   if (!run.exists()) throw new Error(`${path}: not a run folder (no config.json)`);
   const { model, raw } = run.readConfig();
+  checkResumeOverrides(overrides, path);
   const settings = validateSettings({ ...(raw.training as object), ...overrides }, run.configPath);
-  const dataSpec = raw.data as DataSpec | undefined;
-  if (!dataSpec || typeof dataSpec !== 'object' || !('kind' in dataSpec))
+  const recorded = raw.data as DataSpec | undefined;
+  if (!recorded || typeof recorded !== 'object' || !('kind' in recorded))
     throw new Error(`${run.configPath}: data: missing the data spec of the run`);
+  // A run recorded without its direction was read in the order of its time: alphabetically.
+  const dataSpec: DataSpec =
+    recorded.kind === 'files' && !(recorded.srcLang && recorded.tgtLang)
+      ? { ...recorded, ...corpusDirection(recorded, 'alphabetical') }
+      : recorded;
+  const vocabLost = !existsSync(run.vocabPath);
   const data = prepareData(dataSpec, run.vocabPath, { vocabSize: settings.vocab_size, maxLength: settings.max_length });
   if (data.vocab.size !== model.tgt_vocab)
     throw new Error(`${run.vocabPath}: ${data.vocab.size} tokens, config.json says tgt_vocab ${model.tgt_vocab}`);
-  if (Object.keys(overrides).length) run.writeConfig({ ...raw, training: settings });
-  return { run, config: model, settings, data, dataSpec };
+  const changed = Object.keys(overrides).length > 0 || dataSpec !== recorded;
+  let committed = false;
+  const commit = (): void => {
+    if (committed) return;
+    if (vocabLost) data.vocab.save(run.vocabPath);
+    if (changed) run.writeConfig({ ...raw, training: settings, data: dataSpec });
+    committed = true;
+  };
+  return { run, config: model, settings, data, dataSpec, commit };
 }
