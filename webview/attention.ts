@@ -44,6 +44,7 @@ import { maxOf, poolMax } from './lib/attention';
 import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
+import { aggregateRow } from './aggregate';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -244,6 +245,7 @@ function render(): void {
         h('div', { class: 'tokens muted' }, tokensLine('queries', queryTokens)),
         h('div', { class: 'tokens muted' }, tokensLine('keys', keyTokens)),
         table,
+        ...aggregateRow(p, kind, size, absolute),
       ),
     );
   }

@@ -5,7 +5,15 @@
  * CSV as `# key: value` lines before the header row (pandas: `read_csv(f, comment='#')`).
  * Weights nest as [layer][head][query][key] here and nowhere else.
  */
-import { type Attention, type AttentionKind, ATTENTION_KINDS, findMaps, headMap, type HeadRef } from './attention';
+import {
+  type Attention,
+  type AttentionKind,
+  ATTENTION_KINDS,
+  findMaps,
+  headMap,
+  type HeadRef,
+  tokensOf,
+} from './attention';
 import { METRIC_COLUMNS, type MetricRow } from './metrics';
 
 /** What an export shows, written at its top. */
@@ -81,6 +89,34 @@ export function attentionObject(a: Attention): Record<string, unknown> {
 
 export function attentionJson(a: Attention, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ ...attentionObject(a), ...extra });
+}
+
+/** What the attention view shows across a kind's heads (webview/lib/aggregate.ts), as `[query][key]` arrays. */
+export interface KindAggregates {
+  /** Per layer, the mean of its heads. */
+  meanOfHeads: Float32Array[];
+  /** The mean of every layer and head. */
+  meanOfLayers: Float32Array;
+  /** Encoder self-attention only: rollout and flow (flow null past its token limit). */
+  rollout?: Float32Array;
+  flow?: Float32Array | null;
+}
+
+export function aggregatesJson(a: Attention, kind: AttentionKind, g: KindAggregates): string {
+  const { queryTokens, keyTokens } = tokensOf(a, kind);
+  const k = keyTokens.length;
+  const rows = (m: Float32Array) =>
+    Array.from({ length: m.length / k }, (_, i) => Array.from(m.subarray(i * k, (i + 1) * k)));
+  return JSON.stringify({
+    ...attentionContext(a),
+    kind,
+    query_tokens: queryTokens,
+    key_tokens: keyTokens,
+    mean_of_heads: g.meanOfHeads.map(rows),
+    mean_of_layers: rows(g.meanOfLayers),
+    ...(g.rollout ? { rollout: rows(g.rollout) } : {}),
+    ...(g.flow !== undefined ? { flow: g.flow ? rows(g.flow) : null } : {}),
+  });
 }
 
 /** Every weight of every kind, one line each: kind, layer, head, query, key (from 0) and tokens. */

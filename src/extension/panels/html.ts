@@ -58,7 +58,7 @@ button.small { padding: 1px 6px; font-size: 0.9em; }
 .thumb-grid { display: grid; gap: 4px; align-items: center; justify-content: start; overflow-x: auto; }
 .col-label, .row-label { font-size: 0.85em; color: var(--vscode-descriptionForeground); text-align: center; }
 .row-label { padding-right: 4px; }
-canvas.thumb { image-rendering: pixelated; cursor: pointer; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
+canvas.thumb, canvas.aggregate { image-rendering: pixelated; cursor: pointer; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
 canvas.thumb:hover { outline: 2px solid var(--vscode-focusBorder); }
 canvas.thumb.selected { outline: 2px solid var(--vscode-focusBorder, #007fd4); outline-offset: 1px; }
 canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid var(--vscode-editorWidget-border, #454545); }
@@ -80,7 +80,8 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
 .problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .problem:hover { background: var(--vscode-list-hoverBackground); }
 .thumb-cell { display: flex; flex-direction: column; }
-.role-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.aggregate-head { margin-top: 10px; display: flex; gap: 6px; align-items: center; }
+.role-label, .aggregate-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .heads-labels { font-family: var(--vscode-editor-font-family, monospace); }
 .beam-tree { overflow: auto; max-height: 80vh; }
 canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeground, #f48771); }

@@ -9,6 +9,7 @@ import './selection.mjs';
 import './telemetry.mjs';
 import './beam.mjs';
 import './newcomer.mjs';
+import './aggregate.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
