@@ -29,6 +29,8 @@ function thumb(name: string, title: string, map: Float32Array, q: number, k: num
   const canvas = h('canvas', {
     class: 'aggregate',
     'data-aggregate': name,
+    'data-queries': String(q),
+    'data-keys': String(k),
     title,
     style: `width:${size.width}px;height:${size.height}px`,
   });
@@ -72,6 +74,7 @@ export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, abso
     post({ type: 'export', format: 'json', name: `${kind}-across-heads-step${a.source.step}.json`, text });
   });
   const { queryTokens } = tokensOf(a, kind);
+  for (const c of cells) c.querySelector('canvas')!.dataset.kind = kind;
   return [
     h('div', { class: 'aggregate-head muted' }, `Across heads (${queryTokens.length} × ${k})${note} `, button),
     h(

@@ -15,6 +15,7 @@ import {
   headId,
   headMap,
   type HeadRef,
+  KIND_AXES,
   tokensOf,
 } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
@@ -45,6 +46,7 @@ import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
 import { aggregateRow } from './aggregate';
+import { showCrosshair, tokenLine } from './crosshair';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -208,6 +210,8 @@ function render(): void {
           'data-kind': kind,
           'data-layer': String(l),
           'data-head': String(hd),
+          'data-queries': String(queries),
+          'data-keys': String(keys),
           style: `width:${size.width}px;height:${size.height}px`,
         });
         if (sameHead(selected, ref)) canvas.classList.add('selected');
@@ -218,7 +222,9 @@ function render(): void {
           const c = cellAt(canvas, e, queries, keys);
           if (!c) return;
           readout.textContent = `${kind} L${l + 1} H${hd + 1}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
+          showCrosshair(grids, kind, { row: c.row, col: c.col });
         });
+        canvas.addEventListener('mouseleave', () => showCrosshair(grids, null, { row: null, col: null }));
         table.append(
           h(
             'div',
@@ -230,8 +236,7 @@ function render(): void {
         jobs.push({ canvas, map, ref });
       }
     }
-    const tokensLine = (label: string, toks: string[]) =>
-      `${label} (${toks.length}): ${toks.slice(0, 40).join(' ')}${toks.length > 40 ? ' …' : ''}`;
+    const axes = KIND_AXES[kind];
     grids.append(
       h(
         'section',
@@ -242,8 +247,8 @@ function render(): void {
           h('h2', {}, KIND_TITLES[kind]),
           h('span', { class: 'muted' }, `${layers} layers × ${heads} heads · ${queries} × ${keys}`),
         ),
-        h('div', { class: 'tokens muted' }, tokensLine('queries', queryTokens)),
-        h('div', { class: 'tokens muted' }, tokensLine('keys', keyTokens)),
+        tokenLine(grids, kind, 'queries', axes.queries, queryTokens),
+        tokenLine(grids, kind, 'keys', axes.keys, keyTokens),
         table,
         ...aggregateRow(p, kind, size, absolute),
       ),

@@ -79,7 +79,8 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
 .problems { margin: 0; padding-left: 1.5em; max-height: 9em; overflow-y: auto; font-size: 0.9em; }
 .problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .problem:hover { background: var(--vscode-list-hoverBackground); }
-.thumb-cell { display: flex; flex-direction: column; }
+.thumb-cell { display: flex; flex-direction: column; position: relative; }
+.crosshair { position: absolute; pointer-events: none; background: rgba(255, 255, 255, 0.28); outline: 1px solid rgba(255, 255, 255, 0.7); }
 .aggregate-head { margin-top: 10px; display: flex; gap: 6px; align-items: center; }
 .role-label, .aggregate-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .heads-labels { font-family: var(--vscode-editor-font-family, monospace); }

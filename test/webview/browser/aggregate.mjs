@@ -1,7 +1,7 @@
 // The attention view's "across heads" row: the mean of a layer's heads, the mean of all, rollout
 // and flow, drawn in viridis in the right cells, and exported as JSON.
 import { join } from 'node:path';
-import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, test } from './harness.mjs';
+import { POST_ATTENTION, V, VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, test } from './harness.mjs';
 
 test('the across-heads row draws the mean of the heads, rollout and flow, and exports them', async () => {
   const page = await openPanel('attention');
@@ -59,5 +59,54 @@ test('the across-heads row draws the mean of the heads, rollout and flow, and ex
   // One layer: flow from input j to output i is the single edge ½·mean + ½·I.
   assert(JSON.stringify(j.flow[1]) === '[0.25,0.75,0]', `flow row 1: ${j.flow[1]}`);
   await page.screenshot({ path: join(artifacts, 'attention-across-heads.png'), fullPage: true });
+  await page.close();
+});
+
+test('hovering a token or a cell marks its row and column on every map of the kind', async () => {
+  const page = await openPanel('attention');
+  await page.evaluate(POST_ATTENTION, { S: 6, T: 5, L: 2, H: 2, kinds: ['encoder_self', 'cross'], fill: 0, step: 3 });
+  await page.waitForFunction(() => document.body.dataset.renderDone);
+  const bars = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll('.crosshair')].map((b) => {
+        const c = b.parentElement.querySelector('canvas');
+        const r = b.getBoundingClientRect();
+        const cr = c.getBoundingClientRect();
+        return {
+          kind: c.dataset.kind,
+          cls: b.classList.contains('xh-row') ? 'row' : 'col',
+          at: b.classList.contains('xh-row')
+            ? Math.round(((r.top - cr.top) / cr.height) * Number(c.dataset.queries))
+            : Math.round(((r.left - cr.left) / cr.width) * Number(c.dataset.keys)),
+        };
+      }),
+    );
+  // Source token s2 in the encoder's card: a query (row 2) and a key (column 2) of every encoder map.
+  await page.hover('section[data-kind="encoder_self"] .token[data-side="src"][data-index="2"]');
+  let b = await bars();
+  const encMaps = 2 * 2 + 2 + 1 + 2; // thumbnails, the mean of each layer, of all, rollout and flow
+  assert(b.length === 2 * encMaps, `${b.length} bars for ${encMaps} encoder maps`);
+  assert(
+    b.every((x) => x.kind === 'encoder_self' && x.at === 2),
+    JSON.stringify(b.slice(0, 4)),
+  );
+  // In cross attention s2 is a key only: a column on each cross map, no row.
+  await page.hover('section[data-kind="cross"] .token[data-side="src"][data-index="2"]');
+  b = await bars();
+  assert(
+    b.length === 2 * 2 + 2 + 1 && b.every((x) => x.kind === 'cross' && x.cls === 'col' && x.at === 2),
+    JSON.stringify(b),
+  );
+  // A cell of one thumbnail: its query row and key column on every cross map.
+  const box = await page.locator('canvas.thumb[data-kind="cross"][data-layer="1"][data-head="0"]').boundingBox();
+  await page.mouse.move(box.x + (4.5 * box.width) / 6, box.y + (1.5 * box.height) / 5);
+  b = await bars();
+  const rows = b.filter((x) => x.cls === 'row');
+  const cols = b.filter((x) => x.cls === 'col');
+  assert(rows.length === 7 && rows.every((x) => x.at === 1), `rows ${JSON.stringify(rows)}`);
+  assert(cols.length === 7 && cols.every((x) => x.at === 4), `cols ${JSON.stringify(cols)}`);
+  await page.screenshot({ path: join(artifacts, 'attention-crosshair.png') });
+  await page.mouse.move(0, 0);
+  assert((await bars()).length === 0, 'leaving the map clears the marks');
   await page.close();
 });
