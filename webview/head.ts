@@ -29,6 +29,7 @@ import {
 } from './common';
 import { cellAt, drawColorBar, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, rowEntropy, topK } from './lib/attention';
+import { compareCard } from './compare';
 
 const MAP_SIDE = 480;
 const K = 3;
@@ -58,6 +59,7 @@ const keyLabels = h('div', { class: 'key-labels' });
 const queryLabels = h('div', { class: 'query-labels' });
 const readout = h('div', { class: 'readout', id: 'readout' });
 const entropyChart = h('div', { class: 'chart', id: 'entropy' });
+const compare = compareCard();
 const topTable = h('table', { id: 'topk' });
 
 /** What the slider ranges over: the probe's snapshots (and the shown attention); a typed input alone. */
@@ -154,6 +156,7 @@ function layoutPage(): void {
       ),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, 'Entropy per query (nats)')), entropyChart),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, `Top ${K} keys per query`)), topTable),
+      compare.el,
     ),
   );
   purgeOnUnload(entropyChart);
@@ -184,6 +187,7 @@ function draw(): void {
     return;
   }
   const { map, frame } = c;
+  compare.update(fs, frame, head);
   const input = frame.source.input === 'probe' ? 'probe' : frame.srcTokens.join(' ');
   renderHeader(headerEl, header, { step: frame.source.step, input });
   title.textContent = `${head.kind} · layer ${head.layer + 1} · head ${head.head + 1}`;

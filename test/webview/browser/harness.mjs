@@ -218,3 +218,21 @@ export async function runAll() {
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 }
+
+/** Posts a head state whose snapshot weights are made Float32Arrays in the page. */
+export async function headState(page, state) {
+  await page.evaluate(
+    ({ state, v }) => {
+      const f32 = (a) => ({ ...a, maps: a.maps.map((m) => ({ ...m, weights: new Float32Array(m.weights) })) });
+      window.postMessage(
+        {
+          type: 'state',
+          v,
+          state: { ...state, attention: state.attention && f32(state.attention), snapshots: state.snapshots.map(f32) },
+        },
+        '*',
+      );
+    },
+    { state, v: V },
+  );
+}

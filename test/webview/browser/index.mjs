@@ -10,6 +10,7 @@ import './telemetry.mjs';
 import './beam.mjs';
 import './newcomer.mjs';
 import './aggregate.mjs';
+import './compare.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

@@ -1,7 +1,19 @@
 // What every panel says it shows, the shared step cursor, the inspector's colour bar, escaped token
 // labels, the attention view's input form, the page's own guard, and layouts that fit.
 import { join } from 'node:path';
-import { V, VIRIDIS, artifacts, assert, hexRgb, openBrokenPanel, openPanel, posted, send, test } from './harness.mjs';
+import {
+  V,
+  VIRIDIS,
+  artifacts,
+  assert,
+  headState,
+  hexRgb,
+  openBrokenPanel,
+  openPanel,
+  posted,
+  send,
+  test,
+} from './harness.mjs';
 
 const HEADER = {
   runDir: '/runs/reverse-tiny',
@@ -22,24 +34,6 @@ const snapshot = (step, tokens = ['<s>', 'a', 'b', 'c', '</s>']) => ({
   tgtTokens: ['<s>', 'x'],
   maps: [{ kind: 'encoder_self', shape: [1, 1, 5, 5], weights: map5 }],
 });
-
-/** Posts a head state whose snapshot weights are made Float32Arrays in the page. */
-async function headState(page, state) {
-  await page.evaluate(
-    ({ state, v }) => {
-      const f32 = (a) => ({ ...a, maps: a.maps.map((m) => ({ ...m, weights: new Float32Array(m.weights) })) });
-      window.postMessage(
-        {
-          type: 'state',
-          v,
-          state: { ...state, attention: state.attention && f32(state.attention), snapshots: state.snapshots.map(f32) },
-        },
-        '*',
-      );
-    },
-    { state, v: V },
-  );
-}
 
 test('the inspector’s slider moves the shared step cursor, and the dashboard marks that step', async () => {
   const head = await openPanel('head');

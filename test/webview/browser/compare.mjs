@@ -1,0 +1,72 @@
+// The inspector's Compare card: a head's difference map between two snapshots in a diverging
+// scale, in the right cells, and every head ranked by its Jensen–Shannon divergence.
+import { join } from 'node:path';
+import { artifacts, assert, headState, openPanel, posted, test } from './harness.mjs';
+
+const source = (step) => ({ runDir: '/runs/cmp', step, input: 'probe' });
+/** Encoder self-attention, 1 layer × 2 heads over 2 tokens: head 1 as given, head 2 fixed. */
+const snap = (step, head1) => ({
+  source: source(step),
+  srcTokens: ['a', '</s>'],
+  tgtTokens: ['<s>', 'x'],
+  maps: [{ kind: 'encoder_self', shape: [1, 2, 2, 2], weights: [...head1, 0.5, 0.5, 0.5, 0.5] }],
+});
+const HEADER = {
+  runDir: '/runs/cmp',
+  run: 'cmp',
+  step: null,
+  input: 'probe',
+  live: false,
+  checkpoints: [],
+  vocab: true,
+};
+
+test('Compare draws B − A of the head in a diverging scale and ranks the heads by JS divergence', async () => {
+  const page = await openPanel('head');
+  const shown = snap(300, [1, 0, 0, 1]);
+  await headState(page, {
+    panel: 'head',
+    header: HEADER,
+    head: { kind: 'encoder_self', layer: 0, head: 0 },
+    attention: shown,
+    snapshots: [snap(100, [0.5, 0.5, 0, 1]), shown],
+    losses: [],
+    cursor: null,
+  });
+  await page.waitForFunction(() => document.body.dataset.drawnStep === '300');
+  await page.selectOption('#compare-step', '100');
+  await page.waitForFunction(() => !document.getElementById('diff-map').hidden);
+  // Step 100 − step 300: [[−.5, +.5], [0, 0]]; ±.5 are the scale's ends, 0 its middle.
+  const at = (r, c) =>
+    page.evaluate(
+      ({ r, c }) => {
+        const cv = document.getElementById('diff-map');
+        const d = cv.getContext('2d').getImageData(((c + 0.5) * cv.width) / 2, ((r + 0.5) * cv.height) / 2, 1, 1).data;
+        return [d[0], d[1], d[2]];
+      },
+      { r, c },
+    );
+  const want = [
+    [0, 0, [33, 102, 172]],
+    [0, 1, [178, 24, 43]],
+    [1, 0, [247, 247, 247]],
+    [1, 1, [247, 247, 247]],
+  ];
+  for (const [r, c, rgb] of want) {
+    const got = await at(r, c);
+    assert(
+      got.every((v, i) => Math.abs(v - rgb[i]) <= 2),
+      `cell [${r}, ${c}] rgb(${got}), want rgb(${rgb})`,
+    );
+  }
+  const ranked = await page.locator('#compare-ranking li').allInnerTexts();
+  // Head 1 changed in its first row only: (JS([1, 0], [.5, .5]) + 0) / 2 = 0.2157616 / 2; head 2 not at all.
+  assert(ranked.join(' | ') === 'encoder_self L1 H1: 0.1079 | encoder_self L1 H2: 0.0000', ranked.join(' | '));
+  const note = await page.locator('#compare-note').innerText();
+  assert(note.includes('step 100 − step 300') && note.includes('JS divergence 0.1079'), note);
+  await page.screenshot({ path: join(artifacts, 'head-compare.png'), fullPage: true });
+  await page.click('#compare-ranking li >> nth=1');
+  const [open] = await posted(page, 'openHead');
+  assert(open && open.kind === 'encoder_self' && open.layer === 0 && open.head === 1, JSON.stringify(open));
+  await page.close();
+});
