@@ -10,7 +10,7 @@ import { parseHeadId } from '../src/protocol/attention';
 import { metricsCsv, metricsJson } from '../src/protocol/export';
 import type { MetricRow } from '../src/protocol/metrics';
 import { type RunEvent, describeFinding } from '../src/protocol/telemetry';
-import type { Schedule, ToWebview, ViewHeader } from '../src/protocol/webview';
+import type { OverlayRun, Schedule, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -30,6 +30,7 @@ import {
 } from './common';
 import { column, downsampleMinMax } from './lib/downsample';
 import { assembleLr } from './lib/lr';
+import { overlayTraces } from './overlays';
 
 let rows: MetricRow[] = [];
 let schedule: Schedule | null = null;
@@ -40,6 +41,8 @@ let cursor: number | null = null;
 let events: RunEvent[] = [];
 /** The step hovered here or in the Heads panel. */
 let hover: number | null = null;
+/** Other runs drawn with this one (Compare Runs). */
+let overlays: OverlayRun[] = [];
 /** Markers drawn on the loss curve: at most this many, the newest. */
 const MAX_MARKERS = 200;
 const headerEl = document.getElementById('view-header') ?? h('div');
@@ -252,10 +255,12 @@ function draw(): void {
   const grad = column(rows, step, (r) => r.gradNorm);
   const xTitle = { title: { text: 'step' } };
   const marks = eventMarks();
+  const others = overlayTraces(overlays);
+  const legend = overlays.length > 0;
   const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
     [
       'loss',
-      lossData,
+      [...lossData, ...others.loss],
       themedLayout(t, 'loss', {
         xaxis: xTitle,
         shapes: [...marks.shapes, ...cursorShape(t.accent2)],
@@ -264,9 +269,9 @@ function draw(): void {
     ],
     [
       'lr',
-      lrData,
+      [...lrData, ...others.lr],
       themedLayout(t, 'lr', {
-        xaxis: { ...xTitle, range: lr.xRange },
+        xaxis: { ...xTitle, range: legend ? undefined : lr.xRange },
         yaxis: { exponentformat: 'e' },
         shapes: [...lrShapes, ...cursorShape(t.accent2)],
         annotations: lrNotes,
@@ -274,13 +279,13 @@ function draw(): void {
     ],
     [
       'tps',
-      [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)],
-      themedLayout(t, 'tps', { xaxis: xTitle, showlegend: false }),
+      [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent), ...others.tps],
+      themedLayout(t, 'tps', { xaxis: xTitle, showlegend: legend }),
     ],
     [
       'grad',
-      [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)],
-      themedLayout(t, 'grad', { xaxis: xTitle, showlegend: false }),
+      [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2), ...others.grad],
+      themedLayout(t, 'grad', { xaxis: xTitle, showlegend: legend }),
     ],
   ];
   for (const [name, data, layout] of draws)
@@ -331,6 +336,9 @@ function handle(m: ToWebview): void {
     case 'hoverStep':
       hover = m.step;
       break;
+    case 'overlay':
+      overlays = [...m.runs];
+      break;
     case 'state':
       if (m.state.panel !== 'dashboard') throw new Error(`state for panel ${m.state.panel} sent to the dashboard`);
       rows = [...m.state.rows];
@@ -338,6 +346,7 @@ function handle(m: ToWebview): void {
       header = m.state.header;
       cursor = m.state.cursor;
       events = [...m.state.events];
+      overlays = [...(m.state.overlays ?? [])];
       break;
     default:
       throw new Error(`the dashboard does not show ${m.type} messages`);
@@ -360,6 +369,7 @@ start(
     marks: [
       ...events.slice(-MAX_MARKERS).map((e) => `${e.check}@${e.step}`),
       ...(hover === null ? [] : [`hover@${hover}`]),
+      ...overlays.map((o) => `overlay ${o.run}@${o.rows[0]?.step ?? '-'}`),
     ],
   }),
 );

@@ -71,10 +71,20 @@ export interface HeadRoles {
 }
 export const checkHeadRoles = arrayOf(object({ head: isString, roles: arrayOf(isString) }));
 
+/** Another run on the dashboard: its name, folder and metrics. */
+export interface OverlayRun {
+  run: string;
+  runDir: string;
+  rows: MetricRow[];
+}
+export const checkOverlayRun = object({ run: isString, runDir: isString, rows: arrayOf(checkMetricRow) });
+
 export interface DashboardState {
   panel: 'dashboard';
   header: ViewHeader | null;
   rows: MetricRow[];
+  /** Other runs drawn with this one (Compare Runs). */
+  overlays?: OverlayRun[];
   schedule: Schedule | null;
   cursor: number | null;
   /** Health-check findings: markers on the loss curve and the list of problems. */
@@ -164,6 +174,7 @@ export const checkPanelState: Check = (v, path) => {
         schedule: nullable(checkSchedule),
         cursor: nullable(isIndex),
         events: arrayOf(checkRunEvent),
+        overlays: optional(arrayOf(checkOverlayRun)),
       })(v, path);
     case 'attention':
       return object({

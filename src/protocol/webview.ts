@@ -40,10 +40,12 @@ import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } fr
 
 import {
   checkHeadRoles,
+  checkOverlayRun,
   checkPanelState,
   checkPositionalPayload,
   checkSchedule,
   type HeadRoles,
+  type OverlayRun,
   PANEL_KINDS,
   type PanelKind,
   type PanelState,
@@ -54,6 +56,7 @@ import {
 export {
   checkPositionalPayload,
   type HeadRoles,
+  type OverlayRun,
   PANEL_KINDS,
   type PanelKind,
   type PanelState,
@@ -118,6 +121,12 @@ export interface EventsMsg extends Versioned {
   events: RunEvent[];
 }
 
+/** Other runs drawn on the dashboard with the selected one (a fork's begin at its first step); [] clears them. */
+export interface OverlayMsg extends Versioned {
+  type: 'overlay';
+  runs: OverlayRun[];
+}
+
 /** The step under the pointer in a panel with a step axis (the others highlight it); null: none. */
 export interface HoverStepMsg extends Versioned {
   type: 'hoverStep';
@@ -171,6 +180,7 @@ export type ToWebview =
   | PositionalMsg
   | TelemetryMsg
   | EventsMsg
+  | OverlayMsg
   | HoverStepMsg
   | CursorMsg
   | StateMsg
@@ -282,6 +292,7 @@ const toWebviewChecks: Record<ToWebview['type'], Check> = {
   cursor: object({ step: isIndex, loss: optional(isFiniteNumber) }),
   telemetry: object({ rows: arrayOf(checkTelemetryRow) }),
   events: object({ events: arrayOf(checkRunEvent) }),
+  overlay: object({ runs: arrayOf(checkOverlayRun) }),
   hoverStep: object({ step: nullable(isIndex) }),
   exportImage: object({ format: oneOf(['png', 'svg']) }),
   reportDrawn: object({ cells: arrayOf(object({ ...headRefFields, q: isIndex, k: isIndex })) }),

@@ -11,7 +11,16 @@ import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
 import { showHeadReport } from './heads';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
-import { followRun, openAttention, openDashboard, openRun, refreshRuns, showEngineInfo, showPositional } from './runs';
+import {
+  compareRuns,
+  followRun,
+  openAttention,
+  openDashboard,
+  openRun,
+  refreshRuns,
+  showEngineInfo,
+  showPositional,
+} from './runs';
 import { resume, stop, train, trainingActions } from './training';
 
 const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
@@ -30,6 +39,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.openAttention': openAttention,
   'attentionDebugger.openRun': openRun,
   'attentionDebugger.followRun': followRun,
+  'attentionDebugger.compareRuns': compareRuns,
   'attentionDebugger.showPositional': showPositional,
   'attentionDebugger.exportView': exportView,
   'attentionDebugger.refreshRuns': refreshRuns,

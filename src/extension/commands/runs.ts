@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type EngineInfo, engineInfo } from '../../protocol/engine';
 import { RUN_FILES } from '../../protocol/runFolder';
-import { positional } from '../../protocol/training';
+import { positional, runOpen } from '../../protocol/training';
 import { toPositionalPayload } from '../convert';
-import { type Cmd, type Ctx, errorText, guarded, runDirOf } from '../ctx';
-import { runsRoot } from '../views';
+import { absolute, type Cmd, type Ctx, errorText, guarded, runDirOf } from '../ctx';
+import { listRuns, runsRoot } from '../views';
 
 export function showEngineInfo(ctx: Ctx): Cmd {
   return async (): Promise<EngineInfo | undefined> => {
@@ -88,6 +88,45 @@ function openFolder(ctx: Ctx, name: string, title: string): Cmd {
     await ctx.viewer.selectRun(runDir);
     ctx.panels.openDashboard();
     return { summary: ctx.viewer.run!, rows: ctx.panels.store.rows };
+  });
+}
+
+/**
+ * Draws other runs on the dashboard with the selected one (loss, LR, tokens/s, gradient norm),
+ * each from its first logged step; asks which when not given. No runs given or picked: clears them.
+ */
+export function compareRuns(ctx: Ctx): Cmd {
+  return guarded(ctx, 'Compare Runs', async (args: { runDirs?: string[] } = {}) => {
+    const selected = ctx.viewer.selection?.runDir;
+    if (!selected) throw new Error('no run is selected: open a run first, then compare others with it');
+    let dirs = args.runDirs?.map(absolute);
+    if (!dirs) {
+      const root = runsRoot();
+      const items = (root ? listRuns(root) : [])
+        .filter((r) => r.dir !== selected)
+        .map((r) => ({
+          label: path.basename(r.dir),
+          detail: r.dir,
+          picked: ctx.panels.store.overlays.some((o) => o.runDir === r.dir),
+        }));
+      if (!items.length) throw new Error(`there is no other run in ${root ?? 'the run folder'} to compare with`);
+      const picks = await vscode.window.showQuickPick(items, {
+        title: `Draw which runs with ${path.basename(selected)}?`,
+        canPickMany: true,
+      });
+      if (!picks) return undefined;
+      dirs = picks.map((p) => p.detail);
+    }
+    const runs = await Promise.all(
+      dirs.map(async (runDir) => ({
+        run: path.basename(runDir),
+        runDir,
+        rows: (await ctx.engine.request(runOpen, { runDir })).rows,
+      })),
+    );
+    ctx.panels.showOverlays(runs);
+    ctx.panels.openDashboard();
+    return runs.map((r) => ({ runDir: r.runDir, first: r.rows[0]?.step, steps: r.rows.length }));
   });
 }
 

@@ -10,7 +10,7 @@ import type { Attention, HeadRef } from '../../protocol/attention';
 import type { BeamTreeView } from '../../protocol/beamTree';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
-import type { PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import type { OverlayRun, PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
 import type { BasePanel, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
@@ -146,6 +146,11 @@ export class Panels implements vscode.Disposable {
   showHover(from: PanelKind, step: number | null): void {
     if (from !== 'dashboard') DashboardPanel.slot.current?.showHover(step);
     if (from !== 'heads') HeadsPanel.slot.current?.showHover(step);
+  }
+  /** Other runs drawn on the dashboard with the selected one ([] clears them). */
+  showOverlays(runs: OverlayRun[]): void {
+    this.store.overlays = runs;
+    DashboardPanel.slot.current?.showOverlays(runs);
   }
   addTelemetry(rows: TelemetryRow[]): void {
     this.store.addTelemetry(rows);

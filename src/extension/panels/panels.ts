@@ -8,7 +8,7 @@ import type { AblationEffect } from '../../protocol/ablation';
 import type { Attention, HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
-import type { PanelState, PositionalPayload } from '../../protocol/webview';
+import type { OverlayRun, PanelState, PositionalPayload } from '../../protocol/webview';
 import { BasePanel } from './base';
 import { PanelSlot } from './slot';
 
@@ -38,6 +38,10 @@ export class DashboardPanel extends BasePanel {
     this.post({ type: 'hoverStep', step });
   }
 
+  showOverlays(runs: OverlayRun[]): void {
+    this.post({ type: 'overlay', runs });
+  }
+
   protected snapshot(): PanelState {
     const s = this.host.store;
     return {
@@ -47,6 +51,7 @@ export class DashboardPanel extends BasePanel {
       schedule: s.schedule,
       cursor: s.cursor,
       events: s.events,
+      overlays: s.overlays,
     };
   }
 }

@@ -8,7 +8,7 @@
  */
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
-import type { HeadRoles, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import type { HeadRoles, OverlayRun, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
 import { headRoles } from '../../protocol/roles';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 
@@ -26,9 +26,12 @@ export class PanelStore {
   cursor: number | null = null;
   telemetry: TelemetryRow[] = [];
   events: RunEvent[] = [];
+  /** Other runs the dashboard draws with the selected one. */
+  overlays: OverlayRun[] = [];
 
   /** Forgets the previous run's data (a new selection). */
   reset(): void {
+    this.overlays = [];
     this.rows = [];
     this.schedule = null;
     this.attention = null;

@@ -11,7 +11,8 @@ import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
-import { microConfig, trainAndWait, until } from './runs';
+import { drawnIn, microConfig, trainAndWait, until } from './runs';
+import { screenshot } from './screenshot';
 import { answer, type Asked, type Script } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-pick-'));
@@ -85,6 +86,23 @@ test('Export View asks for the format and the file, and writes there', async () 
   assert.deepEqual(exported.asked[0]?.items, ['png', 'svg', 'csv', 'json']);
   assert.equal(exported.result, file);
   assert.match(fs.readFileSync(file, 'utf8'), /^# run: .*copy-b\n/);
+}, 60_000);
+
+test('Compare Runs draws another run on the selected one’s dashboard, from its first step', async () => {
+  const api = await activateExtension();
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: runA });
+  const r = await vscode.commands.executeCommand<{ runDir: string; first: number; steps: number }[]>(
+    'attentionDebugger.compareRuns',
+    { runDirs: [runB] },
+  );
+  assert.deepEqual(r, [{ runDir: runB, first: 1, steps: 10 }]);
+  await until('the dashboard', () => api.panels.slots.dashboard.current?.isReady === true, 30_000);
+  const drawn = await drawnIn(api.panels.slots, 'dashboard');
+  assert.equal(drawn.run, 'copy-a');
+  assert.ok(drawn.marks.includes('overlay copy-b@1'), `marks: ${drawn.marks.join(', ')}`);
+  await screenshot('dashboard-compare-runs', api);
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: runB }); // a new selection clears them
+  assert.deepEqual(api.panels.store.overlays, []);
 }, 60_000);
 
 test('the Train wizard asks the language of gettext and the folder of parallel files', async () => {

@@ -1,7 +1,7 @@
 // The inspector's Compare card: a head's difference map between two snapshots in a diverging
 // scale, in the right cells, and every head ranked by its Jensen–Shannon divergence.
 import { join } from 'node:path';
-import { artifacts, assert, headState, openPanel, posted, test } from './harness.mjs';
+import { V, artifacts, assert, headState, openPanel, posted, send, test } from './harness.mjs';
 
 const source = (step) => ({ runDir: '/runs/cmp', step, input: 'probe' });
 /** Encoder self-attention, 1 layer × 2 heads over 2 tokens: head 1 as given, head 2 fixed. */
@@ -68,5 +68,63 @@ test('Compare draws B − A of the head in a diverging scale and ranks the heads
   await page.click('#compare-ranking li >> nth=1');
   const [open] = await posted(page, 'openHead');
   assert(open && open.kind === 'encoder_self' && open.layer === 0 && open.head === 1, JSON.stringify(open));
+  await page.close();
+});
+
+test('Compare Runs draws another run on each chart from its own first step, named in the legend', async () => {
+  const page = await openPanel('dashboard');
+  const rows = (from, to, loss) =>
+    Array.from({ length: to - from + 1 }, (_, i) => ({
+      step: from + i,
+      loss: loss(from + i),
+      lr: 1e-3,
+      tokensPerSec: 1000,
+      gradNorm: 1,
+    }));
+  await send(page, {
+    type: 'state',
+    v: V,
+    state: {
+      panel: 'dashboard',
+      header: HEADER,
+      rows: rows(1, 100, (s) => 3 - s / 100),
+      schedule: null,
+      cursor: null,
+      events: [],
+    },
+  });
+  // A fork of this run from step 50, logged from step 51 on.
+  await send(page, {
+    type: 'overlay',
+    v: V,
+    runs: [{ run: 'fork', runDir: '/runs/fork', rows: rows(51, 120, () => 1.5) }],
+  });
+  const traces = () =>
+    page.evaluate(() =>
+      Object.fromEntries(
+        ['loss', 'lr', 'tps', 'grad'].map((c) => [
+          c,
+          document.getElementById(`chart-${c}`).data.map((d) => ({ name: d.name, x0: d.x[0], n: d.x.length })),
+        ]),
+      ),
+    );
+  let t = await traces();
+  for (let i = 0; i < 50 && !t.loss.some((d) => d.name === 'fork: train'); i++) {
+    await page.waitForTimeout(100);
+    t = await traces();
+  }
+  const fork = t.loss.find((d) => d.name === 'fork: train');
+  assert(fork && fork.x0 === 51 && fork.n === 70, `fork's loss trace: ${JSON.stringify(t.loss)}`);
+  assert(t.loss.find((d) => d.name === 'train')?.x0 === 1, 'the selected run from step 1');
+  for (const c of ['lr', 'tps', 'grad'])
+    assert(
+      t[c].some((d) => d.name.startsWith('fork: ') && d.x0 === 51),
+      `${c}: ${JSON.stringify(t[c])}`,
+    );
+  const legend = await page.evaluate(() => document.getElementById('chart-grad')._fullLayout.showlegend);
+  assert(legend === true, 'a legend names the runs');
+  await page.screenshot({ path: join(artifacts, 'dashboard-overlay.png') });
+  await send(page, { type: 'overlay', v: V, runs: [] });
+  await page.waitForFunction(() => !document.getElementById('chart-loss').data.some((d) => d.name.startsWith('fork')));
   await page.close();
 });
