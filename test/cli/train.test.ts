@@ -126,7 +126,7 @@ test('train reports data errors by file and line, and exits non-zero', () => {
   // The first line train.de lacks is line 3 of train.en: the message names it and both counts.
   const en = join(data, 'train.en');
   const de = join(data, 'train.de');
-  assert.equal(r.stderr, `attention-debugger: ${en}:3: unequal line counts: ${de} has 2 lines, ${en} has 3\n`);
+  assert.equal(r.stderr, `attention-debugger: ${en}:3: unequal line counts: ${en} has 3 lines, ${de} has 2\n`);
 });
 
 test('train --break-on prints the check as it fires, stops with a checkpoint and exits 3', () => {

@@ -25,7 +25,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
-import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
+import { writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import { TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
 import type { TransformerConfig } from '../model/config';
 import {
@@ -249,26 +249,6 @@ export class RunDir {
       if (!existsSync(dir)) continue;
       for (const f of readdirSync(dir)) if (TEMP_SUFFIX.test(f) && isDeadWritersTemp(f)) unlinkSync(join(dir, f));
     }
-  }
-
-  latestResumable(): {
-    step: number;
-    weights: Map<string, NamedTensor>;
-    optim: Map<string, NamedTensor>;
-    position: DataPosition;
-  } | null {
-    for (const { step } of listCheckpoints(this.path).reverse()) {
-      if (!existsSync(this.optimPath(step))) continue;
-      try {
-        const optim = readSafetensors(this.optimPath(step));
-        const weights = readSafetensors(this.weightsPath(step)).tensors;
-        const position = { epoch: Number(optim.metadata.epoch ?? 0), batch: Number(optim.metadata.batch ?? 0) };
-        return { step, weights, optim: optim.tensors, position };
-      } catch {
-        continue; // unreadable: fall back to the previous one
-      }
-    }
-    return null;
   }
 
   /** Steps that have an attention snapshot (either format), ascending. */
