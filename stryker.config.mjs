@@ -13,7 +13,7 @@ export default {
   coverageAnalysis: 'off',
   // Two cores here, shared: one mutant at a time.
   concurrency: 1,
-  // A mutant's endless loop is cut by mutate-tests.mjs after 30 s per test file; this is the backstop.
+  // A mutant's endless loop is cut by mutate-tests.mjs after 20 s per test file; this is the backstop.
   timeoutMS: 60000,
   timeoutFactor: 1,
   // The sandbox needs the sources, the tests and their fixtures, and the native addon (dist/native).

@@ -24,7 +24,7 @@ export const SUITES = {
 export const MUTATED = Object.keys(SUITES);
 
 /** A test file that runs longer than this is taken for a mutant's endless loop and fails the run. */
-const LIMIT_S = 30;
+const LIMIT_S = 20;
 const OUT = 'out/mutate';
 const all = [...new Set(Object.values(SUITES).flat())];
 
@@ -49,7 +49,8 @@ if (mode === 'imported') {
 } else if (mode === 'run') {
   const id = process.env.__STRYKER_ACTIVE_MUTANT__;
   const file = id === undefined ? undefined : fileOf(id);
-  if (id !== undefined && !file) throw new Error(`mutant ${id} is in none of ${MUTATED.join(', ')}`);
+  // Not found (another instrumenter's names?): every test, slower but never a mutant killed by the runner.
+  if (id !== undefined && !file) console.error(`mutant ${id} is in none of ${MUTATED.join(', ')}: running all tests`);
   const tests = file ? SUITES[file] : all;
   const env = { ...process.env, VK_ICD_FILENAMES: '/nonexistent', ATTENTION_DEBUGGER_ALLOW_SKIP: 'webgpu' };
   for (const t of tests) {

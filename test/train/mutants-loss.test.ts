@@ -69,16 +69,16 @@ const CASES: Case[] = [
     grad: [[0.25, 0.25, 0.25 - 0.5, 0.25 - 0.5]],
   },
   {
-    // Pad 3, target 0, ε 0.3: q = [0.7, 0.15, 0.15, 0]; p uniform.
+    // Pad 3, target 0, ε 0.3: q = [0.7, 0.15, 0.15, 0]; p = [0.4, 0.3, 0.2, 0.1] (p_pad ≠ p_0).
     name: 'a pad id other than 0',
-    p: [[0.25, 0.25, 0.25, 0.25]],
+    p: [[0.4, 0.3, 0.2, 0.1]],
     targets: [0],
     pad: 3,
     smoothing: 0.3,
     tokens: 1,
-    loss: 0.7 * ln(0.7 / 0.25) + 0.3 * ln(0.15 / 0.25),
-    nll: ln(4),
-    grad: [[0.25 - 0.7, 0.25 - 0.15, 0.25 - 0.15, 0.25]],
+    loss: 0.7 * ln(0.7 / 0.4) + 0.15 * ln(0.15 / 0.3) + 0.15 * ln(0.15 / 0.2),
+    nll: -ln(0.4),
+    grad: [[0.4 - 0.7, 0.3 - 0.15, 0.2 - 0.15, 0.1]],
   },
   {
     // Two kept rows and a pad row, ε 0 on V = 3 (pad 0): mean over the 2 tokens.
