@@ -145,7 +145,7 @@ test('save writes JSON atomically and load restores the same model', () => {
     assert.deepEqual(back.encode('lowest newer'), bpe.encode('lowest newer'));
     writeFileSync(join(dir, 'bad.json'), '{"format":"other"}');
     assert.throws(() => Bpe.load(join(dir, 'bad.json')), /bad\.json: not a BPE model: format/);
-    assert.throws(() => Bpe.load(join(dir, 'missing.json')), /missing\.json: cannot read BPE model/);
+    assert.throws(() => Bpe.load(join(dir, 'missing.json')), /missing\.json: not found/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -11,17 +11,10 @@ import { Transformer } from '../model/transformer';
 import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../../protocol/runFolder';
 import { writeFileAtomic } from '../io/atomicFile';
 import { readSafetensors, writeSafetensors, type NamedTensor } from './safetensors';
+import { readJsonFile } from '../io/json';
 
 export function readConfig(path: string): TransformerConfig {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new Error(
-      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`,
-    );
-  }
-  return validateConfig(raw, path);
+  return validateConfig(readJsonFile(path), path);
 }
 
 /** The checkpoints of a run folder (`checkpoints/step-N.safetensors`), oldest first. */

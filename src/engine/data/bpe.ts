@@ -6,11 +6,11 @@
 // first (JS string order), so the learned merges are deterministic. Learning keeps pair counts and
 // a pair -> words index up to date incrementally; only the words containing the merged pair are
 // revisited per merge.
-import { readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../io/atomicFile';
 import { SPECIAL_TOKENS, NUM_SPECIAL, PAD, BOS, EOS, UNK } from './specialTokens';
 import { pretokenize, detokenize, stripJoiners } from './tokenize';
 import { MaxHeap } from './heap';
+import { readJsonFile } from '../io/json';
 
 export const END_OF_WORD = '</w>';
 const FORMAT = 'attention-debugger-bpe';
@@ -281,12 +281,6 @@ export class Bpe {
   }
 
   static load(path: string): Bpe {
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (e) {
-      throw new Error(`${path}: cannot read BPE model: ${(e as Error).message}`);
-    }
-    return Bpe.fromJSON(json, path);
+    return Bpe.fromJSON(readJsonFile(path), path);
   }
 }

@@ -3,10 +3,10 @@
  * target, §5.1), or, for the built-in tasks, their symbols written as numbers ("4 7 5"). Saved as
  * `vocab.json` in the run folder and applied the same way to training, validation and decoding.
  */
-import { readFileSync } from 'node:fs';
 import { Bpe } from './bpe';
 import { NUM_SPECIAL, UNK } from './specialTokens';
 import { writeFileAtomic } from '../io/atomicFile';
+import { readJsonFile } from '../io/json';
 
 export interface Vocabulary {
   readonly kind: 'bpe' | 'task';
@@ -63,14 +63,7 @@ export class BpeVocabulary implements Vocabulary {
 }
 
 export function loadVocabulary(path: string): Vocabulary {
-  let raw: { kind?: string; size?: number };
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new Error(
-      `${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `not valid JSON (${(err as Error).message})`}`,
-    );
-  }
+  const raw = readJsonFile(path) as { kind?: string; size?: number };
   if (raw.kind === 'task') {
     if (!Number.isInteger(raw.size) || raw.size! <= NUM_SPECIAL)
       throw new Error(`${path}: size: expected an integer > ${NUM_SPECIAL}`);

@@ -39,6 +39,7 @@ import {
 } from '../../protocol/runFolder';
 import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
+import { readJsonFile } from '../io/json';
 
 /** Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. */
 function readJsonLines<T>(path: string): T[] {
@@ -157,7 +158,7 @@ export class RunDir {
   /** The model config (validated) and the raw object with the training and data sections. */
   readConfig(): { model: TransformerConfig; raw: Record<string, unknown> } {
     const model = readConfig(this.configPath);
-    return { model, raw: JSON.parse(readFileSync(this.configPath, 'utf8')) };
+    return { model, raw: readJsonFile(this.configPath) as Record<string, unknown> };
   }
 
   appendMetrics(rows: MetricsRow[]): void {

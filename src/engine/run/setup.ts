@@ -5,7 +5,7 @@
  * appears whole (staged beside it, then renamed) or not at all.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { constants } from 'node:buffer';
 import {
@@ -32,6 +32,7 @@ import {
   validateSettings,
   type TrainingSettings,
 } from './settings';
+import { readJsonFile } from '../io/json';
 
 export interface NewRun {
   out: string;
@@ -66,12 +67,7 @@ function readConfigFile(path: string): Record<string, unknown> {
         'name a preset or a JSON file with the model fields',
     );
   }
-  let v: unknown;
-  try {
-    v = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new Error(`${path}: not valid JSON (${(err as Error).message})`);
-  }
+  const v = readJsonFile(path);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`${path}: expected a JSON object`);
   const o = v as Record<string, unknown>;
   rejectUnknownFields(o, [...MODEL_FIELDS, ...RUN_CONFIG_FIELDS], path);
