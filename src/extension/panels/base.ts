@@ -322,9 +322,11 @@ export abstract class BasePanel implements vscode.Disposable {
    * tests check a panel as a person sees it. A string says why there is no answer.
    */
   async requestDrawn(cells: CellRef[] = [], timeoutMs = 15_000): Promise<DrawnMsg | string> {
+    // A disposed panel's webview throws on every property: ask `disposed` before touching it.
+    if (this.disposed) return `the ${this.kind} panel is closed`;
     if (!this.panel.visible) this.panel.reveal(this.panel.viewColumn, true); // hidden pages draw nothing
     const t0 = Date.now();
-    while (!(this.panel.visible && this.ready) && Date.now() - t0 < timeoutMs && !this.disposed)
+    while (!this.disposed && !(this.panel.visible && this.ready) && Date.now() - t0 < timeoutMs)
       await new Promise((r) => setTimeout(r, 100));
     if (this.disposed || !this.ready) return `the ${this.kind} panel's page is not ready`;
     return new Promise((resolve) => {

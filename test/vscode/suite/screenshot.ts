@@ -20,7 +20,7 @@ export async function screenshot(
   if (!keepNotifications) await vscode.commands.executeCommand('notifications.clearAll');
   for (const slot of Object.values(api?.panels.slots ?? {})) {
     const p = slot.current;
-    if (p?.panel.visible) await p.requestDrawn([], 20_000);
+    if (p && !p.isDisposed && p.panel.visible) await p.requestDrawn([], 20_000);
   }
   await new Promise((r) => setTimeout(r, 500)); // plotly's transitions
   const file = path.join(dir, `${name}.png`);

@@ -35,20 +35,26 @@ const snapshot = (step, tokens = ['<s>', 'a', 'b', 'c', '</s>']) => ({
   maps: [{ kind: 'encoder_self', shape: [1, 1, 5, 5], weights: map5 }],
 });
 
+/** The inspector on encoder head 0 with snapshots at steps 100, 200 and 300, showing 300. */
+const historyState = (losses = []) => ({
+  panel: 'head',
+  header: HEADER,
+  head: { kind: 'encoder_self', layer: 0, head: 0 },
+  attention: snapshot(300),
+  snapshots: [snapshot(100), snapshot(200), snapshot(300)],
+  losses,
+  cursor: null,
+});
+
 test('the inspector’s slider moves the shared step cursor, and the dashboard marks that step', async () => {
   const head = await openPanel('head');
-  await headState(head, {
-    panel: 'head',
-    header: HEADER,
-    head: { kind: 'encoder_self', layer: 0, head: 0 },
-    attention: snapshot(300),
-    snapshots: [snapshot(100), snapshot(200), snapshot(300)],
-    losses: [
+  await headState(
+    head,
+    historyState([
       { step: 100, loss: 2.5 },
       { step: 200, loss: 1.25 },
-    ],
-    cursor: null,
-  });
+    ]),
+  );
   await head.waitForFunction(() => document.body.dataset.drawnStep === '300');
   await head.locator('#step-slider').fill('1');
   await head.waitForFunction(() => document.body.dataset.drawnStep === '200');
@@ -267,15 +273,7 @@ test('panels fit their window: no horizontal scrolling at 1,600 or 800 pixels', 
 
 test('the inspector’s play button walks the slider through the history, moving the cursor, then stops', async () => {
   const head = await openPanel('head');
-  await headState(head, {
-    panel: 'head',
-    header: HEADER,
-    head: { kind: 'encoder_self', layer: 0, head: 0 },
-    attention: snapshot(300),
-    snapshots: [snapshot(100), snapshot(200), snapshot(300)],
-    losses: [],
-    cursor: null,
-  });
+  await headState(head, historyState());
   await head.waitForFunction(() => document.body.dataset.drawnStep === '300');
   await head.locator('#step-slider').fill('0');
   await head.evaluate(() => (window.__posted.length = 0));
