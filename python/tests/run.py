@@ -1,5 +1,7 @@
 """Runs the Python tests: with pytest when this interpreter has it, else with unittest. The last line
-is `python tests: N passed, M failed, K skipped`; the exit status is non-zero when anything failed.
+is `python tests: N passed, M failed, K skipped`; the exit status is non-zero when anything failed or was
+skipped without leave: a test that cannot run here fails the run unless ATTENTION_DEBUGGER_ALLOW_SKIP names the key
+its skip message starts with (`python` allows every Python skip), as for the node tests (test/README.md).
 
     /usr/bin/python3 python/tests/run.py [-k PATTERN]     (scripts/test-python.mjs runs it for npm test)
 """
@@ -55,6 +57,11 @@ def main():
     sys.stdout.flush()
     print(f"python tests ({runner.__name__[5:]}, {time.monotonic() - started:.0f} s): "
           f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped", flush=True)
+    allowed = {k.strip() for k in os.environ.get("ATTENTION_DEBUGGER_ALLOW_SKIP", "").split(",") if k.strip()}
+    if counts["skipped"] and "python" not in allowed:
+        print(f"python tests: {counts['skipped']} skipped without leave (ATTENTION_DEBUGGER_ALLOW_SKIP=python allows them)",
+              flush=True)
+        return 1
     return 1 if failed or counts["passed"] == 0 else 0
 
 
