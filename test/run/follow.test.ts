@@ -82,15 +82,44 @@ test('activity: live while running and writing, stalled after a minute of silenc
   status('running', 1);
   const live = pollRun(dir);
   assert.deepEqual([live.activity, live.state, live.step], ['live', 'running', 1]);
-  assert.equal(pollRun(dir, FIRST_POLL, live.lastWrite + STALLED_AFTER_MS + 1000).activity, 'stalled');
+  assert.equal(pollRun(dir, FIRST_POLL, { now: live.lastWrite + STALLED_AFTER_MS + 1000 }).activity, 'stalled');
   status('paused', 1);
   assert.equal(pollRun(dir).activity, 'paused');
   status('completed', 10);
   const done = pollRun(dir);
   assert.deepEqual([done.activity, done.step], ['finished', 10]);
   rmSync(join(dir, 'status.json'));
-  const old = pollRun(dir, FIRST_POLL, Date.now() + STALLED_AFTER_MS + 1000);
+  const old = pollRun(dir, FIRST_POLL, { now: Date.now() + STALLED_AFTER_MS + 1000 });
   assert.deepEqual([old.activity, old.state], ['finished', null], 'no status and long silent: nothing writes it');
+});
+
+test('run/open’s poll reads no snapshot where the folder has telemetry, and the next poll starts after them', () => {
+  const dir = folder('opened');
+  mkdirSync(join(dir, 'snapshots'));
+  writeFileSync(join(dir, 'telemetry.jsonl'), '');
+  const maps = [
+    {
+      kind: 'encoder_self' as const,
+      shape: [1, 1, 1, 1] as [number, number, number, number],
+      weights: new Float32Array([1]),
+    },
+  ];
+  const snap = (step: number) =>
+    writeSnapshotFile(join(dir, 'snapshots', `step-${step}.safetensors`), {
+      step,
+      pairs: [{ src: ['a'], tgt: ['<s>'], maps }],
+    });
+  snap(5);
+  // A file that is not a snapshot at step 7: reading it would throw; run/open does not read it.
+  writeFileSync(join(dir, 'snapshots', 'step-7.safetensors'), 'not a snapshot');
+  const opened = pollRun(dir, FIRST_POLL, { withSnapshots: false });
+  assert.deepEqual([opened.snapshots, opened.cursor.lastSnapshot], [[], 7]);
+  rmSync(join(dir, 'snapshots', 'step-7.safetensors'));
+  snap(10);
+  assert.deepEqual(
+    pollRun(dir, opened.cursor).snapshots.map((s) => s.source.step),
+    [10],
+  );
 });
 
 test('a folder without telemetry gets per-head rows from its snapshots; only new snapshots are sent', () => {

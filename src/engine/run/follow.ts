@@ -118,8 +118,16 @@ function activityOf(run: RunDir, now: number): Pick<RunPoll, 'activity' | 'state
   return { activity, state, step, lastWrite, ...message };
 }
 
-/** What `runDir` gained since `cursor` (FIRST_POLL: everything). */
-export function pollRun(runDir: string, cursor: PollCursor = FIRST_POLL, now = Date.now()): RunPoll {
+/**
+ * What `runDir` gained since `cursor` (FIRST_POLL: everything). `withSnapshots` false (run/open,
+ * which sends snapshots through snapshots/get) reads snapshot files only where telemetry must be
+ * computed from them, and sends none.
+ */
+export function pollRun(
+  runDir: string,
+  cursor: PollCursor = FIRST_POLL,
+  { now = Date.now(), withSnapshots = true } = {},
+): RunPoll {
   const run = new RunDir(runDir);
   if (!run.exists()) throw new Error(`${runDir}: not a run folder (no config.json)`);
   const paths: Record<FollowedFile, string> = {
@@ -134,15 +142,15 @@ export function pollRun(runDir: string, cursor: PollCursor = FIRST_POLL, now = D
   const rows = parsed(read.metrics.lines, metricRow);
   const lastSnapshot = reset ? -1 : cursor.lastSnapshot;
   const fresh = run.snapshotSteps().filter((s) => s > lastSnapshot);
+  const ownTelemetry = existsSync(paths.telemetry);
   const snaps: Snapshot[] = [];
-  for (const step of fresh) {
+  for (const step of withSnapshots || !ownTelemetry ? fresh : []) {
     try {
       snaps.push(run.readSnapshot(step));
     } catch {
       break; // not whole yet (a writer that does not rename into place): read again next time
     }
   }
-  const ownTelemetry = existsSync(paths.telemetry);
   const telemetry = ownTelemetry
     ? parsed(read.telemetry.lines, checked<TelemetryRow>(checkTelemetryRow))
     : snaps.map(snapshotTelemetry);
@@ -154,11 +162,12 @@ export function pollRun(runDir: string, cursor: PollCursor = FIRST_POLL, now = D
   return {
     cursor: {
       files: { metrics: read.metrics.at, telemetry: read.telemetry.at, events: read.events.at },
-      lastSnapshot: snaps.length ? snaps[snaps.length - 1]!.step : lastSnapshot,
+      // The newest snapshot read (a torn one is read again), or, with none read, the newest there is.
+      lastSnapshot: (snaps.length ? snaps[snaps.length - 1]!.step : fresh[fresh.length - 1]) ?? lastSnapshot,
     },
     reset,
     rows,
-    snapshots: snaps.map((s) => attentionToWire(snapshotAttention(run, s))),
+    snapshots: withSnapshots ? snaps.map((s) => attentionToWire(snapshotAttention(run, s))) : [],
     telemetry,
     events,
     checkpoints: listCheckpoints(runDir).map((c) => c.step),
