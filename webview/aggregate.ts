@@ -12,7 +12,7 @@ import { attentionFlow, attentionRollout, meanOverHeads, meanOverLayers } from '
 /** Rollout is n³ a layer: past this many tokens the row leaves it out, and says so. */
 export const ROLLOUT_MAX_TOKENS = 256;
 
-export function kindAggregates(a: Attention, kind: AttentionKind): KindAggregates | undefined {
+function kindAggregates(a: Attention, kind: AttentionKind): KindAggregates | undefined {
   const m = findMaps(a, kind);
   if (!m) return undefined;
   const meanOfHeads = Array.from({ length: m.shape[0] }, (_, l) => meanOverHeads(m.weights, m.shape, l));
@@ -24,10 +24,20 @@ export function kindAggregates(a: Attention, kind: AttentionKind): KindAggregate
   return out;
 }
 
-/** One labelled thumbnail of the row. */
-function thumb(name: string, title: string, map: Float32Array, q: number, k: number, size: Size, vmax?: number) {
+/** One labelled thumbnail of a kind's row. */
+function thumb(
+  kind: AttentionKind,
+  name: string,
+  title: string,
+  map: Float32Array,
+  q: number,
+  k: number,
+  size: Size,
+  vmax?: number,
+) {
   const canvas = h('canvas', {
     class: 'aggregate',
+    'data-kind': kind,
     'data-aggregate': name,
     'data-queries': String(q),
     'data-keys': String(k),
@@ -52,14 +62,14 @@ export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, abso
   const [, , q, k] = m.shape;
   const vmax = absolute ? 1 : undefined;
   const cells = g.meanOfHeads.map((map, l) =>
-    thumb(`mean L${l + 1}`, `Layer ${l + 1}: the mean of its heads`, map, q, k, size, vmax),
+    thumb(kind, `mean L${l + 1}`, `Layer ${l + 1}: the mean of its heads`, map, q, k, size, vmax),
   );
-  cells.push(thumb('mean all', 'The mean of every layer and head', g.meanOfLayers, q, k, size, vmax));
+  cells.push(thumb(kind, 'mean all', 'The mean of every layer and head', g.meanOfLayers, q, k, size, vmax));
   if (g.rollout)
     cells.push(
-      thumb('rollout', 'Attention rollout: ½A + ½I multiplied through the layers', g.rollout, q, k, size, vmax),
+      thumb(kind, 'rollout', 'Attention rollout: ½A + ½I multiplied through the layers', g.rollout, q, k, size, vmax),
     );
-  if (g.flow) cells.push(thumb('flow', 'Attention flow: max-flow through ½A + ½I', g.flow, q, k, size, vmax));
+  if (g.flow) cells.push(thumb(kind, 'flow', 'Attention flow: max-flow through ½A + ½I', g.flow, q, k, size, vmax));
   const note =
     kind !== 'encoder_self'
       ? ''
@@ -74,7 +84,6 @@ export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, abso
     post({ type: 'export', format: 'json', name: `${kind}-across-heads-step${a.source.step}.json`, text });
   });
   const { queryTokens } = tokensOf(a, kind);
-  for (const c of cells) c.querySelector('canvas')!.dataset.kind = kind;
   return [
     h('div', { class: 'aggregate-head muted' }, `Across heads (${queryTokens.length} × ${k})${note} `, button),
     h(

@@ -47,7 +47,7 @@ export function showCrosshair(root: HTMLElement, kind: AttentionKind | null, at:
 }
 
 /** A token's row and column on a kind's maps: where it is a query, its row; where a key, its column. */
-export function tokenCrosshair(kind: AttentionKind, side: 'src' | 'tgt', index: number): Crosshair {
+function tokenCrosshair(kind: AttentionKind, side: 'src' | 'tgt', index: number): Crosshair {
   const axes = KIND_AXES[kind];
   return { row: axes.queries === side ? index : null, col: axes.keys === side ? index : null };
 }

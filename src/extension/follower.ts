@@ -30,11 +30,6 @@ export class RunFollower implements vscode.Disposable {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** The folder followed now, if any. */
-  get following(): string | undefined {
-    return this.runDir;
-  }
-
   /** Follows `runDir` from where run/open left it. */
   follow(runDir: string, from: FollowState): void {
     this.stop();

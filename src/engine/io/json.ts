@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 
 /** V8's JSON.parse message without the text it quotes from the input. */
-export function jsonErrorText(err: unknown): string {
+function jsonErrorText(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return message
     .replace(/"(?:[^"\\]|\\.)*"(\.\.\.)?/g, '…')

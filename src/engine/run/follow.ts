@@ -8,7 +8,14 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIRST_POLL, type FilePosition, type FollowedFile, type PollCursor, type RunPoll } from '../../protocol/follow';
+import {
+  FIRST_POLL,
+  type FilePosition,
+  type FollowState,
+  type FollowedFile,
+  type PollCursor,
+  type RunPoll,
+} from '../../protocol/follow';
 import { type MetricRow, checkMetricRow } from '../../protocol/metrics';
 import { RUN_FILES, RUN_STATES, type RunActivity, STALLED_AFTER_MS } from '../../protocol/runFolder';
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from '../../protocol/telemetry';
@@ -60,11 +67,6 @@ const checked =
   <T>(check: (v: unknown, path: string) => string | undefined) =>
   (v: unknown): T | null =>
     check(v, 'row') ? null : (v as T);
-
-/** The probe batch of a snapshot as a telemetry row (the statistics of stats.ts, no gradient norms). */
-export function snapshotTelemetry(s: Snapshot): TelemetryRow {
-  return telemetryRow(s.step, s.pairs);
-}
 
 /** The health checks of a folder without its own events, replayed as rows arrive (one per followed folder). */
 const monitors = new Map<string, HealthMonitor>();
@@ -118,6 +120,22 @@ function activityOf(run: RunDir, now: number): Pick<RunPoll, 'activity' | 'state
   return { activity, state, step, lastWrite, ...message };
 }
 
+/** run/open's share of a first poll: what the folder holds so far, and where a follower goes on from. */
+export function firstPoll(
+  runDir: string,
+): Pick<RunPoll, 'rows' | 'telemetry' | 'events' | 'checkpoints'> & { follow: FollowState } {
+  const p = pollRun(runDir, FIRST_POLL, { withSnapshots: false });
+  const follow: FollowState = {
+    cursor: p.cursor,
+    activity: p.activity,
+    state: p.state,
+    step: p.step,
+    lastWrite: p.lastWrite,
+    ...(p.message !== undefined ? { message: p.message } : {}),
+  };
+  return { rows: p.rows, telemetry: p.telemetry, events: p.events, checkpoints: p.checkpoints, follow };
+}
+
 /**
  * What `runDir` gained since `cursor` (FIRST_POLL: everything). `withSnapshots` false (run/open,
  * which sends snapshots through snapshots/get) reads snapshot files only where telemetry must be
@@ -153,7 +171,7 @@ export function pollRun(
   }
   const telemetry = ownTelemetry
     ? parsed(read.telemetry.lines, checked<TelemetryRow>(checkTelemetryRow))
-    : snaps.map(snapshotTelemetry);
+    : snaps.map((s) => telemetryRow(s.step, s.pairs)); // the statistics of stats.ts, no gradient norms
   const events = existsSync(paths.events)
     ? parsed(read.events.lines, checked<RunEvent>(checkRunEvent))
     : ownTelemetry

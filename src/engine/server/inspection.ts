@@ -5,7 +5,7 @@
  * curves) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
-import { FIRST_POLL, runPoll } from '../../protocol/follow';
+import { runPoll } from '../../protocol/follow';
 import {
   ablationEffect,
   attentionGet,
@@ -23,7 +23,7 @@ import { attentionAt, checkpointOf } from '../run/attentionAt';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { beamTreeAt } from '../run/beamTreeAt';
-import { pollRun } from '../run/follow';
+import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary, snapshotAttention } from './convert';
@@ -38,17 +38,7 @@ export function registerInspectionHandlers(
     const run = new RunDir(runDir);
     const { model, raw } = run.readConfig();
     // What a follower would have read so far: a later run/poll from its cursor gets what lands next.
-    const {
-      rows,
-      telemetry,
-      events,
-      snapshots: _,
-      reset: __,
-      checkpoints,
-      ...follow
-    } = pollRun(runDir, FIRST_POLL, {
-      withSnapshots: false,
-    });
+    const { rows, telemetry, events, checkpoints, follow } = firstPoll(runDir);
     const settings = (raw.training ?? {}) as Partial<TrainingSettings>;
     const step = rows.length ? rows[rows.length - 1]!.step : (checkpoints[checkpoints.length - 1] ?? 0);
     const running = trainingRun() === runDir;
