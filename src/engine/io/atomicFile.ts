@@ -7,12 +7,45 @@ import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } fro
 /** Marks the temp files of writeFileAtomic: `<file>.tmp-<pid>-<time>`. */
 export const TEMP_SUFFIX = /\.tmp-\d+-\d+$/;
 
+/**
+ * Test hook (test/README.md): with ATTENTION_DEBUGGER_TEST_SLOW_WRITE=<ms>, every atomic write stops
+ * for <ms> halfway through its temp file, so a test can kill the process while a half-written temp
+ * file is on disk. Read here once; unset (or 0) in every real run.
+ */
+const SLOW_WRITE_MS = Math.max(0, Number(process.env['ATTENTION_DEBUGGER_TEST_SLOW_WRITE'] ?? 0) || 0);
+
+/** Blocks the thread for `ms` (the writes are synchronous, so the pause must be too). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Writes the chunks in order; with the test hook, pauses once half the bytes are written. */
+function writeChunks(fd: number, chunks: Uint8Array[]): void {
+  if (!SLOW_WRITE_MS) {
+    for (const c of chunks) writeSync(fd, c);
+    return;
+  }
+  let left = Math.floor(chunks.reduce((n, c) => n + c.byteLength, 0) / 2);
+  let paused = false;
+  for (const c of chunks) {
+    const head = paused ? 0 : Math.min(left, c.byteLength);
+    if (head > 0) writeSync(fd, c.subarray(0, head));
+    left -= head;
+    if (!paused && left === 0) {
+      fsyncSync(fd); // the half is on disk while the writer waits
+      pause(SLOW_WRITE_MS);
+      paused = true;
+    }
+    if (head < c.byteLength) writeSync(fd, c.subarray(head));
+  }
+}
+
 /** Writes the file whole or not at all: a temp file in the same folder, fsync, then rename. */
 export function writeFileAtomic(path: string, chunks: Uint8Array[]): void {
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
   const fd = openSync(tmp, 'w');
   try {
-    for (const c of chunks) writeSync(fd, c);
+    writeChunks(fd, chunks);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
