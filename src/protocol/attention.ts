@@ -6,7 +6,19 @@
  * Per kind, all layers × heads in one row-major buffer of shape [layers, heads, queries, keys]:
  * the weight of query q on key k in head h of layer l is weights[((l·heads + h)·queries + q)·keys + k].
  */
-import { type Check, arrayOf, isIndex, isFloat32Array, isString, object, oneOf, optional, shapeOf } from './check';
+import {
+  type Check,
+  arrayOf,
+  isIndex,
+  isFloat32Array,
+  isPositiveInt,
+  isString,
+  object,
+  oneOf,
+  optional,
+  shapeOf,
+} from './check';
+import { type Pool, pooledCells, pooledLabels } from './pool';
 
 export const ATTENTION_KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
@@ -46,6 +58,12 @@ export interface AttentionMaps<W = Float32Array> {
   kind: AttentionKind;
   shape: [layers: number, heads: number, queries: number, keys: number];
   weights: W;
+  /**
+   * Present when the maps are max-pooled (inputs past POOL_ABOVE tokens, pool.ts): each cell is
+   * the largest weight of `rows` queries × `cols` keys, and shape[2], shape[3] count cells
+   * (⌈queries / rows⌉, ⌈keys / cols⌉). Absent: every weight, as computed.
+   */
+  pool?: Pool;
 }
 
 /** What attention was computed from; every view names it. */
@@ -118,7 +136,14 @@ export function attentionCheck(checkWeights: Check, length: (w: unknown) => numb
     source: checkAttentionSource,
     srcTokens: arrayOf(isString),
     tgtTokens: arrayOf(isString),
-    maps: arrayOf(object({ kind: oneOf(ATTENTION_KINDS), shape: shapeOf(4), weights: checkWeights })),
+    maps: arrayOf(
+      object({
+        kind: oneOf(ATTENTION_KINDS),
+        shape: shapeOf(4),
+        weights: checkWeights,
+        pool: optional(object({ rows: isPositiveInt, cols: isPositiveInt })),
+      }),
+    ),
   });
   return (v, path) => {
     const why = shallow(v, path);
@@ -131,11 +156,15 @@ export function attentionCheck(checkWeights: Check, length: (w: unknown) => numb
       if (seen.has(m.kind)) return `${at}.kind ${m.kind} appears twice`;
       seen.add(m.kind);
       const axes = KIND_AXES[m.kind];
-      const want = [axes.queries, axes.keys].map((side) => (side === 'src' ? a.srcTokens : a.tgtTokens).length);
+      const block = [m.pool?.rows ?? 1, m.pool?.cols ?? 1];
+      const want = [axes.queries, axes.keys].map((side, d) =>
+        pooledCells((side === 'src' ? a.srcTokens : a.tgtTokens).length, block[d]!),
+      );
       for (const d of [0, 1]) {
         if (m.shape[2 + d] !== want[d]) {
           const side = d === 0 ? axes.queries : axes.keys;
-          return `${at}.shape[${2 + d}] must be ${want[d]} (${side}Tokens.length), got ${m.shape[2 + d]}`;
+          const of = m.pool ? `⌈${side}Tokens.length / pool.${d === 0 ? 'rows' : 'cols'}⌉` : `${side}Tokens.length`;
+          return `${at}.shape[${2 + d}] must be ${want[d]} (${of}), got ${m.shape[2 + d]}`;
         }
       }
       const n = m.shape.reduce((x, y) => x * y, 1);
@@ -165,8 +194,11 @@ export interface HeadMap {
   queries: number;
   keys: number;
   weights: Float32Array;
+  /** One label per row and column: of a pooled map, `first…last` of each block (pool.ts). */
   queryTokens: string[];
   keyTokens: string[];
+  /** The pool of a pooled map (queries and keys then count cells). */
+  pool?: Pool;
 }
 
 /** The map of one head, or undefined when the attention lacks that kind, layer or head. */
@@ -177,5 +209,12 @@ export function headMap(a: Attention, ref: HeadRef): HeadMap | undefined {
   if (ref.layer >= layers || ref.head >= heads) return undefined;
   const size = queries * keys;
   const offset = (ref.layer * heads + ref.head) * size;
-  return { queries, keys, weights: m.weights.subarray(offset, offset + size), ...tokensOf(a, ref.kind) };
+  const weights = m.weights.subarray(offset, offset + size);
+  if (!m.pool) return { queries, keys, weights, ...tokensOf(a, ref.kind) };
+  const { queryTokens, keyTokens } = tokensOf(a, ref.kind);
+  const labels = {
+    queryTokens: pooledLabels(queryTokens, m.pool.rows),
+    keyTokens: pooledLabels(keyTokens, m.pool.cols),
+  };
+  return { queries, keys, weights, ...labels, pool: m.pool };
 }

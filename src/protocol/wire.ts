@@ -5,7 +5,8 @@
  * by postMessage).
  */
 import { type Attention, type AttentionMaps, attentionCheck, checkAttention } from './attention';
-import { type Check, isString, object, shapeOf } from './check';
+import { type AttentionBlock, blockCheck } from './attentionBlock';
+import { type Check, isFloat32Array, isString, object, shapeOf } from './check';
 
 /** Float32 values as base64 of their little-endian bytes. */
 export function float32ToBase64(values: Float32Array): string {
@@ -24,8 +25,12 @@ export function base64ToFloat32(text: string, what = 'data'): Float32Array {
 /** Attention as the wire carries it: weights as base64 strings. */
 export type WireAttention = Attention<string>;
 
-/** Base64 of n float32 values has 4·⌈4n/3⌉ characters. */
-const base64Length = (w: unknown) => Math.floor(((w as string).replace(/=+$/, '').length * 3) / 4 / 4);
+/** Base64 of n float32 values has 4·⌈4n/3⌉ characters (the padding counted off without copying the text). */
+const base64Length = (w: unknown) => {
+  const s = w as string;
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  return Math.floor(((s.length - pad) * 3) / 4 / 4);
+};
 
 export const checkWireAttention: Check = attentionCheck(isString, base64Length);
 
@@ -55,4 +60,12 @@ export const checkWireMatrix: Check = object({ shape: shapeOf(2), data: isString
 
 export function matrixToWire(shape: [number, number], values: Float32Array): WireMatrix {
   return { shape, data: float32ToBase64(values) };
+}
+
+/** A block of one head (attention/block) as the extension holds it: its base64 decoded once, and checked. */
+export function blockFromWire(w: AttentionBlock<string>, what: string): AttentionBlock {
+  const b: AttentionBlock = { ...w, weights: base64ToFloat32(w.weights, `${what}.weights`) };
+  const why = blockCheck(isFloat32Array, (v) => (v as Float32Array).length)(b, what);
+  if (why) throw new Error(why);
+  return b;
 }

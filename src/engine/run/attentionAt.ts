@@ -14,7 +14,11 @@ import { loadVocabulary, type Vocabulary } from '../data/vocabulary';
 import { translate } from '../decode/translate';
 import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
-import { checkAttentionSize } from './attentionSize';
+import { longPass } from '../longAttention';
+import { thumbnailPool } from '../../protocol/pool';
+import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
+import { keepPass, passKey } from './attentionBlock';
+import { checkAttentionSize, checkLongPassSize } from './attentionSize';
 import { RunDir } from './runDir';
 
 export interface AttentionAt {
@@ -137,7 +141,7 @@ export async function attentionAt(
 ): Promise<AttentionAt> {
   return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
-    checkAttentionSize(c, ids.src.length, ids.tgt?.length ?? 1);
+    if (!ids.tgt) checkAttentionSize(c, ids.src.length, 1);
     let decoded: Decoded | undefined;
     let tgt = ids.tgt;
     if (!tgt) {
@@ -146,8 +150,20 @@ export async function attentionAt(
       const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
       decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
     }
-    checkAttentionSize(c, ids.src.length, tgt.length);
-    const [pair] = await attentionOfPairs(model, [ids.src], [tgt]);
+    const S = ids.src.length;
+    let pair: { maps: AttentionMaps[]; tokenLogProbs: number[] };
+    if (isLong(model, S, tgt.length)) {
+      // Layer by layer, pooled past POOL_ABOVE tokens; Q and K kept for attention/block.
+      checkLongPassSize(c, S, tgt.length);
+      const pools = poolsOf(S, tgt.length);
+      const pass = await longPass(model, ids.src, tgt, pools, true);
+      keepPass(passKey(runDir, step, input), pass, c.pad_id);
+      pair = pass;
+    } else {
+      checkAttentionSize(c, S, tgt.length);
+      const [p] = await attentionOfPairs(model, [ids.src], [tgt]);
+      pair = { maps: p!.maps, tokenLogProbs: tokenLogProbs(p!.logProbs, tgt, c.tgt_vocab, c.eos_id) };
+    }
     const attention: Attention = {
       source: {
         runDir,
@@ -157,12 +173,24 @@ export async function attentionAt(
       },
       srcTokens: label(ids.src),
       tgtTokens: label(tgt),
-      maps: pair!.maps,
+      maps: pair.maps,
     };
-    return {
-      attention,
-      ...(decoded ? { decoded } : {}),
-      tokenLogProbs: tokenLogProbs(pair!.logProbs, tgt, c.tgt_vocab, c.eos_id),
-    };
+    return { attention, ...(decoded ? { decoded } : {}), tokenLogProbs: pair.tokenLogProbs };
   });
+}
+
+/** Whether a pair takes the layer-by-layer pass: its maps are pooled, or it passes max_len (positions extend). */
+function isLong(model: Transformer, S: number, T: number): boolean {
+  const { max_len } = model.config;
+  return S > max_len || T > max_len || ATTENTION_KINDS.some((k) => poolsOf(S, T)[k].rows * poolsOf(S, T)[k].cols > 1);
+}
+
+/** Each kind's thumbnail pool for S source and T target tokens (1 × 1: whole). */
+function poolsOf(S: number, T: number): Record<AttentionKind, { rows: number; cols: number }> {
+  const whole = { rows: 1, cols: 1 };
+  return {
+    encoder_self: thumbnailPool(S, S) ?? whole,
+    decoder_self: thumbnailPool(T, T) ?? whole,
+    cross: thumbnailPool(T, S) ?? whole,
+  };
 }

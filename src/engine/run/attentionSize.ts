@@ -30,3 +30,33 @@ export function checkAttentionSize(c: Parameters<typeof attentionBytes>[0], S: n
       `${mb(ATTENTION_BYTES_LIMIT)} the engine computes at once: shorten the input to about ${n} tokens`,
   );
 }
+
+/** What a long pass (longAttention.ts) may hold at once: 1 GB, the base shape up to about 8,000 tokens a side. */
+export const LONG_PASS_BYTES_LIMIT = 1 << 30;
+
+/**
+ * Bytes a long pass holds at its peak for S source and T target tokens: the kept Q·W^Q and K·W^K
+ * of every attention (encoder 2S, decoder self 2T, cross T + S rows of d_model each layer), the
+ * activations (a few [n, d_model] and one [n, d_ff]), and one slice of weights with its softmax.
+ */
+export function longPassBytes(
+  c: Pick<TransformerConfig, 'd_model' | 'd_ff' | 'encoder_layers' | 'decoder_layers'>,
+  S: number,
+  T: number,
+): number {
+  const kept = c.d_model * (2 * c.encoder_layers * S + c.decoder_layers * (3 * T + S));
+  const n = Math.max(S, T);
+  const activations = 8 * (S + T) * c.d_model + 2 * n * c.d_ff;
+  return 4 * (kept + activations + 3 * (8 << 20));
+}
+
+/** Throws, with the numbers, when a long pass of S and T tokens would pass LONG_PASS_BYTES_LIMIT. */
+export function checkLongPassSize(c: Parameters<typeof longPassBytes>[0], S: number, T: number): void {
+  const bytes = longPassBytes(c, S, T);
+  if (bytes <= LONG_PASS_BYTES_LIMIT) return;
+  const mb = (b: number) => `${Math.round(b / (1 << 20)).toLocaleString('en-US')} MB`;
+  throw new Error(
+    `the layer-by-layer attention of ${S} source and ${T} target tokens would hold ${mb(bytes)}, more than the ` +
+      `${mb(LONG_PASS_BYTES_LIMIT)} the engine allows: shorten the input`,
+  );
+}

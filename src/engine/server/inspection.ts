@@ -1,7 +1,8 @@
 /**
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
- * target), beam/tree (a sentence's beam search with its tree), heads/report (importance and pruning
+ * target; past 256 tokens its maps come max-pooled), attention/block (one head's block of a pooled
+ * pair, whole or pooled to 256² at most), beam/tree (a sentence's beam search with its tree), heads/report (importance and pruning
  * curves) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
@@ -15,11 +16,13 @@ import {
   runOpen,
   snapshotsGet,
 } from '../../protocol/training';
-import { attentionToWire, matrixToWire } from '../../protocol/wire';
+import { attentionBlock } from '../../protocol/attentionBlock';
+import { attentionToWire, float32ToBase64, matrixToWire } from '../../protocol/wire';
 import { loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
 import { attentionAt, checkpointOf } from '../run/attentionAt';
+import { attentionBlockAt } from '../run/attentionBlock';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { beamTreeAt } from '../run/beamTreeAt';
@@ -60,6 +63,12 @@ export function registerInspectionHandlers(
     await ensureBackend();
     const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4);
     return { ...r, attention: attentionToWire(r.attention) };
+  });
+
+  handle(conn, attentionBlock, async (p) => {
+    await ensureBackend();
+    const b = await attentionBlockAt(p, () => attentionAt(p.runDir, p.step, p.input));
+    return { ...b, weights: float32ToBase64(b.weights) };
   });
 
   handle(conn, beamTreeGet, async (p) => {
