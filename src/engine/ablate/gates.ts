@@ -5,7 +5,8 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { Ablation } from '../../protocol/ablation';
-import { ATTENTION_KINDS, type AttentionKind, type HeadRef, parseHeadId } from '../../protocol/attention';
+import { ATTENTION_KINDS, type AttentionKind, type HeadRef } from '../../protocol/attention';
+import { checkHeadIds } from '../model/headParams';
 import type { HeadGate } from '../model/attention';
 import type { Transformer } from '../model/transformer';
 import { headOutputMeans } from '../telemetry/heads';
@@ -19,17 +20,7 @@ export interface AblationGates {
 
 /** The ablation's heads, each checked against the model's layers and heads. */
 export function ablatedHeads(model: Transformer, ablation: Ablation): HeadRef[] {
-  const L = layersOf(model);
-  const H = model.config.heads;
-  return ablation.heads.map((id) => {
-    const ref = parseHeadId(id);
-    if (!ref) throw new RangeError(`ablation: ${JSON.stringify(id)} is not a head id like cross:0.1 (kind:layer.head)`);
-    if (ref.layer >= L[ref.kind] || ref.head >= H)
-      throw new RangeError(
-        `ablation: ${id} does not exist: ${ref.kind} has layers 0–${L[ref.kind] - 1} and heads 0–${H - 1}`,
-      );
-    return ref;
-  });
+  return checkHeadIds(model.config, ablation.heads, 'ablation');
 }
 
 /**

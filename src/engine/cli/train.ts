@@ -1,14 +1,16 @@
 /** `train`: the paper's recipe on a built-in task, parallel files, or the machine's gettext catalogs. */
 import { initBackend } from '../backend';
 import { taskSpec, type DataSpec } from '../data/dataset';
-import { RESUME_FIELDS, type TrainingSettings } from '../run/settings';
+import { type NumericSetting, RESUME_FIELDS, type TrainingSettings } from '../run/settings';
 import { openRun, prepareRun } from '../run/setup';
 import { startTrainer } from '../train/start';
+import { createFork, describeFork } from '../run/fork';
+import { FORK_SPECS, forkOption } from './forkOptions';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 
-const NUMERIC: Record<string, keyof TrainingSettings> = {
+const NUMERIC: Record<string, NumericSetting> = {
   steps: 'steps',
   warmup: 'warmup',
   'lr-factor': 'lr_factor',
@@ -47,6 +49,7 @@ const specs: Record<string, OptionSpec> = {
     type: 'string',
     help: `pause with a checkpoint (exit code 3) when a health check fires: ${CHECKS.join(', ')} (comma-separated)`,
   },
+  ...FORK_SPECS,
   ...Object.fromEntries(
     Object.entries(NUMERIC).map(([flag, key]) => [
       flag,
@@ -127,9 +130,12 @@ export async function trainCommand(argv: string[]): Promise<number> {
 
   if (options.resume) checkResumeOptions(options);
   const changes = overrides(options);
+  const fork = forkOption(options, NUMERIC, changes);
   const backend = await initBackend(options.backend as string | undefined);
-  const opened = options.resume
-    ? openRun(options.out as string, changes)
+  const forked = fork ? createFork(fork) : undefined;
+  const resume = options.resume === true || forked !== undefined;
+  const opened = resume
+    ? openRun(options.out as string, forked ? {} : changes)
     : prepareRun({
         out: options.out as string,
         data: dataSpec(options),
@@ -143,12 +149,12 @@ export async function trainCommand(argv: string[]): Promise<number> {
       `train --resume: --steps ${changes.steps} is not past the run's step ${done}: --steps is the new total ` +
         `(to train N more steps, give ${done}+N, e.g. --steps ${done + 100})`,
     );
-  const { trainer, from, warnings } = startTrainer(opened, { resume: options.resume === true });
+  const { trainer, from, warnings } = startTrainer(opened, { resume });
   const progress = new Progress(settings.steps, from);
   progress.message(`backend ${backend}; ${data.summary}`);
   for (const warning of warnings) progress.message(`warning: ${warning}`);
   progress.message(
-    `${options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`,
+    `${forked ? `fork of ${fork!.parent} at step ${from} (${describeFork(fork!.changes)}), ${run.path}` : options.resume ? `resuming ${run.path} at step ${from}` : `new run ${run.path}`}: d_model ${config.d_model}, ${config.heads} heads, ${config.encoder_layers}+${config.decoder_layers} layers, ${settings.steps} steps`,
   );
   let interrupts = 0;
   const onSignal = (): void => {

@@ -156,7 +156,8 @@ export function parameterSpecs(c: TransformerConfig): ParamSpec[] {
 /** Names that alias src_embed.weight when embeddings are shared (§3.4). */
 export const SHARED_NAMES = ['tgt_embed.weight', 'generator.weight'];
 
-function initValue(spec: ParamSpec, d: number, seed: number): tf.Tensor {
+/** A parameter's initial value, as a new model draws it for this seed. */
+export function initialValue(spec: ParamSpec, d: number, seed: number): tf.Tensor {
   switch (spec.kind) {
     case 'bias':
     case 'norm_bias':
@@ -189,7 +190,7 @@ export function initParams(c: TransformerConfig, seed = 1): Params {
       params.set(spec.name, params.get('src_embed.weight')!);
       return;
     }
-    const value = initValue(spec, c.d_model, seed * 1000 + i);
+    const value = initialValue(spec, c.d_model, seed * 1000 + i);
     params.set(spec.name, tf.variable(value, true, prefix + spec.name));
     value.dispose();
   });

@@ -19,7 +19,17 @@ export interface TrainingSettings {
   telemetry_every?: number; // per-head statistics every K steps (0: never; default: snapshot_every)
   telemetry_pairs?: number; // held-out pairs of the probe batch (default 32)
   checks?: Partial<Record<CheckName, CheckMode>>; // health checks: off, warn or break (telemetry/checks.ts)
+  freeze_heads?: string[]; // heads (cross:0.1) whose weights get no updates (a fork's change, run/fork.ts)
+  mask_heads?: string[]; // heads removed before W^O (ξ = 0) throughout: their W^O columns held at zero
 }
+
+/** The settings that hold a number (what the CLI's numeric flags set). */
+export type NumericSetting = {
+  [K in keyof TrainingSettings]-?: NonNullable<TrainingSettings[K]> extends number ? K : never;
+}[keyof TrainingSettings];
+
+/** The heads whose weights training leaves unchanged: the frozen ones, and the masked ones. */
+export const heldHeads = (s: TrainingSettings): string[] => [...(s.freeze_heads ?? []), ...(s.mask_heads ?? [])];
 
 /** Telemetry every K steps: the setting, or the snapshots' interval. */
 export const telemetryEvery = (s: TrainingSettings): number => s.telemetry_every ?? s.snapshot_every;
@@ -79,6 +89,8 @@ export const TRAINING_FIELDS: readonly string[] = [
   'telemetry_every',
   'telemetry_pairs',
   'checks',
+  'freeze_heads',
+  'mask_heads',
 ];
 
 /**
@@ -138,6 +150,9 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
   for (const f of ['telemetry_every', 'telemetry_pairs'] as const)
     if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) < 0))
       fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
+  for (const f of ['freeze_heads', 'mask_heads'] as const)
+    if (s[f] !== undefined && (!Array.isArray(s[f]) || !s[f].every((x) => typeof x === 'string')))
+      fail(f, `expected an array of head ids like "cross:0.1", got ${JSON.stringify(s[f])}`);
   if (s.checks !== undefined) {
     if (typeof s.checks !== 'object' || s.checks === null) fail('checks', 'expected an object of check: mode');
     for (const [name, mode] of Object.entries(s.checks)) {

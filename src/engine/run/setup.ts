@@ -185,6 +185,12 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
   const modelSource = isPreset ? `preset ${spec.config}` : spec.config;
   checkTrainingMemory(config, modelSource);
   checkData(config, settings, data, isPreset ? '--config' : spec.config);
+  for (const field of ['freeze_heads', 'mask_heads'] as const)
+    if (settings[field]?.length)
+      throw new Error(
+        `${source}: training.${field}: heads are frozen or masked by forking a trained run ` +
+          `(train --fork RUN@STEP --${field.replace('_', '-')} …); leave it out of a new run`,
+      );
   let committed = false;
   const commit = (): void => {
     if (committed) return;

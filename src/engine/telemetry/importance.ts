@@ -8,14 +8,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
 import type { HeadGate } from '../model/attention';
+import { attentionLayers } from '../model/headParams';
 import type { Transformer } from '../model/transformer';
 
 /** Per kind, a [layers, heads] tensor of gates. */
 export type Gates = Record<AttentionKind, tf.Tensor2D>;
 
 export function layersOf(model: Transformer): Record<AttentionKind, number> {
-  const c = model.config;
-  return { encoder_self: c.encoder_layers, decoder_self: c.decoder_layers, cross: c.decoder_layers };
+  return attentionLayers(model.config);
 }
 
 /** The forward context's gates of each layer, from [L, H] tensors (and optional [L, H, dv] means). */

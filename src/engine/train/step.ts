@@ -19,6 +19,12 @@ export interface StepOptions {
   seed?: number;
   /** Also measure each attention head's gradient norm (telemetry steps). */
   headGradNorms?: boolean;
+  /**
+   * Per variable, 1 where it may change and 0 where it is held (frozen or masked heads): its
+   * gradient is multiplied by this before the norm, clipping and Adam, so with zero moments there
+   * the update there is exactly 0 (trainer.ts HeldHeads).
+   */
+  gradMask?: Map<tf.Variable, tf.Tensor>;
 }
 
 export interface StepResult {
@@ -67,6 +73,7 @@ export async function trainStep(
       nllValue = r.nll; // kept: survives the gradient scope; disposed below
       return r.loss;
     }, vars);
+    for (const [v, mask] of opts.gradMask ?? []) grads[v.name] = tf.mul(grads[v.name]!, mask);
     // Global L2 norm. Summed pairwise, not with addN: one addN shader over every parameter exceeds
     // WebGPU's storage-buffer limit per stage (8 on lavapipe) and the pipeline fails to build.
     const norm = tf.sqrt(

@@ -4,6 +4,7 @@
  * through callbacks (the seam to the CLI's progress bar and the extension's panels) and stops
  * cleanly, after a consistent checkpoint, when asked.
  */
+import * as tf from '@tensorflow/tfjs-core';
 import { probesOf } from '../run/probe';
 import { locateNonFinite } from '../telemetry/nonfinite';
 import { namedVariables } from '../model/params';
@@ -27,6 +28,7 @@ import { headOutputNorms } from '../telemetry/heads';
 import { maskLeak, paddingLeak } from '../telemetry/probes';
 import { telemetryRow } from '../telemetry/telemetry';
 import { trainStep } from './step';
+import { heldHeadsMask } from './heldHeads';
 
 export interface TrainerCallbacks {
   onStep?(row: MetricsRow): void;
@@ -60,6 +62,8 @@ export class Trainer {
   private readonly probeBatch: IdPair[];
   private readonly monitor = new HealthMonitor();
   private telemetryRows = 0;
+  /** 1/0 per element of each variable a frozen or masked head owns (heldHeads.ts); empty for most runs. */
+  private readonly gradMask: Map<tf.Variable, tf.Tensor>;
   /** What resume() had to warn about (a checkpoint without its optimizer file). */
   readonly warnings: string[] = [];
   /** The finding that paused the run (a breakpoint), if one did. */
@@ -77,6 +81,7 @@ export class Trainer {
     const probes = probesOf(data, settings);
     this.probe = probes.pair;
     this.probeBatch = probes.batch;
+    this.gradMask = heldHeadsMask(model, settings);
   }
 
   /**
@@ -262,6 +267,7 @@ export class Trainer {
         clipNorm: s.clip_norm,
         seed: s.seed * 1_000_003 + this.step * 1000,
         headGradNorms: telemetry,
+        gradMask: this.gradMask,
       });
       const seconds = (performance.now() - started) / 1000;
       this.step++;
@@ -306,6 +312,7 @@ export class Trainer {
   }
 
   dispose(): void {
+    tf.dispose([...this.gradMask.values()]);
     this.optimizer.dispose();
     this.model.dispose();
   }

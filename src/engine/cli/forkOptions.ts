@@ -1,0 +1,83 @@
+/** `train --fork PARENT[@STEP]` and the changes a fork takes (issue 13; run/fork.ts makes the folder). */
+import type { ForkChanges, ForkSpec } from '../run/fork';
+import type { TrainingSettings } from '../run/settings';
+import { type OptionSpec, type Parsed, UsageError } from './args';
+
+export const FORK_SPECS: Record<string, OptionSpec> = {
+  fork: {
+    type: 'string',
+    help: 'start a new run (--out) from RUN@STEP: that checkpoint’s weights, optimizer and step (newest without @STEP)',
+  },
+  'freeze-heads': { type: 'string', help: 'with --fork: heads that get no updates, e.g. cross:0.1,encoder_self:2.0' },
+  'mask-heads': { type: 'string', help: 'with --fork: heads removed before W^O (ξ = 0) throughout training' },
+  'reinit-heads': { type: 'string', help: 'with --fork: heads whose weights are drawn afresh' },
+  dropout: { type: 'string', help: 'with --fork: the fork’s dropout rate' },
+};
+
+/** Options a fork takes from its parent, and so refuses. */
+const FROM_PARENT = ['task', 'data', 'gettext', 'src-lang', 'tgt-lang', 'config', 'resume', 'vocab-size'];
+/** Numeric training flags a fork may change (run/fork.ts FORK_SETTINGS), by their settings' names. */
+const FORK_NUMERIC = [
+  'steps',
+  'lr-factor',
+  'warmup',
+  'label-smoothing',
+  'checkpoint-every',
+  'eval-every',
+  'snapshot-every',
+  'telemetry-every',
+];
+
+/** Head lists: "cross:0.1, decoder_self:0.2" → ids (checked against the model by run/fork.ts). */
+function heads(value: string | boolean | undefined, flag: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !value.trim()) throw new UsageError(`--${flag} needs heads, e.g. cross:0.1`);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/**
+ * The fork the options ask for, with the training settings they change (`overrides`, parsed from
+ * the numeric flags `numericFlags` and --break-on); undefined without --fork. Options that only a
+ * fork takes are refused without it.
+ */
+export function forkOption(
+  options: Parsed['options'],
+  numericFlags: Record<string, string>,
+  overrides: Partial<TrainingSettings>,
+): ForkSpec | undefined {
+  const only = ['freeze-heads', 'mask-heads', 'reinit-heads', 'dropout'].find((k) => options[k] !== undefined);
+  if (options.fork === undefined) {
+    if (only) throw new UsageError(`train: --${only} changes a fork: give --fork PARENT_RUN[@STEP] too`);
+    return undefined;
+  }
+  const fromParent = FROM_PARENT.find((k) => options[k] !== undefined);
+  if (fromParent)
+    throw new UsageError(`train --fork: --${fromParent} comes from the parent run's config.json; leave it out`);
+  const numericFlag = Object.keys(numericFlags).find((k) => options[k] !== undefined && !FORK_NUMERIC.includes(k));
+  if (numericFlag)
+    throw new UsageError(
+      `train --fork: --${numericFlag} is fixed by the parent run (its data and checkpoints depend on it); ` +
+        `a fork may change --${FORK_NUMERIC.join(', --')}, the heads and --dropout`,
+    );
+  const text = String(options.fork);
+  const m = /^(.*)@(\d+)$/.exec(text);
+  const dropout = options.dropout === undefined ? undefined : Number(options.dropout);
+  if (dropout !== undefined && !(dropout >= 0 && dropout < 1))
+    throw new UsageError(`--dropout: expected a number in [0, 1), got "${options.dropout}"`);
+  const changes: ForkChanges = {
+    ...overrides,
+    ...(dropout !== undefined ? { dropout } : {}),
+  };
+  for (const [flag, key] of [
+    ['freeze-heads', 'freeze_heads'],
+    ['mask-heads', 'mask_heads'],
+    ['reinit-heads', 'reinit_heads'],
+  ] as const) {
+    const ids = heads(options[flag], flag);
+    if (ids) changes[key] = ids;
+  }
+  return { parent: m ? m[1]! : text, ...(m ? { step: Number(m[2]) } : {}), out: String(options.out), changes };
+}
