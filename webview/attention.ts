@@ -42,11 +42,13 @@ import {
 } from './common';
 import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, poolMax } from './lib/attention';
+import { poolCaption } from '../src/protocol/pool';
 import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
 import { aggregateRow } from './aggregate';
 import { showCrosshair, tokenLine } from './crosshair';
+import { kindCaption, zoomCard } from './zoom';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -75,6 +77,7 @@ const grids = h('div', { id: 'grids' });
 const detailTitle = h('h2', { id: 'detail-title' }, 'Click a head to open it');
 const detail = h('div', { class: 'chart detail', id: 'detail' });
 const ablation = ablationCard(() => markAblated());
+const zoom = zoomCard();
 const switchButton = h('button', { class: 'small', id: 'switch-head', disabled: '' }, 'Switch Off');
 switchButton.title = 'Switch this head off (its output removed before W^O) and see what the input loses';
 switchButton.addEventListener('click', () => selected && ablation.toggle(headId(selected)));
@@ -142,6 +145,7 @@ function layoutPage(): void {
           h('header', {}, detailTitle, h('span', { class: 'actions' }, switchButton, png, csv, json)),
           detail,
         ),
+        zoom.el,
         ablation.el,
       ),
     ),
@@ -245,7 +249,7 @@ function render(): void {
           'header',
           {},
           h('h2', {}, KIND_TITLES[kind]),
-          h('span', { class: 'muted' }, `${layers} layers × ${heads} heads · ${queries} × ${keys}`),
+          h('span', { class: 'muted' }, kindCaption(maps, queryTokens.length, keyTokens.length)),
         ),
         tokenLine(grids, kind, 'queries', axes.queries, queryTokens),
         tokenLine(grids, kind, 'keys', axes.keys, keyTokens),
@@ -298,7 +302,10 @@ function showDetail(ref: HeadRef): void {
       ),
     );
   const t = readTheme();
-  const pooledNote = rows < m.queries || cols < m.keys ? ' (max-pooled)' : '';
+  const pooledNote = m.pool ? ` (${poolCaption(m.pool)})` : rows < m.queries || cols < m.keys ? ' (max-pooled)' : '';
+  if (m.pool)
+    zoom.open(ref, tokensOf(payload, ref.kind).queryTokens.length, tokensOf(payload, ref.kind).keyTokens.length);
+  else zoom.hide();
   detailTitle.textContent = `${KIND_TITLES[ref.kind]} · layer ${ref.layer + 1} · head ${ref.head + 1}${pooledNote}`;
   const data: Plotly.Data[] = [
     {
@@ -339,6 +346,9 @@ const roleMap = (list: HeadRoles[]) => new Map(list.map((r) => [r.head, r.roles]
 
 function handle(m: ToWebview): void {
   switch (m.type) {
+    case 'attentionBlock':
+      if (payload) zoom.show(m, tokensOf(payload, m.kind).queryTokens, tokensOf(payload, m.kind).keyTokens);
+      return;
     case 'attention':
       payload = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       roles = roleMap(m.roles ?? []);

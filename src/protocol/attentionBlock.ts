@@ -10,6 +10,7 @@ import {
   type Check,
   intIn,
   isAbsolutePath,
+  isFloat32Array,
   isIndex,
   isPositiveInt,
   isString,
@@ -107,3 +108,13 @@ export const attentionBlock: RequestDef<AttentionBlockParams, AttentionBlock<str
     checkBlockRange(v, path),
   checkResult: blockCheck(isString, base64Values),
 };
+
+/** The attention page asks for a block of the head it shows (webview → extension, `requestBlock`). */
+export interface RequestBlockBody extends BlockRange {
+  type: 'requestBlock';
+}
+/** The block, for the page (extension → webview): weights as a Float32Array. */
+export interface BlockMsgBody extends AttentionBlock {
+  type: 'attentionBlock';
+}
+export const checkBlockMsg: Check = blockCheck(isFloat32Array, (w) => (w as Float32Array).length);

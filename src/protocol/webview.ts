@@ -35,6 +35,7 @@ import {
   isBoolean,
 } from './check';
 import { type Ablation, checkAblation } from './ablation';
+import { type BlockMsgBody, type RequestBlockBody, checkBlockMsg, checkBlockRange } from './attentionBlock';
 import { checkMetricRow, type MetricRow } from './metrics';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
@@ -186,7 +187,8 @@ export type ToWebview =
   | StateMsg
   | ExportImageMsg
   | ReportDrawnMsg
-  | PingMsg;
+  | PingMsg
+  | (Versioned & BlockMsgBody);
 
 // ---- webview → extension -------------------------------------------------------------------
 
@@ -278,7 +280,8 @@ export type FromWebview =
   | BeamNodeMsg
   | AblateHeadsMsg
   | DrawnMsg
-  | ErrorMsg;
+  | ErrorMsg
+  | (Versioned & RequestBlockBody);
 
 // ---- validators ----------------------------------------------------------------------------
 
@@ -297,6 +300,7 @@ const toWebviewChecks: Record<ToWebview['type'], Check> = {
   exportImage: object({ format: oneOf(['png', 'svg']) }),
   reportDrawn: object({ cells: arrayOf(object({ ...headRefFields, q: isIndex, k: isIndex })) }),
   ping: object({}),
+  attentionBlock: checkBlockMsg,
 };
 
 const checkExport: Check = (v, path) => {
@@ -343,6 +347,7 @@ const fromWebviewChecks: Record<FromWebview['type'], Check> = {
     marks: arrayOf(isString),
   }),
   error: object({ message: isString }),
+  requestBlock: checkBlockRange,
 };
 
 function checkEnvelope<T extends string>(checks: Record<T, Check>, v: unknown, root: string): string | undefined {

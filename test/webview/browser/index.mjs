@@ -3,6 +3,7 @@
 //   node test/webview/browser/index.mjs      WEBVIEW_TEST_GREP=<text> runs the tests whose name contains it
 import './panels.mjs';
 import './attention.mjs';
+import './long.mjs';
 import './dashboard.mjs';
 import './head.mjs';
 import './selection.mjs';
