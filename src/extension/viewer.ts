@@ -30,6 +30,7 @@ import {
   snapshotsGet,
 } from '../protocol/training';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
+import { requestBlock } from './blocks';
 import { toAttention } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
@@ -309,6 +310,9 @@ export class Viewer implements vscode.Disposable {
           break;
         case 'ablateHeads':
           await this.ablate(request.ablation);
+          break;
+        case 'requestBlock':
+          if (this.sel) AttentionPanel.slot.current?.showBlock(await requestBlock(this.engine, this.sel, request));
           break;
       }
     } catch (err) {

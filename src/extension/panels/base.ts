@@ -41,7 +41,8 @@ export type PanelRequest =
   | HoverStepMsg
   | InspectInputMsg
   | BeamNodeMsg
-  | AblateHeadsMsg;
+  | AblateHeadsMsg
+  | Extract<FromWebview, { type: 'requestBlock' }>;
 
 /** What panels need from the extension. */
 export interface PanelHost {
@@ -266,6 +267,7 @@ export abstract class BasePanel implements vscode.Disposable {
         case 'inspectInput':
         case 'beamNode':
         case 'ablateHeads':
+        case 'requestBlock':
           this.host.request(this.kind, m);
           break;
         case 'export':

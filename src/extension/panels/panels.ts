@@ -3,6 +3,7 @@
  * builds its whole `state` from the shared store; what changes afterwards goes out as small
  * messages (metrics appended, new attention, a snapshot, the cursor).
  */
+import type { AttentionBlock } from '../../protocol/attentionBlock';
 import * as vscode from 'vscode';
 import type { AblationEffect } from '../../protocol/ablation';
 import type { Attention, HeadRef } from '../../protocol/attention';
@@ -124,6 +125,11 @@ export class AttentionPanel extends BasePanel {
 
   select(ref: HeadRef): void {
     this.selected = ref;
+  }
+
+  /** A block of a pooled head the page asked for (its zoom). */
+  showBlock(block: AttentionBlock): void {
+    this.post({ type: 'attentionBlock', ...block });
   }
 
   override persisted(): { head?: HeadRef } {
