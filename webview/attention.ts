@@ -49,6 +49,7 @@ import { ablationCard } from './ablation';
 import { aggregateRow } from './aggregate';
 import { showCrosshair, tokenLine } from './crosshair';
 import { kindCaption, zoomCard } from './zoom';
+import { showHeadView } from './headView';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
@@ -258,6 +259,7 @@ function render(): void {
       ),
     );
   }
+  showHeadView(grids, p, header);
   status.textContent = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
   let done = 0;
   const slice = () => {

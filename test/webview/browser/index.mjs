@@ -12,6 +12,7 @@ import './beam.mjs';
 import './newcomer.mjs';
 import './aggregate.mjs';
 import './compare.mjs';
+import './headView.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
