@@ -1,3 +1,4 @@
+/* global performance -- the page functions below run in Chromium */
 // Attention of a 4,096-token pair (issue 12, "Big input"): the grid of 144 pooled thumbnails, and one
 // head opened and zoomed with its token axes, the blocks answered as the extension answers them.
 import { join } from 'node:path';
