@@ -25,6 +25,7 @@ import {
 import { type RunEvent, type TelemetryRow, describeFinding } from '../protocol/telemetry';
 import type { Schedule } from '../protocol/webview';
 import type { WireAttention } from '../protocol/wire';
+import { type ForkParams, trainFork } from '../protocol/fork';
 import { toAttention } from './convert';
 import type { EngineClient } from './engineClient';
 
@@ -153,13 +154,22 @@ export class TrainingSession implements vscode.Disposable {
   }
 
   /** Starts a new run; resolves with its summary once the engine accepted it. */
-  async start(params: TrainParams): Promise<RunSummary> {
+  start(params: TrainParams): Promise<RunSummary> {
+    return this.launch(params.runDir, () => this.engine.request(trainStart, params));
+  }
+
+  /** Starts a fork of a run's checkpoint (a new run folder); resolves once the engine accepted it. */
+  fork(params: ForkParams): Promise<RunSummary> {
+    return this.launch(params.runDir, () => this.engine.request(trainFork, params));
+  }
+
+  private async launch(runDir: string, request: () => Promise<RunSummary>): Promise<RunSummary> {
     const busy = this.active?.runDir ?? this.starting;
     if (busy) throw new Error(`a run is already training (${busy}); stop it first`);
     // Set before the first await: a second Train while the engine loads its backend is refused here too.
-    this.starting = params.runDir;
+    this.starting = runDir;
     try {
-      const summary = await this.engine.request(trainStart, params);
+      const summary = await request();
       this.begin(summary, true);
       return summary;
     } finally {

@@ -56,6 +56,17 @@ export function listCheckpoints(runDir: string): { step: number; file: string }[
     .sort((a, b) => b.step - a.step);
 }
 
+/** A fork's parent run and step, from its config.json (`fork`); undefined for a run that is no fork. */
+export function forkOf(runDir: string): { parent: string; step: number } | undefined {
+  try {
+    const c = JSON.parse(fs.readFileSync(path.join(runDir, RUN_FILES.config), 'utf8')) as { fork?: unknown };
+    const f = c.fork as { parent?: unknown; step?: unknown } | undefined;
+    return typeof f?.parent === 'string' && typeof f.step === 'number' ? { parent: f.parent, step: f.step } : undefined;
+  } catch {
+    return undefined; // no config.json yet, or one being written
+  }
+}
+
 export type RunNode =
   | { kind: 'run'; dir: string }
   | { kind: 'checkpoint'; runDir: string; step: number; file: string }
@@ -97,29 +108,38 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     this.timer ??= setTimeout(() => this.refresh(), 1000);
   }
 
+  /** The listed runs, each with the listed run it forks (forks sit under their parent). */
+  private listed(): { dir: string; parent?: string }[] {
+    const root = runsRoot();
+    const runs = root ? listRuns(root) : [];
+    // A live run outside the run folder (tests, a custom path) is shown too.
+    const live = this.training.runDir;
+    if (live && !runs.some((r) => r.dir === live)) runs.unshift({ dir: live, mtime: Date.now() });
+    const dirs = new Set(runs.map((r) => r.dir));
+    return runs.map((r) => {
+      const parent = forkOf(r.dir)?.parent;
+      return parent && dirs.has(parent) && parent !== r.dir ? { dir: r.dir, parent } : { dir: r.dir };
+    });
+  }
+
   getChildren(node?: RunNode): RunNode[] {
-    if (!node) {
-      const root = runsRoot();
-      // Nothing to list: [] lets the view's welcome content (package.json viewsWelcome) show.
-      const runs = root ? listRuns(root) : [];
-      // A live run outside the run folder (tests, a custom path) is shown too.
-      const live = this.training.runDir;
-      if (live && !runs.some((r) => r.dir === live)) runs.unshift({ dir: live, mtime: Date.now() });
-      return runs.map((r) => ({ kind: 'run', dir: r.dir }));
+    // Nothing to list: [] lets the view's welcome content (package.json viewsWelcome) show.
+    if (!node) return this.listed().flatMap((r) => (r.parent ? [] : [{ kind: 'run', dir: r.dir }]));
+    if (node.kind === 'run') {
+      const forks = this.listed().filter((r) => r.parent === node.dir);
+      const checkpoints = listCheckpoints(node.dir).map(
+        (c): RunNode => ({ kind: 'checkpoint', runDir: node.dir, step: c.step, file: c.file }),
+      );
+      return [...forks.map((f): RunNode => ({ kind: 'run', dir: f.dir })), ...checkpoints];
     }
-    if (node.kind === 'run')
-      return listCheckpoints(node.dir).map((c) => ({
-        kind: 'checkpoint',
-        runDir: node.dir,
-        step: c.step,
-        file: c.file,
-      }));
     return [];
   }
 
-  /** A checkpoint's run (VS Code needs it to reveal a node). */
+  /** A checkpoint's run, a fork's parent (VS Code needs it to reveal a node). */
   getParent(node: RunNode): RunNode | undefined {
-    return node.kind === 'checkpoint' ? { kind: 'run', dir: node.runDir } : undefined;
+    if (node.kind === 'checkpoint') return { kind: 'run', dir: node.runDir };
+    const parent = node.kind === 'run' ? this.listed().find((r) => r.dir === node.dir)?.parent : undefined;
+    return parent ? { kind: 'run', dir: parent } : undefined;
   }
 
   getTreeItem(node: RunNode): vscode.TreeItem {
@@ -129,11 +149,13 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
       // its inline buttons open the dashboard and, when stopped, resume it.
       const live = this.training.runDir === node.dir;
       const selected = this.viewer.selection?.runDir === node.dir;
+      const fork = forkOf(node.dir);
       const item = new vscode.TreeItem(path.basename(node.dir), vscode.TreeItemCollapsibleState.Collapsed);
       item.id = `run:${node.dir}`;
-      item.description = [live ? 'training' : '', selected ? 'selected' : ''].filter(Boolean).join(', ') || undefined;
-      item.tooltip = node.dir;
-      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : 'folder');
+      const notes = [fork ? `fork @${fork.step}` : '', live ? 'training' : '', selected ? 'selected' : ''];
+      item.description = notes.filter(Boolean).join(', ') || undefined;
+      item.tooltip = fork ? `${node.dir}\nforked from ${fork.parent} at step ${fork.step}` : node.dir;
+      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : fork ? 'repo-forked' : 'folder');
       item.contextValue = live ? 'run.training' : 'run';
       return item;
     }

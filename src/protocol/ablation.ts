@@ -15,7 +15,7 @@ export interface Ablation {
   mode: AblationMode;
 }
 
-const isHeadId: Check = (v, path) =>
+export const isHeadId: Check = (v, path) =>
   typeof v === 'string' && parseHeadId(v)
     ? undefined
     : `${path} must be a head id like cross:0.3 (kind:layer.head), got ${JSON.stringify(v)}`;

@@ -81,7 +81,7 @@ export interface RunSummary {
   /** The run has vocab.json: text can be typed (otherwise token ids). */
   vocab: boolean;
 }
-const checkRunSummary: Check = object({
+export const checkRunSummary: Check = object({
   runDir: isString,
   step: isIndex,
   totalSteps: isIndex,

@@ -23,6 +23,8 @@ import { attentionToWire } from '../../protocol/wire';
 import { taskSpec, type DataSpec } from '../data/dataset';
 import { createRun, openRun, type OpenRun } from '../run/setup';
 import { startTrainer } from '../train/start';
+import { createFork, type ForkChanges } from '../run/fork';
+import { trainFork } from '../../protocol/fork';
 import type { Trainer } from '../train/trainer';
 import { runSummary, toMetricRow } from './convert';
 import { handle, notify } from './rpc';
@@ -86,6 +88,22 @@ export class TrainingService {
             { step: done, steps: opened.settings.steps },
           );
         return this.begin(opened, true);
+      }),
+    );
+    handle(conn, trainFork, (p) =>
+      this.exclusive(() => {
+        const changes: ForkChanges = {
+          ...(p.freezeHeads ? { freeze_heads: p.freezeHeads } : {}),
+          ...(p.maskHeads ? { mask_heads: p.maskHeads } : {}),
+          ...(p.reinitHeads ? { reinit_heads: p.reinitHeads } : {}),
+          ...(p.steps !== undefined ? { steps: p.steps } : {}),
+          ...(p.lrFactor !== undefined ? { lr_factor: p.lrFactor } : {}),
+          ...(p.warmup !== undefined ? { warmup: p.warmup } : {}),
+          ...(p.dropout !== undefined ? { dropout: p.dropout } : {}),
+          ...(p.labelSmoothing !== undefined ? { label_smoothing: p.labelSmoothing } : {}),
+        };
+        createFork({ parent: p.parent, step: p.step, out: p.runDir, changes });
+        return this.begin(openRun(p.runDir), true);
       }),
     );
     handle(conn, trainStop, async () => {

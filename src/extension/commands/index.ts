@@ -9,6 +9,7 @@
  */
 import type { Cmd, Ctx } from '../ctx';
 import { exportView } from './export';
+import { forkRun } from './fork';
 import { showHeadReport } from './heads';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
 import {
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.openRun': openRun,
   'attentionDebugger.followRun': followRun,
   'attentionDebugger.compareRuns': compareRuns,
+  'attentionDebugger.forkRun': forkRun,
   'attentionDebugger.showPositional': showPositional,
   'attentionDebugger.exportView': exportView,
   'attentionDebugger.refreshRuns': refreshRuns,

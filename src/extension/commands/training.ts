@@ -102,7 +102,7 @@ export function train(ctx: Ctx): Cmd {
 }
 
 /** Training writes files and runs the engine's native code: in Restricted Mode it asks for trust first. */
-async function trusted(what: string): Promise<boolean> {
+export async function trusted(what: string): Promise<boolean> {
   if (vscode.workspace.isTrusted) return true;
   const manage = 'Manage Workspace Trust';
   const choice = await vscode.window.showWarningMessage(

@@ -15,6 +15,7 @@ import './health.test';
 import './newcomer.test';
 import './pickers.test';
 import './follow.test';
+import './fork.test';
 import './demo.test';
 
 export async function run(): Promise<void> {

@@ -16,8 +16,11 @@ export interface Asked {
   descriptions: string[];
 }
 
-/** Picks an answer for one prompt: a button or item label, an input box's text, or a dialog's path. */
-export type Script = (asked: Asked) => string | undefined;
+/**
+ * Picks an answer for one prompt: a button or item label, an input box's text, or a dialog's path;
+ * a quick pick with canPickMany takes several labels.
+ */
+export type Script = (asked: Asked) => string | string[] | undefined;
 
 type Window = Record<string, unknown>;
 const FUNCTIONS = [
@@ -46,24 +49,30 @@ export function answer(script: Script): { asked: Asked[]; restore: () => void } 
         const given = (await args[0]) as unknown[];
         const items = given.map(labelOf);
         const descriptions = given.map((i) => (i as { description?: string }).description ?? '');
-        const opts = (args[1] ?? {}) as { title?: string; placeHolder?: string };
+        const opts = (args[1] ?? {}) as { title?: string; placeHolder?: string; canPickMany?: boolean };
         const a = { fn, text: `${opts.title ?? ''} ${opts.placeHolder ?? ''}`.trim(), items, descriptions };
         asked.push(a);
         const pick = script(a);
-        return ((await args[0]) as unknown[]).find((i) => labelOf(i) === pick);
+        if (opts.canPickMany)
+          return pick === undefined
+            ? undefined
+            : given.filter((i) => ([] as string[]).concat(pick).includes(labelOf(i)));
+        return given.find((i) => labelOf(i) === pick);
       }
       if (fn === 'showInputBox') {
         const opts = (args[0] ?? {}) as { title?: string; prompt?: string };
         const a = { fn, text: `${opts.title ?? ''} ${opts.prompt ?? ''}`.trim(), items: [], descriptions: [] };
         asked.push(a);
-        return script(a);
+        const text = script(a);
+        return Array.isArray(text) ? text[0] : text;
       }
       if (fn === 'showOpenDialog' || fn === 'showSaveDialog') {
         const opts = (args[0] ?? {}) as { title?: string; openLabel?: string; saveLabel?: string };
         const label = opts.openLabel ?? opts.saveLabel ?? '';
         const a = { fn, text: `${opts.title ?? ''} ${label}`.trim(), items: [], descriptions: [] };
         asked.push(a);
-        const p = script(a);
+        const answered = script(a);
+        const p = Array.isArray(answered) ? answered[0] : answered;
         if (p === undefined) return undefined;
         return fn === 'showOpenDialog' ? [vscode.Uri.file(p)] : vscode.Uri.file(p);
       }

@@ -1,0 +1,53 @@
+/**
+ * train/fork on the engine ↔ extension wire (issue 13): a new run from one checkpoint of another,
+ * with heads frozen, masked or re-initialised and some of the recipe changed (the engine's
+ * run/fork.ts). It then trains as train/start's runs do: train/metrics, train/snapshot, train/ended.
+ */
+import { isHeadId } from './ablation';
+import { arrayOf, type Check, intIn, isAbsolutePath, isIndex, numberIn, object, optional } from './check';
+import type { RequestDef } from './rpc';
+import { checkRunSummary, type RunSummary, TRAIN_LIMITS } from './training';
+
+export interface ForkParams {
+  /** The parent run folder, and the step of its checkpoint to start from. */
+  parent: string;
+  step: number;
+  /** The new run folder. */
+  runDir: string;
+  /** `kind:layer.head` ids. */
+  freezeHeads?: string[];
+  maskHeads?: string[];
+  reinitHeads?: string[];
+  /** The fork's step budget, a total past `step` (the parent's when absent). */
+  steps?: number;
+  lrFactor?: number;
+  warmup?: number;
+  dropout?: number;
+  labelSmoothing?: number;
+}
+
+/** At most this many heads in one list (the big model has 6 × 16 × 3 = 288). */
+export const FORK_LIMITS = { heads: 1024 };
+
+const heads: Check = (v, path) =>
+  Array.isArray(v) && v.length > FORK_LIMITS.heads
+    ? `${path} must list at most ${FORK_LIMITS.heads} heads, got ${v.length}`
+    : arrayOf(isHeadId)(v, path);
+
+export const trainFork: RequestDef<ForkParams, RunSummary> = {
+  method: 'train/fork',
+  checkParams: object({
+    parent: isAbsolutePath,
+    step: isIndex,
+    runDir: isAbsolutePath,
+    freezeHeads: optional(heads),
+    maskHeads: optional(heads),
+    reinitHeads: optional(heads),
+    steps: optional(intIn(1, TRAIN_LIMITS.steps)),
+    lrFactor: optional(numberIn(1e-6, 1e3)),
+    warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
+    dropout: optional(numberIn(0, 0.999)),
+    labelSmoothing: optional(numberIn(0, 0.999)),
+  }),
+  checkResult: checkRunSummary,
+};
