@@ -54,8 +54,8 @@ export type Plant = string | ((path: string) => void);
 export interface MalformedCase {
   /** What is wrong, as a user would say it. */
   name: string;
-  /** The item of issue 12 it belongs to. */
-  item: number;
+  /** The item of issue 12 it belongs to, or `fork`: issue 13's train --fork. */
+  item: number | 'fork';
   args: string[];
   stdin?: string;
   /** Start with a copy of the base run at {case}/run. */
@@ -130,6 +130,7 @@ const CKPT = 'run/checkpoints/step-6.safetensors';
 const OPTIM = 'run/checkpoints/step-6.optim.safetensors';
 const train = (...args: string[]) => ['train', '--backend', 'wasm', ...args];
 const resume = (...args: string[]) => train('--out', '{case}/run', '--resume', ...args);
+const fork = (...args: string[]) => train('--fork', '{case}/run', '--out', '{case}/fork', ...args);
 const decode = (...args: string[]) => ['decode', '--backend', 'wasm', '--run', '{case}/run', ...args];
 const newRun = (config: string, ...args: string[]) =>
   train('--task', 'copy', '--config', config, '--out', '{case}/new', ...args);
@@ -358,5 +359,69 @@ export const MALFORMED: MalformedCase[] = [
     args: resume('--steps', '8'),
     code: 1,
     error: `{case}/${CKPT}: tensor "src_embed.weight" holds NaN`,
+  },
+  // issue 13: a fork is made whole from a checked parent, or not at all.
+  {
+    name: '--fork with --task (the parent fixes its data)',
+    item: 'fork',
+    run: true,
+    args: fork('--task', 'reverse', '--steps', '10'),
+    code: 2,
+    error: "train --fork: --task comes from the parent run's config.json",
+  },
+  {
+    name: '--fork with --batch-tokens (the data position depends on it)',
+    item: 'fork',
+    run: true,
+    args: fork('--batch-tokens', '300', '--steps', '10'),
+    code: 2,
+    error: 'train --fork: --batch-tokens is fixed by the parent run',
+  },
+  {
+    name: '--freeze-heads without --fork',
+    item: 'fork',
+    args: train('--task', 'copy', '--out', '{case}/run2', '--freeze-heads', 'cross:0.0'),
+    code: 2,
+    error: 'train: --freeze-heads changes a fork: give --fork PARENT_RUN[@STEP] too',
+  },
+  {
+    name: '--fork at a step without a checkpoint',
+    item: 'fork',
+    run: true,
+    args: train('--fork', '{case}/run@4', '--out', '{case}/fork', '--steps', '10'),
+    code: 1,
+    error: '--fork {case}/run@4: no checkpoint at step 4; it has steps 3, 6',
+  },
+  {
+    name: '--fork freezing a head the model lacks',
+    item: 'fork',
+    run: true,
+    args: fork('--freeze-heads', 'cross:3.0', '--steps', '10'),
+    code: 1,
+    error: '--freeze-heads: cross:3.0 does not exist: cross has layers 0–0 and heads 0–1',
+  },
+  {
+    name: '--fork of the newest checkpoint with no steps past it',
+    item: 'fork',
+    run: true,
+    args: fork('--mask-heads', 'cross:0.0'),
+    code: 1,
+    error: '--steps: the fork starts at step 6 and would train to 6; give a total past 6',
+  },
+  {
+    name: '--fork with a dropout outside [0, 1)',
+    item: 'fork',
+    run: true,
+    args: fork('--dropout', '1.5', '--steps', '10'),
+    code: 2,
+    error: '--dropout: expected a number in [0, 1), got "1.5"',
+  },
+  {
+    name: '--fork into the parent itself',
+    item: 'fork',
+    run: true,
+    args: train('--fork', '{case}/run', '--out', '{case}/run', '--steps', '10'),
+    code: 1,
+    error: '--out {case}/run: already holds a run',
   },
 ];

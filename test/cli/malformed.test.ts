@@ -66,7 +66,7 @@ function plant(c: MalformedCase, folder: string): void {
 }
 
 MALFORMED.forEach((c, i) => {
-  test(`malformed input (issue 12 #${c.item}): ${c.name}`, () => {
+  test(`malformed input (${c.item === 'fork' ? 'issue 13, fork' : `issue 12 #${c.item}`}): ${c.name}`, () => {
     const folder = join(dir, `case-${i}`);
     mkdirSync(folder);
     plant(c, folder);
