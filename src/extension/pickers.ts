@@ -1,6 +1,9 @@
 /** The questions Train, Resume and friends ask when their arguments do not answer them. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ATTENTION_KINDS, headId } from '../protocol/attention';
+import { RUN_FILES } from '../protocol/runFolder';
 import type { DataChoice } from '../protocol/training';
 import type { Ctx } from './ctx';
 import { CONFIG_PRESETS, settings } from './settings';
@@ -175,4 +178,32 @@ export async function pickRun(ctx: Ctx, title: string, preferCurrent = true): Pr
     openLabel: 'Open',
   });
   return folder?.[0]?.fsPath;
+}
+
+type Shape = { heads: number; encoder_layers: number; decoder_layers: number };
+
+/** The model's shape from a run's config.json (read here, before the engine is asked). */
+function readShape(runDir: string): Shape {
+  const file = path.join(runDir, RUN_FILES.config);
+  const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Shape>;
+  if (![c.heads, c.encoder_layers, c.decoder_layers].every((n) => Number.isInteger(n)))
+    throw new Error(`${file} does not give heads, encoder_layers and decoder_layers`);
+  return c as Shape;
+}
+
+/** Asks for some of a run's heads (shown from 1, as every view shows them); their ids, or undefined. */
+export async function pickHeads(runDir: string, title: string): Promise<string[] | undefined> {
+  const shape = readShape(runDir);
+  const layers = {
+    encoder_self: shape.encoder_layers,
+    decoder_self: shape.decoder_layers,
+    cross: shape.decoder_layers,
+  };
+  const items = ATTENTION_KINDS.flatMap((kind) =>
+    Array.from({ length: layers[kind] * shape.heads }, (_, i) => {
+      const [layer, head] = [Math.floor(i / shape.heads), i % shape.heads];
+      return { label: `${kind} layer ${layer + 1} head ${head + 1}`, id: headId({ kind, layer, head }) };
+    }),
+  );
+  return (await vscode.window.showQuickPick(items, { title, canPickMany: true }))?.map((c) => c.id);
 }

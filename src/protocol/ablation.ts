@@ -3,7 +3,19 @@
  * ask for it: which heads, and what replaces their output before W^O.
  */
 import { parseHeadId } from './attention';
-import { type Check, arrayOf, isFiniteNumber, isIndex, isString, object, oneOf } from './check';
+import {
+  type Check,
+  arrayOf,
+  intIn,
+  isAbsolutePath,
+  isFiniteNumber,
+  isIndex,
+  isString,
+  object,
+  oneOf,
+  optional,
+} from './check';
+import type { RequestDef } from './rpc';
 
 export const ABLATION_MODES = ['zero', 'mean'] as const;
 /** zero: ξ_h = 0, the head's output is removed; mean: it is replaced by its mean over the probe batch. */
@@ -69,4 +81,41 @@ export const checkAblationEffect: Check = (v, path) => {
   if (e.intact.length !== e.tgtTokens.length || e.ablated.length !== e.tgtTokens.length)
     return `${path}: intact and ablated must hold one log-prob per target token (${e.tgtTokens.length})`;
   return undefined;
+};
+
+/** What ablating heads costs on a run's test split (Ablate Heads…), decoded greedily. */
+export interface AblationScore {
+  ablation: Ablation;
+  runDir: string;
+  step: number;
+  /** Exact match in percent (the built-in tasks) or BLEU (corpora), as the head report scores. */
+  metric: 'exact_match_percent' | 'bleu';
+  sentences: number;
+  intact: number;
+  ablated: number;
+}
+
+/** The most test sentences one request decodes (twice: intact and ablated). */
+export const ABLATION_SCORE_LIMIT = 5000;
+
+export const ablationScore: RequestDef<
+  { runDir: string; step?: number; ablation: Ablation; limit?: number },
+  AblationScore
+> = {
+  method: 'ablation/score',
+  checkParams: object({
+    runDir: isAbsolutePath,
+    step: optional(isIndex),
+    ablation: checkAblation,
+    limit: optional(intIn(1, ABLATION_SCORE_LIMIT)),
+  }),
+  checkResult: object({
+    ablation: checkAblation,
+    runDir: isString,
+    step: isIndex,
+    metric: oneOf(['exact_match_percent', 'bleu']),
+    sentences: isIndex,
+    intact: isFiniteNumber,
+    ablated: isFiniteNumber,
+  }),
 };

@@ -9,8 +9,8 @@ import { checkpointStep, loadCheckpoint } from '../checkpoint';
 import { toBatch } from '../data/batchStream';
 import type { TranslateOptions } from '../decode/translate';
 import { scoreHeldOut } from '../metrics/heldOut';
-import { openRun } from '../run/setup';
 import { headImportance } from '../telemetry/importance';
+import { testSplit } from './score';
 import { allHeads, byImportance, prunable, pruningCurve, randomOrder } from './pruning';
 
 export interface HeadReportOptions {
@@ -29,12 +29,9 @@ export interface HeadReportOptions {
 }
 
 export async function headReport(runDir: string, o: HeadReportOptions): Promise<HeadReport> {
-  const { run, data, dataSpec } = openRun(runDir);
+  const { run, data, test, refs, metric: name } = testSplit(runDir, o.limit);
+  const task = name === 'exact_match_percent';
   const held = (data.valid.length ? data.valid : data.train).slice(0, o.pairs);
-  const test = data.test.slice(0, o.limit);
-  if (!test.length) throw new Error(`${run.path} has no test split to score heads on`);
-  const task = dataSpec.kind === 'task';
-  const refs = task ? test.map((p) => data.vocab.decode(p.tgt)) : data.testText.slice(0, o.limit).map((p) => p.tgt);
   const model = loadCheckpoint(o.checkpoint);
   try {
     const total = allHeads(model).length;
@@ -63,7 +60,7 @@ export async function headReport(runDir: string, o: HeadReportOptions): Promise<
       run: run.path,
       checkpoint: o.checkpoint,
       step: checkpointStep(o.checkpoint),
-      metric: task ? 'exact_match_percent' : 'bleu',
+      metric: name,
       sentences: test.length,
       tolerance,
       importance: Object.fromEntries(order.map((id) => [id, valueOf(id)])),

@@ -2,8 +2,10 @@
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
  * target; past 256 tokens its maps come max-pooled), attention/block (one head's block of a pooled
- * pair, whole or pooled to 256² at most), beam/tree (a sentence's beam search with its tree), heads/report (importance and pruning
- * curves) and positional (the encoding of §3.5). Each goes through RunDir, never around it.
+ * pair, whole or pooled to 256² at most), beam/tree (a sentence's beam search with its tree),
+ * ablation/effect and ablation/score (what switching heads off does to one input, and to the test
+ * split), heads/report (importance and pruning curves) and positional (the encoding of §3.5). Each
+ * goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { runPoll } from '../../protocol/follow';
@@ -25,6 +27,8 @@ import { attentionAt, checkpointOf } from '../run/attentionAt';
 import { attentionBlockAt } from '../run/attentionBlock';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
+import { scoreAblation } from '../ablate/score';
+import { ablationScore } from '../../protocol/ablation';
 import { beamTreeAt } from '../run/beamTreeAt';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
@@ -79,6 +83,12 @@ export function registerInspectionHandlers(
   handle(conn, ablationEffect, async (p) => {
     await ensureBackend();
     return ablationEffectAt(p.runDir, p.step, p.input, p.ablation);
+  });
+
+  handle(conn, ablationScore, async (p) => {
+    await ensureBackend();
+    const checkpoint = checkpointOf(new RunDir(p.runDir), p.step);
+    return scoreAblation(p.runDir, checkpoint, p.ablation, p.limit ?? 200);
   });
 
   handle(conn, headsReport, async (p) => {

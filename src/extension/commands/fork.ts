@@ -3,15 +3,12 @@
  * re-initialised and the learning rate, warmup, dropout or label smoothing changed (train/fork).
  * The fork trains at once; the dashboard draws it over its parent, whose curves it continues.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ATTENTION_KINDS, headId } from '../../protocol/attention';
 import type { ForkParams } from '../../protocol/fork';
-import { RUN_FILES } from '../../protocol/runFolder';
 import type { RunSummary } from '../../protocol/training';
 import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
-import { pickRun, stamp } from '../pickers';
+import { pickHeads, pickRun, stamp } from '../pickers';
 import { listCheckpoints, runsRoot } from '../views';
 import { trusted } from './training';
 
@@ -22,8 +19,6 @@ export type ForkArgs = Partial<Omit<ForkParams, 'parent' | 'runDir'>> & {
   /** The fork's folder. */
   forkDir?: string;
 };
-
-type Shape = { heads: number; encoder_layers: number; decoder_layers: number };
 
 const HEAD_CHANGES = [
   { label: 'Freeze heads…', key: 'freezeHeads', detail: 'their weights get no updates' },
@@ -42,21 +37,6 @@ const NUMBER_CHANGES = [
   },
 ] as const;
 
-/** Every head of the run, as quick-pick items (shown from 1, as every view shows them). */
-function headItems(shape: Shape): { label: string; id: string }[] {
-  const layers = {
-    encoder_self: shape.encoder_layers,
-    decoder_self: shape.decoder_layers,
-    cross: shape.decoder_layers,
-  };
-  return ATTENTION_KINDS.flatMap((kind) =>
-    Array.from({ length: layers[kind] * shape.heads }, (_, i) => {
-      const [layer, head] = [Math.floor(i / shape.heads), i % shape.heads];
-      return { label: `${kind} layer ${layer + 1} head ${head + 1}`, id: headId({ kind, layer, head }) };
-    }),
-  );
-}
-
 async function askNumber(title: string, what: string, check: (n: number) => boolean): Promise<number | undefined> {
   const v = await vscode.window.showInputBox({
     title,
@@ -66,7 +46,7 @@ async function askNumber(title: string, what: string, check: (n: number) => bool
 }
 
 /** Asks which changes, then each one; undefined when cancelled. */
-async function askChanges(shape: Shape, step: number, name: string): Promise<Partial<ForkParams> | undefined> {
+async function askChanges(parent: string, step: number, name: string): Promise<Partial<ForkParams> | undefined> {
   const picks = await vscode.window.showQuickPick(
     [...HEAD_CHANGES, ...NUMBER_CHANGES].map((c) => ({ ...c, detail: 'detail' in c ? c.detail : undefined })),
     { title: `Fork ${name} at step ${step}: what changes?`, canPickMany: true },
@@ -76,12 +56,9 @@ async function askChanges(shape: Shape, step: number, name: string): Promise<Par
   for (const pick of picks) {
     const heads = HEAD_CHANGES.find((c) => c.key === pick.key);
     if (heads) {
-      const chosen = await vscode.window.showQuickPick(headItems(shape), {
-        title: `Fork: ${pick.label.replace('…', '')}`,
-        canPickMany: true,
-      });
+      const chosen = await pickHeads(parent, `Fork: ${pick.label.replace('…', '')}`);
       if (!chosen?.length) return undefined;
-      out[heads.key] = chosen.map((c) => c.id);
+      out[heads.key] = chosen;
       continue;
     }
     const n = NUMBER_CHANGES.find((c) => c.key === pick.key)!;
@@ -90,15 +67,6 @@ async function askChanges(shape: Shape, step: number, name: string): Promise<Par
     out[n.key] = value;
   }
   return out;
-}
-
-/** The model's shape from the run's config.json (asked before the engine is). */
-function readShape(runDir: string): Shape {
-  const file = path.join(runDir, RUN_FILES.config);
-  const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Shape>;
-  if (![c.heads, c.encoder_layers, c.decoder_layers].every((n) => Number.isInteger(n)))
-    throw new Error(`${file} does not give heads, encoder_layers and decoder_layers`);
-  return c as Shape;
 }
 
 export function forkRun(ctx: Ctx): Cmd {
@@ -116,7 +84,7 @@ export function forkRun(ctx: Ctx): Cmd {
       if (step === undefined) return undefined;
     }
     const scripted = Object.keys(args).some((k) => !['runDir', 'step', 'kind', 'file', 'forkDir'].includes(k));
-    const changes = scripted ? args : await askChanges(readShape(parent), step, name);
+    const changes = scripted ? args : await askChanges(parent, step, name);
     if (!changes) return undefined;
     const steps =
       changes.steps ??

@@ -8,6 +8,7 @@
  * is asked with quick picks, input boxes and folder pickers.
  */
 import type { Cmd, Ctx } from '../ctx';
+import { ablateHeads } from './ablate';
 import { exportView } from './export';
 import { forkRun } from './fork';
 import { showHeadReport } from './heads';
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.decode': decodeSentence,
   'attentionDebugger.beamTree': showBeamTree,
   'attentionDebugger.headImportance': showHeadReport,
+  'attentionDebugger.ablateHeads': ablateHeads,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,
   'attentionDebugger.openBreakpoint': openBreakpoint,

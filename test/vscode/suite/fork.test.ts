@@ -14,6 +14,7 @@ import { test, waitFor } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
 import { screenshot } from './screenshot';
 import { answer } from './ui';
+import type { AblationScore } from '../../../src/protocol/ablation';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-fork-'));
 const root = path.join(tmp, 'runs');
@@ -95,3 +96,35 @@ test('Fork From Here… on a checkpoint row trains a fork that sits under its pa
     await settings.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
   }
 }, 240_000);
+
+test('Ablate Heads… on a run asks which heads and how, and reports the test split’s score with and without them', async () => {
+  await activateExtension();
+  const ui = answer((a) => {
+    if (a.text === 'Ablate which heads of reverse-parent?') return ['cross layer 1 head 1', 'cross layer 1 head 2'];
+    if (a.text === 'Ablate 2 heads: how?') return 'zero';
+    return undefined;
+  });
+  let score: AblationScore | undefined;
+  try {
+    score = await vscode.commands.executeCommand<AblationScore>('attentionDebugger.ablateHeads', {
+      kind: 'run',
+      dir: parent,
+    });
+  } finally {
+    ui.restore();
+  }
+  assert.ok(score, `no score; asked: ${ui.asked.map((a) => a.text).join(' | ')}`);
+  assert.deepEqual(score.ablation, { heads: ['cross:0.0', 'cross:0.1'], mode: 'zero' });
+  assert.equal(score.metric, 'exact_match_percent');
+  assert.equal(score.sentences, 200, "the reverse task's test split");
+  assert.equal(score.step, 20);
+  assert.ok(
+    ui.asked.some((a) => a.fn === 'withProgress' && a.text === String(vscode.ProgressLocation.Notification)),
+    'progress while the split is decoded twice',
+  );
+  const told = ui.asked.find((a) => a.fn === 'showInformationMessage')?.text ?? '';
+  assert.match(
+    told,
+    /reverse-parent at step 20, cross:0\.0, cross:0\.1 zero-ablated: exact match [\d.]+ → [\d.]+ \([+−][\d.]+\) on 200 test sentences/,
+  );
+}, 120_000);
