@@ -8,8 +8,13 @@
 
 /** Maps whose queries and keys are at most this many a side are sent whole (the common case). */
 export const POOL_ABOVE = 256;
-/** A pooled thumbnail has at most this many cells a side (128² × 144 maps × 4 bytes = 9.4 MB). */
-export const THUMB_CELLS = 128;
+/**
+ * A pooled thumbnail has at most this many cells a side: 64² × 144 maps × 4 bytes = 2.4 MB (3.1 MB
+ * of base64) on the base shape. The grid draws each thumbnail at ~96 px, so more cells would not
+ * show; 128 a side made a 12.6 MB reply whose parse alone blocked the extension host 64–82 ms. The
+ * open head and its zoom fetch finer blocks on demand (attention/block, BLOCK_CELLS).
+ */
+export const THUMB_CELLS = 64;
 /** A block asked for on demand (attention/block) comes back with at most this many cells a side. */
 export const BLOCK_CELLS = 256;
 

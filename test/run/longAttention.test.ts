@@ -61,11 +61,11 @@ test('max-pooling by blocks, worked by hand: a 5 × 5 map by 2 × 2 is 3 × 3, t
   assert.deepEqual(pooledLabels(['a', 'b', 'c', 'd', 'e'], 2), ['a…b', 'c…d', 'e']);
 });
 
-test('which maps are pooled: both sides ≤ 256 whole; past 256 a side, to ≤ 128 cells; the caption says so', () => {
+test('which maps are pooled: both sides ≤ 256 whole; past 256 a side, to ≤ 64 cells; the caption says so', () => {
   assert.equal(thumbnailPool(256, 256), undefined);
-  assert.deepEqual(thumbnailPool(4096, 4096), { rows: 32, cols: 32 });
-  assert.deepEqual(thumbnailPool(300, 10), { rows: 3, cols: 1 }); // ⌈300/128⌉ = 3
-  assert.deepEqual(thumbnailPool(2048, 1024), { rows: 16, cols: 8 });
+  assert.deepEqual(thumbnailPool(4096, 4096), { rows: 64, cols: 64 });
+  assert.deepEqual(thumbnailPool(300, 10), { rows: 5, cols: 1 }); // ⌈300/64⌉ = 5
+  assert.deepEqual(thumbnailPool(2048, 1024), { rows: 32, cols: 16 });
   assert.equal(poolCaption({ rows: 16, cols: 16 }), 'pooled 16×16 → max');
   assert.equal(poolCaption({ rows: 1, cols: 1 }), '');
 });
@@ -101,18 +101,18 @@ test('a 4,096-token source: the encoder computed layer by layer, its maps pooled
     const r = await attentionAt(dir, undefined, { kind: 'ids', src, tgt });
     reply = JSON.stringify({ ...r, attention: attentionToWire(r.attention) });
     const enc = r.attention.maps.find((m) => m.kind === 'encoder_self')!;
-    assert.deepEqual(enc.shape, [2, 2, 128, 128]);
-    assert.deepEqual(enc.pool, { rows: 32, cols: 32 });
+    assert.deepEqual(enc.shape, [2, 2, 64, 64]);
+    assert.deepEqual(enc.pool, { rows: 64, cols: 64 });
     const cross = r.attention.maps.find((m) => m.kind === 'cross')!;
-    assert.deepEqual([cross.shape, cross.pool], [[1, 2, 4, 128], { rows: 1, cols: 32 }]);
+    assert.deepEqual([cross.shape, cross.pool], [[1, 2, 4, 64], { rows: 1, cols: 64 }]);
     assert.equal(r.attention.maps.find((m) => m.kind === 'decoder_self')!.pool, undefined); // 4 × 4: whole
     // Each encoder row sums to 1 over 4,096 keys, so a block's max is at least 1/4096 and at most 1.
     assert.ok(enc.weights.every((w) => w >= 1 / 4096 - 1e-7 && w <= 1));
   });
   // All encoder maps at once would be 2 layers × 2 heads × 4,096² × 4 bytes = 268 MB; one slice is 32 MB.
   assert.ok(profile.peakBytes < 200 << 20, `peak ${profile.peakBytes} bytes`);
-  // Pooled: 2·2·128² + 1·2·4² + 1·2·4·128 floats = 67,616 → 270 KB raw, 361 KB in base64.
-  assert.ok(reply.length < 400_000, `reply of ${reply.length} bytes`);
+  // Pooled: 2·2·64² + 1·2·4² + 1·2·4·64 floats = 16,928 → 68 KB raw, 90 KB in base64.
+  assert.ok(reply.length < 120_000, `reply of ${reply.length} bytes`);
   assert.ok(keptPass(passKey(dir, undefined, { kind: 'ids', src, tgt })), 'Q and K kept for attention/block');
   releasePass();
   assert.equal(tf.memory().numTensors, before, 'every tensor released');
@@ -127,16 +127,16 @@ test('the pooled pass equals the ordinary pass max-pooled, and its blocks equal 
     final_norm: true,
   });
   const src = [...ids(299), 2];
-  const tgt = [1, ...ids(299, 4)]; // 300 + 300: every map pooled 3 × 3 into 100 × 100
+  const tgt = [1, ...ids(299, 4)]; // 300 + 300: every map pooled 5 × 5 into 60 × 60
   const [whole] = await attentionOfPairs(model, [src], [tgt]);
   const input = { kind: 'ids' as const, src, tgt };
   const r = await attentionAt(dir, undefined, input);
   for (const m of r.attention.maps) {
     const w = whole!.maps.find((x) => x.kind === m.kind)!;
-    assert.deepEqual(m.pool, { rows: 3, cols: 3 }, m.kind);
+    assert.deepEqual(m.pool, { rows: 5, cols: 5 }, m.kind);
     const [L, H, Q, K] = w.shape;
-    const want = new Float32Array(L * H * 100 * 100);
-    for (let i = 0; i < L * H; i++) maxPoolBlocks(w.weights, Q, K, 3, 3, want, i * Q * K, i * 10000);
+    const want = new Float32Array(L * H * 60 * 60);
+    for (let i = 0; i < L * H; i++) maxPoolBlocks(w.weights, Q, K, 5, 5, want, i * Q * K, i * 3600);
     let diff = 0;
     for (let i = 0; i < want.length; i++) diff = Math.max(diff, Math.abs(want[i]! - m.weights[i]!));
     assert.ok(diff < 1e-5, `${m.kind}: pooled differs by ${diff}`);

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, test } from './harness.mjs';
 
 // The known matrix, in closed form so that its pooled cells are known by hand: in block (i, j) of
-// 32 × 32 tokens, f(q, k) = (q mod 32)·(k mod 32)/31² · g(i, j), largest at (31, 31) where it is
+// 64 × 64 tokens, f(q, k) = (q mod 64)·(k mod 64)/63² · g(i, j), largest at (63, 63) where it is
 // g(i, j); so the pooled cell (i, j) (max of its block) is g(i, j), a multiple of 1/8 in [1/8, 1].
 // (Written out again in the page functions below: the page's CSP allows no eval.)
 const N = 4096;
-const B = 32;
+const B = 64;
 
 const POST_POOLED = ({ N, B }) => {
   const g = (l, h, i, j) => (((i * 3 + j * 5 + l + h) % 8) + 1) / 8;
@@ -40,7 +40,7 @@ const POST_POOLED = ({ N, B }) => {
 // What the extension does with a requestBlock: the block of the known matrix, pooled to ≤ 256 a side.
 const ANSWER = ({ r }) => {
   const g = (l, h, i, j) => (((i * 3 + j * 5 + l + h) % 8) + 1) / 8;
-  const f = (l, h, q, k) => (((q % 32) * (k % 32)) / 961) * g(l, h, q >> 5, k >> 5);
+  const f = (l, h, q, k) => (((q % 64) * (k % 64)) / 3969) * g(l, h, q >> 6, k >> 6);
   const pool = { rows: Math.ceil((r.q1 - r.q0) / 256), cols: Math.ceil((r.k1 - r.k0) / 256) };
   const rows = Math.ceil((r.q1 - r.q0) / pool.rows);
   const cols = Math.ceil((r.k1 - r.k0) / pool.cols);
@@ -58,7 +58,7 @@ const ANSWER = ({ r }) => {
 };
 
 const g = (l, h, i, j) => (((i * 3 + j * 5 + l + h) % 8) + 1) / 8;
-const f = (l, h, q, k) => (((q % 32) * (k % 32)) / 961) * g(l, h, q >> 5, k >> 5);
+const f = (l, h, q, k) => (((q % 64) * (k % 64)) / 3969) * g(l, h, q >> 6, k >> 6);
 
 async function answered(page, count) {
   await page.waitForFunction((n) => window.__posted.filter((m) => m.type === 'requestBlock').length >= n, count);
@@ -78,7 +78,7 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
   }));
   assert(grid.thumbs === 144, `${grid.thumbs} of 144 thumbnails drawn`);
   for (const c of grid.captions)
-    assert(c === '6 layers × 8 heads · 4096 × 4096 · pooled 32×32 → max', `kind caption: ${c}`);
+    assert(c === '6 layers × 8 heads · 4096 × 4096 · pooled 64×64 → max', `kind caption: ${c}`);
   // A thumbnail cell's colour is its pooled value g on the map's own scale (max 1): the viridis stop.
   const [l, h] = [2, 5];
   const px = await page.evaluate(
@@ -86,23 +86,58 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
       const c = document.querySelector(`canvas.thumb[data-kind="encoder_self"][data-layer="${l}"][data-head="${h}"]`);
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       const at = (i, j) => {
-        const x = Math.floor(((j + 0.5) * c.width) / 128);
-        const y = Math.floor(((i + 0.5) * c.height) / 128);
+        const x = Math.floor(((j + 0.5) * c.width) / 64);
+        const y = Math.floor(((i + 0.5) * c.height) / 64);
         return Array.from(d.slice((y * c.width + x) * 4, (y * c.width + x) * 4 + 3));
       };
-      return { w: c.width, cells: [at(0, 0), at(7, 3), at(100, 41)] };
+      return { w: c.width, cells: [at(0, 0), at(7, 3), at(50, 41)] };
     },
     { l, h },
   );
   assert(px.w === 96, `thumbnail ${px.w} px wide`);
-  // Cells (i, j) drawn in a 96-px thumbnail of 128 cells: each pixel is the max of 1–2 cells; the
-  // checked ones have the same value as their neighbour to the right, so the pixel is that value.
-  // Cell (0,0) of L3 H6 is g = ((0 + 0 + 2 + 5) % 8 + 1)/8 = 1: viridis at the top.
-  const top = hexRgb(VIRIDIS[1]);
-  assert(
-    top.every((v, i) => Math.abs(v - px.cells[0][i]) <= 3),
-    `cell (0,0) drawn rgb(${px.cells[0]}), want ${VIRIDIS[1]}`,
+  // Cells (i, j) drawn in a 96-px thumbnail of 64 cells: 1.5 pixels a cell, so the pixel at the
+  // centre of a cell shows that cell alone, coloured on the map's own scale (its max, 1).
+  // L3 H6: cell (0, 0) is g = ((0 + 0 + 2 + 5) % 8 + 1)/8 = 1, viridis at the top; (7, 3) is
+  // ((21 + 15 + 7) % 8 + 1)/8 = 0.5; (50, 41) is ((150 + 205 + 7) % 8 + 1)/8 = 0.375.
+  for (const [at, want] of [
+    [0, 1],
+    [1, 0.5],
+    [2, 0.375],
+  ]) {
+    const rgb = hexRgb(VIRIDIS[want]);
+    assert(
+      rgb.every((v, i) => Math.abs(v - px.cells[at][i]) <= 3),
+      `cell ${at} drawn rgb(${px.cells[at]}), want ${VIRIDIS[want]} (${want})`,
+    );
+  }
+
+  // The across-heads row of pooled maps: means of the pooled maxima, said so; no rollout or flow
+  // (they need every weight), no export of token rows the page does not have.
+  const across = await page.evaluate(() =>
+    ['encoder_self', 'cross'].map((kind) => {
+      const card = document.querySelector(`section.kind[data-kind="${kind}"]`);
+      const row = card.querySelector('.aggregate-head');
+      return {
+        text: row.textContent,
+        buttons: row.querySelectorAll('button').length,
+        names: [...card.querySelectorAll('canvas.aggregate')].map((c) => c.dataset.aggregate),
+        title: card.querySelector('canvas.aggregate').title,
+      };
+    }),
   );
+  const means = 'mean L1,mean L2,mean L3,mean L4,mean L5,mean L6,mean all';
+  for (const a of across) {
+    assert(a.names.join(',') === means, `across heads drawn: ${a.names}`);
+    assert(a.buttons === 0, `${a.buttons} export buttons on pooled means`);
+    assert(a.title === "Layer 1: the mean of its heads' pooled maxima", `title: ${a.title}`);
+  }
+  const heading =
+    "Across heads: means of the heads' pooled maxima, 64 × 64 cells of 64×64 tokens (not means of weights)";
+  assert(
+    across[0].text === `${heading} · no rollout or flow: they need full maps (inputs ≤ 256 tokens a side)`,
+    `encoder row: ${across[0].text}`,
+  );
+  assert(across[1].text === heading, `cross row: ${across[1].text}`);
 
   // Open the head: the large view shows the pooled cells (each the max of its block of f), titled pooled.
   await page.click(`canvas.thumb[data-kind="encoder_self"][data-layer="${l}"][data-head="${h}"]`);
@@ -116,14 +151,14 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
     title: document.getElementById('detail-title').textContent,
     z: document.getElementById('detail').data[0].z,
   }));
-  assert(detail.title.endsWith('(pooled 32×32 → max)'), `detail title: ${detail.title}`);
+  assert(detail.title.endsWith('(pooled 64×64 → max)'), `detail title: ${detail.title}`);
   for (const [i, j] of [
     [0, 0],
     [7, 3],
-    [100, 41],
-    [127, 127],
+    [50, 41],
+    [63, 63],
   ]) {
-    let max = -Infinity; // the max of block (i, j) of the known matrix, computed here over its 1,024 cells
+    let max = -Infinity; // the max of block (i, j) of the known matrix, computed here over its 4,096 cells
     for (let q = i * B; q < (i + 1) * B; q++)
       for (let k = j * B; k < (j + 1) * B; k++) max = Math.max(max, f(l, h, q, k));
     assert(
@@ -157,7 +192,7 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
     [31, 47],
     [255, 255],
   ]) {
-    const want = f(l, h, 1000 + r, 2000 + c); // e.g. (1007, 2015): (15·15/961)·g(2, 5, 31, 62)
+    const want = f(l, h, 1000 + r, 2000 + c); // e.g. (1007, 2015): (47·31/63²)·g(2, 5, 15, 31)
     assert(Math.abs(zoomed.z[r][c] - want) < 1e-6, `zoom (${r}, ${c}) = ${zoomed.z[r][c]}, want ${want}`);
   }
   await page.screenshot({ path: join(artifacts, 'attention-4096-zoom.png'), fullPage: true });
