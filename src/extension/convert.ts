@@ -3,12 +3,39 @@
  * base64 float32 (protocol/wire.ts) and are decoded and checked here, once; the panels take the
  * result as it is.
  */
-import type { Attention } from '../protocol/attention';
+import type { Attention, AttentionMaps } from '../protocol/attention';
 import { type PositionalPayload, checkPositionalPayload } from '../protocol/webview';
-import { attentionFromWire, base64ToFloat32, type WireAttention, type WireMatrix } from '../protocol/wire';
+import {
+  attentionFromWire,
+  base64ToFloat32,
+  checkedAttention,
+  mapsFromWire,
+  type WireAttention,
+  type WireMatrix,
+} from '../protocol/wire';
 
 export function toAttention(wire: WireAttention, what: string): Attention {
   return attentionFromWire(wire, what);
+}
+
+/** The end of this event-loop turn: what waits (other replies, the pages' messages, timers) runs first. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * toAttention one kind per event-loop turn, for attention/get's replies (up to 3 kinds × 48 maps
+ * of 64² pooled cells, 3.1 MB of base64, at any input length; or up to 256² whole weights each).
+ * The reply's parse by vscode-jsonrpc is one task of the host, and without these turns the checks,
+ * the decoding and the panels' posting would run in that same task (promise continuations); so
+ * the longest stretch the host's thread is held stays the parse, or one kind's decoding.
+ */
+export async function toAttentionInTurns(wire: WireAttention, what: string): Promise<Attention> {
+  const maps: AttentionMaps[] = [];
+  for (const [i, m] of wire.maps.entries()) {
+    await nextTurn();
+    maps.push(mapsFromWire(m, `${what}.maps[${i}]`));
+  }
+  await nextTurn();
+  return checkedAttention(wire, maps, what);
 }
 
 export function toPositionalPayload(wire: WireMatrix, what = 'positional'): PositionalPayload {

@@ -31,7 +31,7 @@ import {
 } from '../protocol/training';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { requestBlock } from './blocks';
-import { toAttention } from './convert';
+import { toAttention, toAttentionInTurns } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
 import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
@@ -209,8 +209,8 @@ export class Viewer implements vscode.Disposable {
       input: sel.input,
       ...(sel.step !== undefined ? { step: sel.step } : {}),
     });
+    const attention = await toAttentionInTurns(r.attention, 'attention/get result.attention'); // a kind a turn
     if (this.sel !== sel) return undefined; // a newer selection won
-    const attention = toAttention(r.attention, 'attention/get result.attention');
     this.panels.showAttention(attention);
     return { ...r, attention };
   }

@@ -38,16 +38,26 @@ export function attentionToWire(a: Attention): WireAttention {
   return { ...a, maps: a.maps.map((m) => ({ ...m, weights: float32ToBase64(m.weights) })) };
 }
 
-/** Decodes and checks attention that arrived on the wire; the error names the field. */
-export function attentionFromWire(w: WireAttention, what: string): Attention {
-  const maps: AttentionMaps[] = w.maps.map((m, i) => ({
-    ...m,
-    weights: base64ToFloat32(m.weights, `${what}.maps[${i}].weights`),
-  }));
+/** Decodes one kind's maps that arrived on the wire (`what` names them: `….maps[i]`). */
+export function mapsFromWire(m: AttentionMaps<string>, what: string): AttentionMaps {
+  return { ...m, weights: base64ToFloat32(m.weights, `${what}.weights`) };
+}
+
+/** The attention of `w` with its maps decoded (mapsFromWire), checked; the error names the field. */
+export function checkedAttention(w: WireAttention, maps: AttentionMaps[], what: string): Attention {
   const a: Attention = { ...w, maps };
   const why = checkAttention(a, what);
   if (why) throw new Error(why);
   return a;
+}
+
+/** Decodes and checks attention that arrived on the wire; the error names the field. */
+export function attentionFromWire(w: WireAttention, what: string): Attention {
+  return checkedAttention(
+    w,
+    w.maps.map((m, i) => mapsFromWire(m, `${what}.maps[${i}]`)),
+    what,
+  );
 }
 
 /** A matrix on the wire: [rows, cols] and base64 float32. */

@@ -19,6 +19,8 @@ import { attentionBlockAt, blockOf, keptPass, passKey, releasePass } from '../..
 import { attentionBlock, blockCheck } from '../../src/protocol/attentionBlock';
 import { isString } from '../../src/protocol/check';
 import { maxPoolBlocks, poolCaption, pooledLabels, thumbnailPool } from '../../src/protocol/pool';
+import { toAttentionInTurns } from '../../src/extension/convert';
+import type { Attention } from '../../src/protocol/attention';
 import { attentionToWire } from '../../src/protocol/wire';
 import { smallConfig } from '../helpers';
 
@@ -68,6 +70,47 @@ test('which maps are pooled: both sides ≤ 256 whole; past 256 a side, to ≤ 6
   assert.deepEqual(thumbnailPool(2048, 1024), { rows: 32, cols: 16 });
   assert.equal(poolCaption({ rows: 16, cols: 16 }), 'pooled 16×16 → max');
   assert.equal(poolCaption({ rows: 1, cols: 1 }), '');
+});
+
+test('the extension decodes a reply a kind per event-loop turn: the same weights, checked, the field named', async () => {
+  // One layer, one head per kind; source a b </s>, target <s> x: weights written by hand (exact in float32).
+  const a: Attention = {
+    source: { runDir: '/r', step: 3, input: 'input' },
+    srcTokens: ['a', 'b', '</s>'],
+    tgtTokens: ['<s>', 'x'],
+    maps: [
+      { kind: 'encoder_self', shape: [1, 1, 3, 3], weights: Float32Array.of(1, 0, 0, 0.5, 0.5, 0, 0.25, 0.25, 0.5) },
+      { kind: 'decoder_self', shape: [1, 1, 2, 2], weights: Float32Array.of(1, 0, 0.75, 0.25) },
+      { kind: 'cross', shape: [1, 1, 2, 3], weights: Float32Array.of(0.125, 0.375, 0.5, 0, 1, 0) },
+    ],
+  };
+  // A task that queues itself again each time it runs counts the host's turns while the reply is decoded.
+  let turns = 0;
+  let counting = true;
+  const tick = () => {
+    turns++;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const got = await toAttentionInTurns(attentionToWire(a), 'attention/get result.attention');
+  counting = false;
+  assert.ok(turns >= 3, `the host ran other work ${turns} times while 3 kinds were decoded`);
+  assert.deepEqual(
+    got.maps.map((m) => [m.kind, [...m.weights]]),
+    [
+      ['encoder_self', [1, 0, 0, 0.5, 0.5, 0, 0.25, 0.25, 0.5]],
+      ['decoder_self', [1, 0, 0.75, 0.25]],
+      ['cross', [0.125, 0.375, 0.5, 0, 1, 0]],
+    ],
+  );
+  const wire = attentionToWire(a);
+  await assert.rejects(
+    toAttentionInTurns({ ...wire, maps: [wire.maps[0]!, { ...wire.maps[1]!, weights: 'AAA=' }] }, 'result'),
+    { message: 'result.maps[1].weights: 2 bytes is not whole float32 values' },
+  );
+  await assert.rejects(toAttentionInTurns({ ...wire, srcTokens: ['a', 'b'] }, 'result'), {
+    message: 'result.maps[0].shape[2] must be 2 (srcTokens.length), got 3',
+  });
 });
 
 test('attention/block params are bounded, and a block reply holds at most 256² weights', () => {
