@@ -10,8 +10,11 @@
  *     row-major, op = transpose when the flag is set; A[i] starts at i·strideA (0 broadcasts).
  *   info() → { library, config, threads }
  *   setThreads(n)
+ *   linear(x, w, b, y, n, in, out, relu)
+ *     y [n, out] = x [n, in] · wᵀ + b (w [out, in], as PyTorch stores it), then max(y, 0) when relu:
+ *     b copied into every row of y, then one sgemm with beta = 1 (PyTorch's addmm does the same).
  *   Products with m·n·k < 2^22 run on one OpenBLAS thread (SINGLE_THREAD_BELOW).
- * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam).
+ * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam, logSoftmax, addLayerNorm, attendOne).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -84,6 +87,30 @@ static napi_value matmul(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value linear(napi_env env, napi_callback_info info) {
+  args_t a = {env, "linear", false};
+  napi_value argv[8];
+  if (!get_args(&a, info, argv, 8)) return NULL;
+  const int64_t n = count(&a, argv[4], "n"), in = count(&a, argv[5], "in"), out = count(&a, argv[6], "out");
+  const bool relu = flag(&a, argv[7], "relu");
+  const float *x = floats(&a, argv[0], (size_t)(n * in), "x"), *w = floats(&a, argv[1], (size_t)(out * in), "w");
+  const float *b = floats(&a, argv[2], (size_t)out, "b");
+  float *y = floats(&a, argv[3], (size_t)(n * out), "y");
+  if (a.failed || n * out == 0) return NULL;
+  for (int64_t i = 0; i < n; i++) memcpy(y + i * out, b, (size_t)out * sizeof(float));
+  if (in > 0) {
+    const int threads = get_threads ? get_threads() : 1;
+    const bool single = set_threads && threads > 1 && (double)n * (double)out * (double)in < SINGLE_THREAD_BELOW;
+    if (single) set_threads(1);
+    sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)n, (int)out, (int)in, 1.0f, x, (int)in, w, (int)in, 1.0f, y, (int)out);
+    if (single) set_threads(threads);
+  }
+  if (relu)
+    for (int64_t i = 0; i < n * out; i++)
+      if (y[i] < 0) y[i] = 0; // NaN stays NaN, as in tfjs's Relu
+  return NULL;
+}
+
 static napi_value info(napi_env env, napi_callback_info cb) {
   (void)cb;
   napi_value result, value;
@@ -111,6 +138,9 @@ napi_value native_sum(napi_env, napi_callback_info);
 napi_value native_gather_rows(napi_env, napi_callback_info);
 napi_value native_smoothed_xent(napi_env, napi_callback_info);
 napi_value native_adam(napi_env, napi_callback_info);
+napi_value native_log_softmax(napi_env, napi_callback_info);
+napi_value native_add_layer_norm(napi_env, napi_callback_info);
+napi_value native_attend_one(napi_env, napi_callback_info);
 
 NAPI_MODULE_INIT() {
   /* ATTENTION_DEBUGGER_BLAS_PATH names the library to open instead of the usual names (a path, or a
@@ -144,6 +174,10 @@ NAPI_MODULE_INIT() {
       {"gatherRows", NULL, native_gather_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"smoothedXent", NULL, native_smoothed_xent, NULL, NULL, NULL, napi_enumerable, NULL},
       {"adam", NULL, native_adam, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"linear", NULL, linear, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"logSoftmax", NULL, native_log_softmax, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"addLayerNorm", NULL, native_add_layer_norm, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"attendOne", NULL, native_attend_one, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
   return exports;

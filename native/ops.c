@@ -10,11 +10,19 @@
  *       pad) and d(Σ rowLoss · scale)/d logits = (softmax − q) · scale (label smoothing: q holds
  *       `confidence` at the target, `spread` elsewhere, 0 at pad)
  *   adam(p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, epsilon, c1, c2)   PyTorch's Adam update
+ * and, for decoding only (no gradients; decode/incremental.ts, backend/inferenceOps.ts):
+ *   logSoftmax(x, y, n, v)   y [N, V] = (x − max) − log Σ exp(x − max), per row
+ *   addLayerNorm(x, r, gain, bias, y, n, d, eps, residual)   y = LayerNorm(x + r) (r ignored unless
+ *       residual): (z − μ) · 1/√(σ² + ε) · gain + bias per row of d, σ² biased
+ *   attendOne(q, k, v, mask, out, bh, heads, s, dk, scale, masked)   one query per (batch, head):
+ *       q [BH, dk], k and v [BH, S, dk], mask [B, S] additive (when masked) → out [BH, dk] =
+ *       softmax(q·kᵀ · scale + mask) · v
  *
  * All arrays are Float32Array views (targets and ids Int32Array) into the wasm heap; lengths are
  * checked here against the sizes given, so a wrong call throws instead of writing out of bounds.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -208,5 +216,112 @@ napi_value native_adam(napi_env env, napi_callback_info info) {
     v_out[i] = vi;
     p_out[i] = p[i] - update * lr;
   }
+  return NULL;
+}
+
+napi_value native_log_softmax(napi_env env, napi_callback_info info) {
+  args_t a = {env, "logSoftmax", false};
+  napi_value argv[4];
+  if (!get_args(&a, info, argv, 4)) return NULL;
+  const int64_t n = count(&a, argv[2], "n"), v = count(&a, argv[3], "v");
+  const float *x = floats(&a, argv[0], (size_t)(n * v), "x");
+  float *y = floats(&a, argv[1], (size_t)(n * v), "y");
+  if (a.failed) return NULL;
+  const int64_t v4 = v - v % 4;
+  for (int64_t i = 0; i < n; i++) {
+    const float *restrict l = x + i * v;
+    float *restrict o = y + i * v;
+    v4f lane_max = splat(-INFINITY);
+    for (int64_t j = 0; j < v4; j += 4) lane_max = max4(load4(l + j), lane_max);
+    float m = -INFINITY;
+    for (int k = 0; k < 4; k++) m = lane_max[k] > m ? lane_max[k] : m;
+    for (int64_t j = v4; j < v; j++) m = l[j] > m ? l[j] : m;
+    v4f lane_sum = splat(0);
+    for (int64_t j = 0; j < v4; j += 4) lane_sum += exp4(load4(l + j) - m);
+    float s = hsum4(lane_sum);
+    for (int64_t j = v4; j < v; j++) s += expf(l[j] - m);
+    const float ls = logf(s);
+    for (int64_t j = 0; j < v; j++) o[j] = (l[j] - m) - ls; // tfjs's order: shifted − log Σ exp(shifted)
+  }
+  return NULL;
+}
+
+napi_value native_add_layer_norm(napi_env env, napi_callback_info info) {
+  args_t a = {env, "addLayerNorm", false};
+  napi_value argv[9];
+  if (!get_args(&a, info, argv, 9)) return NULL;
+  const int64_t n = count(&a, argv[5], "n"), d = count(&a, argv[6], "d");
+  const float *x = floats(&a, argv[0], (size_t)(n * d), "x");
+  const bool residual = flag(&a, argv[8], "residual");
+  const float *r = floats(&a, argv[1], residual ? (size_t)(n * d) : 0, "r");
+  const float *gain = floats(&a, argv[2], (size_t)d, "gain"), *bias = floats(&a, argv[3], (size_t)d, "bias");
+  float *y = floats(&a, argv[4], (size_t)(n * d), "y");
+  const float eps = (float)number(&a, argv[7], "eps");
+  if (a.failed || d == 0) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    float *restrict z = y + i * d;
+    double total = 0;
+    for (int64_t j = 0; j < d; j++) {
+      z[j] = residual ? x[i * d + j] + r[i * d + j] : x[i * d + j];
+      total += z[j];
+    }
+    const float mean = (float)(total / (double)d);
+    double dev = 0;
+    for (int64_t j = 0; j < d; j++) dev += (double)((z[j] - mean) * (z[j] - mean));
+    const float inv = 1.0f / sqrtf((float)(dev / (double)d) + eps);
+    for (int64_t j = 0; j < d; j++) z[j] = (z[j] - mean) * inv * gain[j] + bias[j];
+  }
+  return NULL;
+}
+
+/* Σ a[c]·b[c], two four-lane sums (rows of keys are independent, so the CPU overlaps them). */
+static inline float dot(const float *a, const float *b, int64_t n) {
+  v4f acc0 = splat(0), acc1 = splat(0);
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    acc0 += load4(a + c) * load4(b + c);
+    acc1 += load4(a + c + 4) * load4(b + c + 4);
+  }
+  float s = hsum4(acc0 + acc1);
+  for (; c < n; c++) s += a[c] * b[c];
+  return s;
+}
+
+napi_value native_attend_one(napi_env env, napi_callback_info info) {
+  args_t a = {env, "attendOne", false};
+  napi_value argv[11];
+  if (!get_args(&a, info, argv, 11)) return NULL;
+  const int64_t bh = count(&a, argv[5], "bh"), heads = count(&a, argv[6], "heads");
+  const int64_t s = count(&a, argv[7], "s"), dk = count(&a, argv[8], "dk");
+  const float scale = (float)number(&a, argv[9], "scale");
+  const bool masked = flag(&a, argv[10], "masked");
+  if (!a.failed && (heads == 0 || bh % heads != 0)) fail(&a, "bh must be a multiple of heads");
+  const float *q = floats(&a, argv[0], (size_t)(bh * dk), "q");
+  const float *k = floats(&a, argv[1], (size_t)(bh * s * dk), "k"), *v = floats(&a, argv[2], (size_t)(bh * s * dk), "v");
+  const float *mask = floats(&a, argv[3], masked ? (size_t)(bh / (heads ? heads : 1) * s) : 0, "mask");
+  float *out = floats(&a, argv[4], (size_t)(bh * dk), "out");
+  if (a.failed || bh * dk == 0) return NULL;
+  float *w = malloc((size_t)(s > 0 ? s : 1) * sizeof(float));
+  if (!w) {
+    fail(&a, "out of memory");
+    return NULL;
+  }
+  for (int64_t i = 0; i < bh; i++) {
+    const float *qi = q + i * dk, *ki = k + i * s * dk, *vi = v + i * s * dk;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < s; j++) {
+      w[j] = dot(qi, ki + j * dk, dk) * scale + (masked ? mask[(i / heads) * s + j] : 0.0f);
+      m = w[j] > m ? w[j] : m;
+    }
+    float total = 0;
+    for (int64_t j = 0; j < s; j++) total += (w[j] = expf(w[j] - m));
+    float *o = out + i * dk;
+    memset(o, 0, (size_t)dk * sizeof(float));
+    for (int64_t j = 0; j < s; j++) {
+      const float p = w[j] / total;
+      for (int64_t c = 0; c < dk; c++) o[c] += p * vi[j * dk + c];
+    }
+  }
+  free(w);
   return NULL;
 }

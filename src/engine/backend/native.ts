@@ -1,6 +1,6 @@
 /**
  * The native addon (native/blas.c + ops.c, built to dist/native/blas.node): BatchMatMul on the wasm
- * backend through OpenBLAS, and the kernels of nativeOps.ts.
+ * backend through OpenBLAS, the kernels of nativeOps.ts and the decoding kernels of inferenceOps.ts.
  * wasm keeps every tensor in its heap; the kernel hands OpenBLAS views of that heap, so nothing is
  * copied, and transposes become BLAS flags instead of copies.
  * Used when the addon loads; ATTENTION_DEBUGGER_NATIVE=0 turns it off (the plain wasm path,
@@ -10,6 +10,7 @@ import type * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
+import { type InferenceAddon, registerInferenceOps } from './inferenceOps';
 import { type OpsAddon, registerNativeOps } from './nativeOps';
 
 export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
@@ -20,7 +21,7 @@ export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
  */
 export const BLAS_THREADS_ENV = 'ATTENTION_DEBUGGER_BLAS_THREADS';
 
-interface BlasAddon extends OpsAddon {
+interface BlasAddon extends OpsAddon, InferenceAddon {
   matmul(
     a: Float32Array,
     b: Float32Array,
@@ -163,6 +164,7 @@ export function registerNativeKernels(): boolean {
   const blas = loadAddon();
   if (!blas) return false;
   registerNativeOps(blas);
+  registerInferenceOps(blas);
   overrideKernel('BatchMatMul', 'wasm', 'native', (fallback) => nativeBatchMatMul(blas, fallback));
   return true;
 }

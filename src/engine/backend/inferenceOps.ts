@@ -1,0 +1,173 @@
+/**
+ * Fused kernels for decoding on wasm (native/blas.c linear, native/ops.c logSoftmax, addLayerNorm,
+ * attendOne). One incremental decoder step of `small` (3 layers, 32 rows) ran ~300 tfjs kernels, most
+ * of them tiny: a linear map was reshape + matMul + add + reshape, a LayerNorm ~11 kernels (moments,
+ * casts, rsqrt…), one query's attention matMul + mul + add + softmax + matMul, and log-softmax over
+ * [rows, V] four passes with wasm's scalar Exp. Each of these is one kernel here.
+ *
+ * Inference only: they have no gradients, so only a ForwardContext with `fused` (IncrementalModel,
+ * model/stacks.ts) reaches them, never training. The ops below run tfjs's own kernels when the active
+ * backend lacks these (cpu, webgpu, wasm without the addon), so their callers need no second path.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { addKernel, type KernelFunc, product, type WasmBackend } from './kernels';
+
+export const LINEAR = 'AttentionDebuggerLinear';
+export const LOG_SOFTMAX = 'AttentionDebuggerLogSoftmax';
+export const ADD_LAYER_NORM = 'AttentionDebuggerAddLayerNorm';
+export const ATTEND_ONE = 'AttentionDebuggerAttendOne';
+
+export interface InferenceAddon {
+  linear(
+    x: Float32Array,
+    w: Float32Array,
+    b: Float32Array,
+    y: Float32Array,
+    n: number,
+    inDim: number,
+    outDim: number,
+    relu: boolean,
+  ): void;
+  logSoftmax(x: Float32Array, y: Float32Array, n: number, v: number): void;
+  addLayerNorm(
+    x: Float32Array,
+    r: Float32Array,
+    gain: Float32Array,
+    bias: Float32Array,
+    y: Float32Array,
+    n: number,
+    d: number,
+    eps: number,
+    residual: boolean,
+  ): void;
+  attendOne(
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    mask: Float32Array,
+    out: Float32Array,
+    bh: number,
+    heads: number,
+    s: number,
+    dk: number,
+    scale: number,
+    masked: boolean,
+  ): void;
+}
+
+const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+
+/** x [..., in], w [out, in], b [out] → [..., out]; attrs.relu */
+function linearKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { x, w, b } = inputs as Record<'x' | 'w' | 'b', tf.TensorInfo>;
+    const inDim = x.shape[x.shape.length - 1]!;
+    const outDim = w.shape[0]!;
+    const be = backend as WasmBackend;
+    const y = be.makeOutput([...x.shape.slice(0, -1), outDim], 'float32');
+    const n = product(x.shape.slice(0, -1));
+    ops.linear(f32(be, x), f32(be, w), f32(be, b), f32(be, y), n, inDim, outDim, (attrs as { relu: boolean }).relu);
+    return y;
+  };
+}
+
+/** x [..., V] → log softmax over the last axis */
+function logSoftmaxKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend }) => {
+    const { x } = inputs as { x: tf.TensorInfo };
+    const be = backend as WasmBackend;
+    const y = be.makeOutput(x.shape, 'float32');
+    const v = x.shape[x.shape.length - 1]!;
+    ops.logSoftmax(f32(be, x), f32(be, y), product(x.shape) / v, v);
+    return y;
+  };
+}
+
+/** x [..., d] (+ r, same shape), gain [d], bias [d] → LayerNorm(x + r); attrs.eps */
+function addLayerNormKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { x, r, gain, bias } = inputs as Record<'x' | 'gain' | 'bias', tf.TensorInfo> & { r?: tf.TensorInfo };
+    const be = backend as WasmBackend;
+    const y = be.makeOutput(x.shape, 'float32');
+    const d = x.shape[x.shape.length - 1]!;
+    const xv = f32(be, x);
+    const eps = (attrs as { eps: number }).eps;
+    ops.addLayerNorm(
+      xv,
+      r ? f32(be, r) : xv,
+      f32(be, gain),
+      f32(be, bias),
+      f32(be, y),
+      product(x.shape) / d,
+      d,
+      eps,
+      !!r,
+    );
+    return y;
+  };
+}
+
+/** q [B, h, 1, dk], k, v [B, h, S, dk], mask [B, 1, 1, S] (optional) → [B, h, 1, dk] */
+function attendOneKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend }) => {
+    const { q, k, v, mask } = inputs as Record<'q' | 'k' | 'v', tf.TensorInfo> & { mask?: tf.TensorInfo };
+    const [b, h, , dk] = q.shape as [number, number, number, number];
+    const s = k.shape[2]!;
+    const be = backend as WasmBackend;
+    const out = be.makeOutput(q.shape, 'float32');
+    const qv = f32(be, q);
+    const scale = Math.fround(1 / Math.sqrt(dk)); // as tfjs's scalar 1/√dk in scaledDotProductAttention
+    ops.attendOne(qv, f32(be, k), f32(be, v), mask ? f32(be, mask) : qv, f32(be, out), b * h, h, s, dk, scale, !!mask);
+    return out;
+  };
+}
+
+/** Idempotent; after tfjs-backend-wasm is loaded. */
+export function registerInferenceOps(ops: InferenceAddon): void {
+  addKernel(LINEAR, 'wasm', linearKernel(ops));
+  addKernel(LOG_SOFTMAX, 'wasm', logSoftmaxKernel(ops));
+  addKernel(ADD_LAYER_NORM, 'wasm', addLayerNormKernel(ops));
+  addKernel(ATTEND_ONE, 'wasm', attendOneKernel(ops));
+}
+
+/** Whether the active backend has the fused decoding kernels. */
+export function hasInferenceKernels(): boolean {
+  return tf.getKernel(ATTEND_ONE, tf.getBackend()) !== undefined;
+}
+
+const has = (name: string): boolean => tf.getKernel(name, tf.getBackend()) !== undefined;
+
+/** y = x·Wᵀ + b (then ReLU when `relu`), x [..., in], W [out, in] → [..., out], in one kernel when it can. */
+export function fusedLinear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, relu = false): tf.Tensor {
+  if (has(LINEAR) && x.dtype === 'float32') return tf.engine().runKernel(LINEAR, { x, w, b }, { relu }) as tf.Tensor;
+  const flat = tf.reshape(x, [-1, x.shape[x.shape.length - 1]!]);
+  const y = tf.add(tf.matMul(flat, w, false, true), b);
+  return tf.reshape(relu ? tf.relu(y) : y, [...x.shape.slice(0, -1), w.shape[0]!]);
+}
+
+/** log softmax over the last axis. */
+export function fusedLogSoftmax(x: tf.Tensor): tf.Tensor {
+  return has(LOG_SOFTMAX) ? (tf.engine().runKernel(LOG_SOFTMAX, { x }, {}) as tf.Tensor) : tf.logSoftmax(x);
+}
+
+/** LayerNorm(x + r) over the last axis (LayerNorm(x) without r); the caller's layerNorm when the kernel is missing. */
+export function fusedAddLayerNorm(
+  x: tf.Tensor,
+  r: tf.Tensor | undefined,
+  gain: tf.Tensor,
+  bias: tf.Tensor,
+  eps: number,
+  fallback: (z: tf.Tensor) => tf.Tensor,
+): tf.Tensor {
+  if (!has(ADD_LAYER_NORM)) return fallback(r ? tf.add(x, r) : x);
+  const inputs: tf.NamedTensorMap = r ? { x, r, gain, bias } : { x, gain, bias };
+  return tf.engine().runKernel(ADD_LAYER_NORM, inputs, { eps }) as tf.Tensor;
+}
+
+/** softmax(q·Kᵀ/√dk + mask)·V for one query position: q [B, h, 1, dk] → [B, h, 1, dk]; null without the kernel. */
+export function fusedAttendOne(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, mask?: tf.Tensor): tf.Tensor | null {
+  if (!has(ATTEND_ONE) || q.shape[2] !== 1) return null;
+  if (mask && (mask.shape.length !== 4 || mask.shape[1] !== 1 || mask.shape[2] !== 1 || mask.shape[0] !== q.shape[0]))
+    return null; // only a per-sentence key mask [B, 1, 1, S]
+  return tf.engine().runKernel(ATTEND_ONE, mask ? { q, k, v, mask } : { q, k, v }, {}) as tf.Tensor;
+}
