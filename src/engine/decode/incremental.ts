@@ -14,7 +14,9 @@
 // tokens' log-probs are the model's own, and a hypothesis's logProb is the teacher-forced one).
 // Rows of the state are hypotheses; all rows of one batch have been fed the same number of tokens.
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedLogSoftmax } from '../backend/inferenceOps';
 import { type KeysValues, slicedProjections } from '../model/attention';
+import { linear } from '../model/layers';
 import type { TransformerLayers } from '../model/params';
 import { crossKeysValues, decode, type DecoderCache, type ForwardContext } from '../model/stacks';
 import { EVAL, type Transformer } from '../model/transformer';
@@ -73,12 +75,15 @@ export class IncrementalModel implements StepModel<IncrementalState> {
   private sliced: { layers: TransformerLayers; dispose(): void } | undefined;
   private readonly ctx: ForwardContext;
 
-  /** `heads`: head gates (an ablation, ablate/gates.ts) applied at every step; the model as trained when absent. */
+  /**
+   * `heads`: head gates (an ablation, ablate/gates.ts) applied at every step; the model as trained when absent.
+   * Steps run the fused decoding kernels where the backend has them (ForwardContext.fused).
+   */
   constructor(
     readonly model: Transformer,
     heads?: ForwardContext['heads'],
   ) {
-    this.ctx = heads ? { ...EVAL, heads } : EVAL;
+    this.ctx = heads ? { ...EVAL, heads, fused: true } : { ...EVAL, fused: true };
   }
 
   /** The model's layers with W^Q, W^K, W^V sliced once for every step (dispose() frees them). */
@@ -98,7 +103,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
     const [srcMask, ...cross] = tf.tidy(() => {
       const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), this.ctx); // [B, S, d], [B, 1, 1, S]
-      return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
+      return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory, true))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
     });
     return {
       cross: unflat(cross),
@@ -118,7 +123,9 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       const cache: DecoderCache = { self: [...state.self], cross: state.cross };
       // One query position attending to every position fed so far: no causal mask needed.
       const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
-      return [tf.reshape(this.model.generate(out), [state.rows, c.tgt_vocab]), ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
+      const { w, b } = this.layers.generator; // log softmax(y·Wᵀ + b), as model.generate, fused
+      const logProbs = fusedLogSoftmax(tf.reshape(linear(out, w, b, true), [state.rows, c.tgt_vocab])); // [B, V]
+      return [logProbs, ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position
     const next: IncrementalState = { ...state, self: unflat(self), position: state.position + 1 };

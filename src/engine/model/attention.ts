@@ -3,6 +3,7 @@
  * −∞ before the softmax, and the weights returned when asked (the debugger's whole point).
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedAttendOne } from '../backend/inferenceOps';
 import { linear } from './layers';
 import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
@@ -42,15 +43,17 @@ export function causalMask(t: number): tf.Tensor4D {
   });
 }
 
-/** [B, T, d] → [B, h, T, dk] */
+/** [B, T, d] → [B, h, T, dk] (for one position the same memory: a reshape, no transpose) */
 function splitHeads(x: tf.Tensor, h: number): tf.Tensor4D {
   const [b, t, d] = x.shape;
+  if (t === 1) return tf.reshape(x, [b, h, 1, d / h]);
   return tf.transpose(tf.reshape(x, [b, t, h, d / h]), [0, 2, 1, 3]);
 }
 
-/** [B, h, T, dk] → [B, T, h·dk] */
+/** [B, h, T, dk] → [B, T, h·dk] (a reshape for one position) */
 function mergeHeads(x: tf.Tensor): tf.Tensor3D {
   const [b, h, t, dk] = x.shape;
+  if (t === 1) return tf.reshape(x, [b, 1, h * dk]);
   return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b, t, h * dk]);
 }
 
@@ -72,9 +75,9 @@ function projection(attn: AttentionParams, which: Projection): LinearParams {
 }
 
 /** x: [B, T, d] → (x·W + b) split into heads: [B, h, T, dk] */
-function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D): tf.Tensor4D {
+function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D, fused = false): tf.Tensor4D {
   const { w, b } = projection(attn, which);
-  return splitHeads(linear(x, w, b), h);
+  return splitHeads(linear(x, w, b, fused), h);
 }
 
 /**
@@ -109,9 +112,9 @@ export function slicedProjections(layers: TransformerLayers): { layers: Transfor
   return { layers: view, dispose: () => tf.dispose(added) };
 }
 
-/** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
-export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tensor3D): KeysValues {
-  return { k: project(attn, 'k', h, xkv), v: project(attn, 'v', h, xkv) };
+/** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk]; `fused` as in linear. */
+export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tensor3D, fused = false): KeysValues {
+  return { k: project(attn, 'k', h, xkv, fused), v: project(attn, 'v', h, xkv, fused) };
 }
 
 /**
@@ -126,12 +129,33 @@ export function attendTo(
   kv: KeysValues,
   mask?: tf.Tensor,
   heads?: HeadGate,
+  fused = false,
 ): { output: tf.Tensor3D; weights: tf.Tensor4D; heads: tf.Tensor4D } {
-  const q = project(attn, 'q', h, xq); // [B, h, T, dk]
+  const q = project(attn, 'q', h, xq, fused); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
   const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D); // [B, h, T, dv]
-  const out = linear(mergeHeads(gated), attn.wO, attn.bO); // [B, T, d]
+  const out = linear(mergeHeads(gated), attn.wO, attn.bO, fused); // [B, T, d]
   return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
+}
+
+/**
+ * attendTo's output alone for one query position (xq [B, 1, d]), through the fused decoding
+ * kernels (backend/inferenceOps.ts: no weights kept, no gradient); null where they cannot run.
+ */
+export function attendOneFused(
+  attn: AttentionParams,
+  h: number,
+  xq: tf.Tensor3D,
+  kv: KeysValues,
+  mask?: tf.Tensor,
+  heads?: HeadGate,
+): tf.Tensor3D | null {
+  if (xq.shape[1] !== 1) return null;
+  const q = project(attn, 'q', h, xq, true); // [B, h, 1, dk]
+  const output = fusedAttendOne(q, kv.k, kv.v, mask); // [B, h, 1, dv]
+  if (!output) return null;
+  const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D);
+  return linear(mergeHeads(gated), attn.wO, attn.bO, true) as tf.Tensor3D; // [B, 1, d]
 }
 
 /**

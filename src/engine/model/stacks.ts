@@ -5,9 +5,9 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
-import { attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
+import { attendOneFused, attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
 import type { TransformerConfig } from './config';
-import { dropout, layerNorm, positionwiseFeedForward } from './layers';
+import { addNorm, dropout, layerNorm, positionwiseFeedForward } from './layers';
 import type { NormParams, TransformerLayers } from './params';
 
 /** What one forward pass needs besides its inputs. */
@@ -21,6 +21,16 @@ export interface ForwardContext {
   recordHeads?: Record<AttentionKind, tf.Tensor4D[]>;
   /** Per kind, per layer: the heads' gates ξ (and means): head masks and ablations (attention.ts HeadGate). */
   heads?: Partial<Record<AttentionKind, HeadGate[]>>;
+  /**
+   * Decoding only: linear maps, residual + LayerNorm and one query's attention as single fused kernels
+   * (backend/inferenceOps.ts), which have no gradients; ignored when training or recording.
+   */
+  fused?: boolean;
+}
+
+/** Whether this pass may use the fused kernels (they keep no weights and have no gradient). */
+function fusedPass(ctx: ForwardContext): boolean {
+  return ctx.fused === true && !ctx.training && !ctx.record && !ctx.recordHeads;
 }
 
 function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4D; heads: tf.Tensor4D }): void {
@@ -36,6 +46,11 @@ function sublayer(
   ctx: ForwardContext,
   f: (y: tf.Tensor3D) => tf.Tensor,
 ): tf.Tensor3D {
+  if (fusedPass(ctx)) {
+    // No dropout outside training; the residual's add is inside the fused LayerNorm (post-LN).
+    if (c.norm_first) return tf.add(x, f(addNorm(norm, x, undefined, true) as tf.Tensor3D)) as tf.Tensor3D;
+    return addNorm(norm, x, f(x), true) as tf.Tensor3D;
+  }
   const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
   if (c.norm_first) return tf.add(x, drop(f(layerNorm(norm, x) as tf.Tensor3D))) as tf.Tensor3D;
   return layerNorm(norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
@@ -49,16 +64,17 @@ export function encode(
   srcMask: tf.Tensor,
   ctx: ForwardContext,
 ): tf.Tensor3D {
+  const fused = fusedPass(ctx);
   for (const [i, layer] of layers.encoder.entries()) {
     x = sublayer(c, layer.norm1, x, ctx, (y) => {
-      const kv = projectKeysValues(layer.selfAttn, c.heads, y); // [B, h, S, dk]
-      const r = attendTo(layer.selfAttn, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i]);
+      const kv = projectKeysValues(layer.selfAttn, c.heads, y, fused); // [B, h, S, dk]
+      const r = attendTo(layer.selfAttn, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i], fused);
       keep(ctx, 'encoder_self', r); // [B, h, S, S]
       return r.output; // [B, S, d]
     });
-    x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y));
+    x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y, fused));
   }
-  return layers.encoderNorm ? (layerNorm(layers.encoderNorm, x) as tf.Tensor3D) : x;
+  return layers.encoderNorm ? (addNorm(layers.encoderNorm, x, undefined, fused) as tf.Tensor3D) : x;
 }
 
 /** Per decoder layer: the self-attention keys/values of the positions decoded so far, and the
@@ -68,9 +84,14 @@ export interface DecoderCache {
   cross: KeysValues[];
 }
 
-/** Projects the memory for every layer's cross-attention. memory: [B, S, d] */
-export function crossKeysValues(c: TransformerConfig, layers: TransformerLayers, memory: tf.Tensor3D): KeysValues[] {
-  return layers.decoder.map((layer) => projectKeysValues(layer.crossAttn, c.heads, memory));
+/** Projects the memory for every layer's cross-attention. memory: [B, S, d]; `fused` as in ForwardContext. */
+export function crossKeysValues(
+  c: TransformerConfig,
+  layers: TransformerLayers,
+  memory: tf.Tensor3D,
+  fused = false,
+): KeysValues[] {
+  return layers.decoder.map((layer) => projectKeysValues(layer.crossAttn, c.heads, memory, fused));
 }
 
 /**
@@ -88,22 +109,29 @@ export function decode(
   ctx: ForwardContext,
   cache?: DecoderCache,
 ): tf.Tensor3D {
+  const fused = fusedPass(ctx);
   for (const [i, layer] of layers.decoder.entries()) {
     y = sublayer(c, layer.norm1, y, ctx, (z) => {
-      let kv = projectKeysValues(layer.selfAttn, c.heads, z); // [B, h, T, dk]
+      let kv = projectKeysValues(layer.selfAttn, c.heads, z, fused); // [B, h, T, dk]
       const past = cache?.self[i];
       if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
       if (cache) cache.self[i] = kv;
-      const r = attendTo(layer.selfAttn, c.heads, z, kv, tgtMask, ctx.heads?.decoder_self?.[i]);
+      const gates = ctx.heads?.decoder_self?.[i];
+      const one = fused ? attendOneFused(layer.selfAttn, c.heads, z, kv, tgtMask, gates) : null; // [B, 1, d]
+      if (one) return one;
+      const r = attendTo(layer.selfAttn, c.heads, z, kv, tgtMask, gates, fused);
       keep(ctx, 'decoder_self', r); // [B, h, T, T_total]
       return r.output;
     });
     y = sublayer(c, layer.norm2, y, ctx, (z) => {
-      const r = attendTo(layer.crossAttn, c.heads, z, cross[i], srcMask, ctx.heads?.cross?.[i]);
+      const gates = ctx.heads?.cross?.[i];
+      const one = fused ? attendOneFused(layer.crossAttn, c.heads, z, cross[i], srcMask, gates) : null; // [B, 1, d]
+      if (one) return one;
+      const r = attendTo(layer.crossAttn, c.heads, z, cross[i], srcMask, gates, fused);
       keep(ctx, 'cross', r); // [B, h, T, S]
       return r.output;
     });
-    y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z));
+    y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z, fused));
   }
-  return layers.decoderNorm ? (layerNorm(layers.decoderNorm, y) as tf.Tensor3D) : y;
+  return layers.decoderNorm ? (addNorm(layers.decoderNorm, y, undefined, fused) as tf.Tensor3D) : y;
 }
