@@ -14,6 +14,7 @@ import {
   fusedAttendOne,
   fusedLinear,
   fusedLogSoftmax,
+  gatherAppend,
   hasInferenceKernels,
 } from '../../src/engine/backend/inferenceOps';
 import { scaledDotProductAttention } from '../../src/engine/model/attention';
@@ -82,6 +83,17 @@ test('one query’s attention, with and without a key mask, equals scaledDotProd
   await close(fusedAttendOne(q, k, v)!, scaledDotProductAttention(q, k, v).output, 1e-5, 'unmasked');
   await close(fusedAttendOne(q, k, v, mask)!, scaledDotProductAttention(q, k, v, mask).output, 1e-5, 'masked');
   assert.equal(fusedAttendOne(tf.zeros([b, h, 2, dk]), k, v), null, 'two query positions: not this kernel');
+});
+
+test('a reordered key/value cache with one position appended equals concat(gather(past, rows), next)', async () => {
+  const past = tf.randomNormal([3, 2, 4, 5], 0, 1, 'float32', 12); // [B0, h, t, dk]
+  const next = tf.randomNormal([4, 2, 1, 5], 0, 1, 'float32', 13); // [B, h, 1, dk]
+  const rows = tf.tensor1d([2, 0, 0, 1], 'int32');
+  await close(gatherAppend(past, next, rows), tf.concat([tf.gather(past, rows, 0), next], 2), 0, 'gatherAppend');
+  assert.throws(
+    () => gatherAppend(past, next, tf.tensor1d([0, 1, 3, 0], 'int32')),
+    /row 3 is outside the cache's 3 rows/,
+  );
 });
 
 test('an incremental decoding step runs the fused kernels and no tfjs LayerNorm', async () => {

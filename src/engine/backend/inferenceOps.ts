@@ -16,6 +16,7 @@ export const LINEAR = 'AttentionDebuggerLinear';
 export const LOG_SOFTMAX = 'AttentionDebuggerLogSoftmax';
 export const ADD_LAYER_NORM = 'AttentionDebuggerAddLayerNorm';
 export const ATTEND_ONE = 'AttentionDebuggerAttendOne';
+export const GATHER_APPEND = 'AttentionDebuggerGatherAppend';
 
 export interface InferenceAddon {
   linear(
@@ -122,12 +123,39 @@ function attendOneKernel(ops: InferenceAddon): KernelFunc {
   };
 }
 
+/**
+ * past [B0, h, t, dk], next [B, h, 1, dk], rows [B] int32 → [B, h, t + 1, dk]: row b is past's row
+ * rows[b] with next's position b appended (a beam's reordered key/value cache, copied once).
+ */
+const gatherAppendKernel: KernelFunc = ({ inputs, backend }) => {
+  const { past, next, rows } = inputs as Record<'past' | 'next' | 'rows', tf.TensorInfo>;
+  const [b0, h, t, dk] = past.shape as [number, number, number, number];
+  const b = next.shape[0]!;
+  const be = backend as WasmBackend;
+  const ids = be.typedArrayFromHeap(rows) as Int32Array;
+  for (let i = 0; i < b; i++)
+    if (!(ids[i]! >= 0 && ids[i]! < b0)) throw new RangeError(`row ${ids[i]} is outside the cache's ${b0} rows`);
+  const out = be.makeOutput([b, h, t + 1, dk], 'float32');
+  const [y, p, x] = [f32(be, out), f32(be, past), f32(be, next)]; // views after makeOutput (the heap may grow)
+  const from = be.typedArrayFromHeap(rows) as Int32Array;
+  const block = t * dk;
+  for (let i = 0; i < b; i++)
+    for (let j = 0; j < h; j++) {
+      const o = (i * h + j) * (block + dk);
+      const src = (from[i]! * h + j) * block;
+      y.set(p.subarray(src, src + block), o);
+      y.set(x.subarray((i * h + j) * dk, (i * h + j + 1) * dk), o + block);
+    }
+  return out;
+};
+
 /** Idempotent; after tfjs-backend-wasm is loaded. */
 export function registerInferenceOps(ops: InferenceAddon): void {
   addKernel(LINEAR, 'wasm', linearKernel(ops));
   addKernel(LOG_SOFTMAX, 'wasm', logSoftmaxKernel(ops));
   addKernel(ADD_LAYER_NORM, 'wasm', addLayerNormKernel(ops));
   addKernel(ATTEND_ONE, 'wasm', attendOneKernel(ops));
+  addKernel(GATHER_APPEND, 'wasm', gatherAppendKernel);
 }
 
 /** Whether the active backend has the fused decoding kernels. */
@@ -170,4 +198,11 @@ export function fusedAttendOne(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, mask?: 
   if (mask && (mask.shape.length !== 4 || mask.shape[1] !== 1 || mask.shape[2] !== 1 || mask.shape[0] !== q.shape[0]))
     return null; // only a per-sentence key mask [B, 1, 1, S]
   return tf.engine().runKernel(ATTEND_ONE, mask ? { q, k, v, mask } : { q, k, v }, {}) as tf.Tensor;
+}
+
+/** concat([gather(past, rows), next], 2): past [B0, h, t, dk], next [B, h, 1, dk], rows [B] → [B, h, t + 1, dk] */
+export function gatherAppend(past: tf.Tensor, next: tf.Tensor, rows: tf.Tensor1D): tf.Tensor {
+  if (has(GATHER_APPEND) && past.dtype === 'float32' && next.shape[2] === 1)
+    return tf.engine().runKernel(GATHER_APPEND, { past, next, rows }, {}) as tf.Tensor;
+  return tf.concat([tf.gather(past, rows, 0), next], 2);
 }

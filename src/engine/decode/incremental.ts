@@ -27,12 +27,19 @@ export interface IncrementalState {
   cross: KeysValues[];
   /** The source padding mask, [B, 1, 1, S]. */
   srcMask: tf.Tensor4D;
-  /** Per decoder layer: self-attention keys/values of the positions fed so far, [B, h, t, dk]; null before the first step. */
+  /** Per decoder layer: self-attention keys/values of the positions fed so far, [B₀, h, t, dk]; null before the first step. */
   self: (KeysValues | null)[];
+  /**
+   * Row i of `self` is row selfRows[i] of its tensors (B₀ rows): select's reordering, done by the next
+   * step while it appends the new position (one copy instead of a gather and a concat); null: as stored.
+   */
+  selfRows: Int32Array | null;
   /** Tokens fed so far (the position of the next one). */
   position: number;
   /** Rows (hypotheses) in this state. */
   rows: number;
+  /** Per row: the sentence (row of `initial`'s batch) whose memory `cross` and `srcMask` hold. */
+  sentences: Int32Array;
 }
 
 /** Pads id lists to the longest with `pad` (row-major, for a [B, S] int32 tensor). */
@@ -109,8 +116,10 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       cross: unflat(cross),
       srcMask: srcMask as tf.Tensor4D,
       self: new Array<KeysValues | null>(this.model.config.decoder_layers).fill(null),
+      selfRows: null,
       position: 0,
       rows: src.length,
+      sentences: Int32Array.from(src, (_, i) => i),
     };
   }
 
@@ -120,7 +129,8 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     const c = this.model.config;
     const [logProbs, ...self] = tf.tidy(() => {
       const y = this.model.embedTarget(tf.tensor2d(lastTokens, [state.rows, 1], 'int32'), state.position); // [B, 1, d]
-      const cache: DecoderCache = { self: [...state.self], cross: state.cross };
+      const rows = state.selfRows ? { rows: tf.tensor1d(state.selfRows, 'int32') } : {}; // [B]
+      const cache: DecoderCache = { self: [...state.self], cross: state.cross, ...rows };
       // One query position attending to every position fed so far: no causal mask needed.
       const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
       const { w, b } = this.layers.generator; // log softmax(y·Wᵀ + b), as model.generate, fused
@@ -128,7 +138,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       return [logProbs, ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position
-    const next: IncrementalState = { ...state, self: unflat(self), position: state.position + 1 };
+    const next: IncrementalState = { ...state, self: unflat(self), selfRows: null, position: state.position + 1 };
     try {
       const data = (await logProbs.data()) as Float32Array;
       return { logProbs: forbid(this.model, data, state.rows, c.tgt_vocab), vocab: c.tgt_vocab, state: next };
@@ -140,27 +150,36 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     }
   }
 
-  /** Gathers every cached tensor along the batch axis (row i ← old row rows[i]); disposes the old ones. */
+  /**
+   * Row i of the new state continues old row rows[i]. The memory's keys/values and mask are gathered
+   * along the batch axis (the old ones disposed), unless every row keeps its sentence (beam search
+   * reordering hypotheses within each sentence): they depend only on the sentence. The self-attention
+   * caches are gathered by the next step (selfRows).
+   */
   select(state: IncrementalState, rows: Int32Array): IncrementalState {
     if (rows.length === 0) throw new RangeError('select with no rows');
     const identity = rows.length === state.rows && rows.every((r, i) => r === i);
     if (identity) return state;
+    const sentences = Int32Array.from(rows, (r) => state.sentences[r]!);
+    const sameMemory = sentences.length === state.rows && sentences.every((s, i) => s === state.sentences[i]);
     const started = state.self[0] !== null; // every layer's cache exists after the first step, none before
-    const [srcMask, ...kvs] = tf.tidy(() => {
+    const selfRows = started ? Int32Array.from(rows, (r) => (state.selfRows ? state.selfRows[r]! : r)) : null;
+    if (sameMemory) return { ...state, selfRows, rows: rows.length, sentences };
+    const [srcMask, ...cross] = tf.tidy(() => {
       const idx = tf.tensor1d(rows, 'int32'); // [B']
       const take = (x: tf.Tensor): tf.Tensor => tf.gather(x, idx, 0); // [B', …]
-      const self = started ? flat(state.self as KeysValues[]) : []; // L × 2 × [B, h, t, dk]
-      return [take(state.srcMask), ...flat(state.cross).map(take), ...self.map(take)]; // [B', 1, 1, S], 2L × [B', h, S, dk], 2L × [B', h, t, dk]
+      return [take(state.srcMask), ...flat(state.cross).map(take)]; // [B', 1, 1, S], 2L × [B', h, S, dk]
     });
-    this.release(state);
-    const n = 2 * state.cross.length;
-    const self = started ? unflat(kvs.slice(n)) : state.self.map(() => null);
+    disposeKV(state.cross);
+    state.srcMask.dispose();
     return {
-      cross: unflat(kvs.slice(0, n)),
+      cross: unflat(cross),
       srcMask: srcMask as tf.Tensor4D,
-      self,
+      self: state.self,
+      selfRows,
       position: state.position,
       rows: rows.length,
+      sentences,
     };
   }
 

@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
+import { gatherAppend } from '../backend/inferenceOps';
 import { attendOneFused, attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
 import type { TransformerConfig } from './config';
 import { addNorm, dropout, layerNorm, positionwiseFeedForward } from './layers';
@@ -82,6 +83,8 @@ export function encode(
 export interface DecoderCache {
   self: (KeysValues | null)[];
   cross: KeysValues[];
+  /** When given, row i of `self` is row rows[i] of the stored tensors (a beam's reordering, done while appending). */
+  rows?: tf.Tensor1D;
 }
 
 /** Projects the memory for every layer's cross-attention. memory: [B, S, d]; `fused` as in ForwardContext. */
@@ -114,7 +117,10 @@ export function decode(
     y = sublayer(c, layer.norm1, y, ctx, (z) => {
       let kv = projectKeysValues(layer.selfAttn, c.heads, z, fused); // [B, h, T, dk]
       const past = cache?.self[i];
-      if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
+      const rows = cache?.rows;
+      const append = (p: tf.Tensor4D, x: tf.Tensor4D) => gatherAppend(p, x, rows!) as tf.Tensor4D; // [B, h, T_total, dk]
+      if (past && rows) kv = { k: append(past.k, kv.k), v: append(past.v, kv.v) };
+      else if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
       if (cache) cache.self[i] = kv;
       const gates = ctx.heads?.decoder_self?.[i];
       const one = fused ? attendOneFused(layer.selfAttn, c.heads, z, kv, tgtMask, gates) : null; // [B, 1, d]
