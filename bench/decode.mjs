@@ -5,16 +5,23 @@
 // two should produce the same outputs). Both decode incrementally (the decoder's self-attention
 // keys/values cached, the memory's cross-attention keys/values projected once), in batches of 32
 // sentences sorted by length, and never generate BOS or PAD.
-//   node bench/decode.mjs [--n 100] [--beams 1,4] [--stops exact,first-k] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
+// Each case runs --rounds times on each side, interleaved (engine, peer; the next round peer first),
+// with the peer kept alive as one process reading commands, so that both see the same conditions on a
+// shared machine; the table gives each side's median sentences/s, the ratio of the medians and each
+// side's min–max. Every round's outputs are compared (identical outputs N/N: the worst round).
+//   node bench/decode.mjs [--n 100] [--rounds 3] [--beams 1,4] [--stops exact,first-k] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
 import process from 'node:process';
 import console from 'node:console';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { loadEngine, root } from './lib/build.mjs';
-import { header, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
+import { PYTHON, header, median, now, parseArgs, peakRssMiB, table } from './lib/common.mjs';
 
 const args = parseArgs({
   n: 100,
+  rounds: 3,
   beams: '1,4',
   stops: 'exact,first-k',
   batch: 32,
@@ -57,51 +64,106 @@ const runs = args.beams
       ? [{ name: 'greedy', k, stop: 'exact' }]
       : args.stops.split(',').map((stop) => ({ name: `beam ${k} ${stop}`, k, stop })),
   );
-const engine = {};
 // Warm-up, as the peer's: one full batch greedily, so that the wasm heap and tfjs's buffers have
 // grown to the timed batches' size (a 2-sentence warm-up left that to the first timed search,
 // greedy's: 2.96 s against 1.6 s for the same batch run again, 2026-11-24).
 await translate(model, src.slice(0, args.batch), { beamSize: 1, batchSize: args.batch });
-for (const { name, k, stop } of runs) {
-  const t0 = now();
-  const out = await translate(model, src, { beamSize: k, batchSize: args.batch, earlyStop: stop });
-  const dt = now() - t0;
-  engine[name] = {
-    sps: src.length / dt,
-    tokens: out.reduce((n, t) => n + t.tokens.length, 0),
-    out: out.map((t) => t.tokens),
-  };
-  console.log(`  [engine] ${name}: ${dt.toFixed(1)} s, ${engine[name].tokens} output tokens`);
-}
 const casePath = join(dir, 'decode-case.json');
 writeFileSync(
   casePath,
-  JSON.stringify({
-    config,
-    weights,
-    src,
-    runs,
-    batch: args.batch,
-    alpha: 0.6,
-    maxLenOffset: 50,
-    engine: Object.fromEntries(runs.map(({ name }) => [name, engine[name].out])),
-  }),
+  JSON.stringify({ config, weights, src, runs, batch: args.batch, alpha: 0.6, maxLenOffset: 50 }),
 );
 
-const peer = runPeer('decode.py', [casePath]);
-header(
-  `decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}`,
-  engineInfo,
-  peer.info,
+/** The peer as one long-lived process: request(obj) writes a line and resolves with its reply line. */
+function startPeer() {
+  const child = spawn(PYTHON, [join(root, 'bench', 'decode.py'), casePath], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const waiting = [];
+  const queued = [];
+  lines.on('line', (line) => (waiting.length ? waiting.shift().resolve(line) : queued.push(line)));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  exited.then((code) => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`bench/decode.py exited with ${code}`));
+  });
+  const next = () =>
+    queued.length
+      ? Promise.resolve(queued.shift())
+      : new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  return {
+    next: async () => JSON.parse(await next()),
+    request: async (obj) => {
+      child.stdin.write(`${JSON.stringify(obj)}\n`);
+      return JSON.parse(await next());
+    },
+    /** Closes stdin; the peer's last line is { info, rss }. */
+    finish: async () => {
+      child.stdin.end();
+      const last = JSON.parse(await next());
+      const code = await exited;
+      if (code !== 0) throw new Error(`bench/decode.py exited with ${code}`);
+      return last;
+    },
+  };
+}
+
+const peer = startPeer();
+await peer.next(); // { ready }: the peer's model loaded and warmed up
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const results = Object.fromEntries(
+  runs.map(({ name }) => [name, { engine: [], peer: [], tokens: {}, identical: Infinity, out: {} }]),
 );
+async function runEngine({ k, stop }) {
+  const t0 = now();
+  const out = await translate(model, src, { beamSize: k, batchSize: args.batch, earlyStop: stop });
+  const dt = now() - t0;
+  return {
+    seconds: dt,
+    sps: src.length / dt,
+    tokens: out.reduce((n, t) => n + t.tokens.length, 0),
+    out: out.map((t) => [...t.tokens]),
+  };
+}
+for (let round = 0; round < args.rounds; round++) {
+  for (const run of runs) {
+    const r = results[run.name];
+    const sides = round % 2 === 0 ? ['engine', 'peer'] : ['peer', 'engine'];
+    for (const side of sides) {
+      const got = side === 'engine' ? await runEngine(run) : await peer.request({ run: run.name });
+      r[side].push(got.sps);
+      r.tokens[side] = got.tokens;
+      // Each side must repeat itself across rounds (decoding is deterministic).
+      if (r.out[side] && !got.out.every((t, i) => same(t, r.out[side][i])))
+        throw new Error(`${side} ${run.name}: round ${round + 1}'s outputs differ from round 1's`);
+      r.out[side] ??= got.out;
+      const tag = side === 'engine' ? 'engine' : 'peer  ';
+      console.log(
+        `  [${tag}] round ${round + 1} ${run.name}: ${got.seconds.toFixed(2)} s, ${got.tokens} output tokens`,
+      );
+    }
+    r.identical = Math.min(r.identical, r.out.engine.filter((t, i) => same(t, r.out.peer[i])).length);
+  }
+}
+const peerEnd = await peer.finish();
+
+header(
+  `decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}; ${args.rounds} rounds interleaved, medians`,
+  engineInfo,
+  peerEnd.info,
+);
+const fmt = (x) => x.toFixed(x >= 10 ? 1 : 2);
+const span = (xs) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
 table(
-  runs.map(({ name }) => ({
-    name,
-    engine: engine[name].sps,
-    peer: peer.sps[name],
-    unit: `sentences/s (output tokens: engine ${engine[name].tokens}, PyTorch ${peer.tokens[name]}; identical outputs ${peer.same[name]}/${src.length})`,
-  })),
-  { engine: peakRssMiB(), peer: peer.rss },
+  runs.map(({ name }) => {
+    const r = results[name];
+    return {
+      name,
+      engine: median(r.engine),
+      peer: median(r.peer),
+      unit: `sentences/s (min–max: engine ${span(r.engine)}, PyTorch ${span(r.peer)}; output tokens: engine ${r.tokens.engine}, PyTorch ${r.tokens.peer}; identical outputs ${r.identical}/${src.length})`,
+    };
+  }),
+  { engine: peakRssMiB(), peer: peerEnd.rss },
 );
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

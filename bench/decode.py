@@ -4,8 +4,11 @@ decode/translate.ts, greedy.ts and beam.ts: incremental decoding with per-layer 
 key/value caches and the memory's cross-attention keys/values projected once; BOS and PAD never
 generated; GNMT length penalty ((5 + |Y|) / 6)^alpha with |Y| counting EOS; maximum output length
 source length + 50, capped so that BOS and the output fit max_len positions.
-Argument: the case file written by the node side. Reports sentences/s and how many outputs are
-identical to the engine's."""
+Argument: the case file written by the node side. The peer stays alive for the whole benchmark so
+that its rounds interleave with the engine's under the same conditions: after loading the model and
+one warm-up batch it prints {"ready": …}, then answers each stdin line {"run": name} with one stdout
+line {"name", "seconds", "sps", "tokens", "out"} (the outputs, for the node side's identical check);
+at the end of stdin it prints {"info", "rss"} and exits."""
 import json
 import math
 import struct
@@ -223,20 +226,20 @@ def main():
     model.eval()
     inc = Incremental(model)
     src = case["src"]
-    sps, tokens, same = {}, {}, {}
+    runs = {run["name"]: run for run in case["runs"]}
+    reply = lambda obj: print(json.dumps(obj), flush=True)
     with torch.inference_mode():
         # warm-up, as the engine's: one full batch, so that buffers of the timed batches' size exist
         translate(inc, src[: case["batch"]], 1, case["batch"], case["alpha"], case["maxLenOffset"])
-        for run in case["runs"]:
-            name, k = run["name"], run["k"]
+        reply({"ready": True})
+        for line in sys.stdin:
+            run = runs[json.loads(line)["run"]]
             t0 = now()
-            out = translate(inc, src, k, case["batch"], case["alpha"], case["maxLenOffset"], run["stop"])
+            out = translate(inc, src, run["k"], case["batch"], case["alpha"], case["maxLenOffset"], run["stop"])
             dt = now() - t0
-            sps[name] = len(src) / dt
-            tokens[name] = sum(len(t) for t in out)
-            same[name] = sum(a == b for a, b in zip(out, case["engine"][name]))
-            print(f"{name}: {dt:.1f} s, {tokens[name]} output tokens")
-    emit({"info": describe(), "sps": sps, "tokens": tokens, "same": same, "rss": peak_rss_mib()})
+            reply({"name": run["name"], "seconds": dt, "sps": len(src) / dt, "tokens": sum(len(t) for t in out),
+                   "out": out})
+    emit({"info": describe(), "rss": peak_rss_mib()})
 
 
 if __name__ == "__main__":
