@@ -14,7 +14,8 @@
  *     y [n, out] = x [n, in] · wᵀ + b (w [out, in], as PyTorch stores it), then max(y, 0) when relu:
  *     b copied into every row of y, then one sgemm with beta = 1 (PyTorch's addmm does the same).
  *   Products with m·n·k < 2^22 run on one OpenBLAS thread (SINGLE_THREAD_BELOW).
- * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam, logSoftmax, addLayerNorm, attendOne).
+ * and the kernels of ops.c (sum, gatherRows, smoothedXent, adam, logSoftmax, greedyPick, addLayerNorm,
+ * attendOne).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -141,6 +142,7 @@ napi_value native_adam(napi_env, napi_callback_info);
 napi_value native_log_softmax(napi_env, napi_callback_info);
 napi_value native_add_layer_norm(napi_env, napi_callback_info);
 napi_value native_attend_one(napi_env, napi_callback_info);
+napi_value native_greedy_pick(napi_env, napi_callback_info);
 
 NAPI_MODULE_INIT() {
   /* ATTENTION_DEBUGGER_BLAS_PATH names the library to open instead of the usual names (a path, or a
@@ -178,6 +180,7 @@ NAPI_MODULE_INIT() {
       {"logSoftmax", NULL, native_log_softmax, NULL, NULL, NULL, napi_enumerable, NULL},
       {"addLayerNorm", NULL, native_add_layer_norm, NULL, NULL, NULL, napi_enumerable, NULL},
       {"attendOne", NULL, native_attend_one, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"greedyPick", NULL, native_greedy_pick, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
   return exports;

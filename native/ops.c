@@ -12,6 +12,8 @@
  *   adam(p, g, m, v, pOut, mOut, vOut, lr, beta1, beta2, epsilon, c1, c2)   PyTorch's Adam update
  * and, for decoding only (no gradients; decode/incremental.ts, backend/inferenceOps.ts):
  *   logSoftmax(x, y, n, v)   y [N, V] = (x − max) − log Σ exp(x − max), per row
+ *   greedyPick(x, out, n, v, bos, pad, eos)   per row of logits x [N, V], with logSoftmax's log-probs
+ *       and BOS, PAD at −∞: out [N, 3] = (argmax, lowest id on ties; its log-prob; EOS's log-prob)
  *   addLayerNorm(x, r, gain, bias, y, n, d, eps, residual)   y = LayerNorm(x + r) (r ignored unless
  *       residual): (z − μ) · 1/√(σ² + ε) · gain + bias per row of d, σ² biased
  *   attendOne(q, k, v, mask, out, bh, heads, s, dk, scale, masked)   one query per (batch, head):
@@ -219,6 +221,23 @@ napi_value native_adam(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* One row's max m and log Σ exp(l − m), four lanes (logSoftmax and greedyPick share it, so that
+   greedyPick's log-probs are logSoftmax's to the bit). */
+static inline float row_log_sum_exp(const float *restrict l, int64_t v, float *max_out) {
+  const int64_t v4 = v - v % 4;
+  v4f lane_max = splat(-INFINITY);
+  for (int64_t j = 0; j < v4; j += 4) lane_max = max4(load4(l + j), lane_max);
+  float m = -INFINITY;
+  for (int k = 0; k < 4; k++) m = lane_max[k] > m ? lane_max[k] : m;
+  for (int64_t j = v4; j < v; j++) m = l[j] > m ? l[j] : m;
+  v4f lane_sum = splat(0);
+  for (int64_t j = 0; j < v4; j += 4) lane_sum += exp4(load4(l + j) - m);
+  float s = hsum4(lane_sum);
+  for (int64_t j = v4; j < v; j++) s += expf(l[j] - m);
+  *max_out = m;
+  return logf(s);
+}
+
 napi_value native_log_softmax(napi_env env, napi_callback_info info) {
   args_t a = {env, "logSoftmax", false};
   napi_value argv[4];
@@ -227,21 +246,43 @@ napi_value native_log_softmax(napi_env env, napi_callback_info info) {
   const float *x = floats(&a, argv[0], (size_t)(n * v), "x");
   float *y = floats(&a, argv[1], (size_t)(n * v), "y");
   if (a.failed) return NULL;
-  const int64_t v4 = v - v % 4;
   for (int64_t i = 0; i < n; i++) {
     const float *restrict l = x + i * v;
     float *restrict o = y + i * v;
-    v4f lane_max = splat(-INFINITY);
-    for (int64_t j = 0; j < v4; j += 4) lane_max = max4(load4(l + j), lane_max);
-    float m = -INFINITY;
-    for (int k = 0; k < 4; k++) m = lane_max[k] > m ? lane_max[k] : m;
-    for (int64_t j = v4; j < v; j++) m = l[j] > m ? l[j] : m;
-    v4f lane_sum = splat(0);
-    for (int64_t j = 0; j < v4; j += 4) lane_sum += exp4(load4(l + j) - m);
-    float s = hsum4(lane_sum);
-    for (int64_t j = v4; j < v; j++) s += expf(l[j] - m);
-    const float ls = logf(s);
+    float m;
+    const float ls = row_log_sum_exp(l, v, &m);
     for (int64_t j = 0; j < v; j++) o[j] = (l[j] - m) - ls; // tfjs's order: shifted − log Σ exp(shifted)
+  }
+  return NULL;
+}
+
+napi_value native_greedy_pick(napi_env env, napi_callback_info info) {
+  args_t a = {env, "greedyPick", false};
+  napi_value argv[7];
+  if (!get_args(&a, info, argv, 7)) return NULL;
+  const int64_t n = count(&a, argv[2], "n"), v = count(&a, argv[3], "v");
+  const int64_t bos = count(&a, argv[4], "bos"), pad = count(&a, argv[5], "pad"), eos = count(&a, argv[6], "eos");
+  if (!a.failed && (bos >= v || pad >= v || eos >= v)) fail(&a, "bos, pad and eos must be below v");
+  const float *x = floats(&a, argv[0], (size_t)(n * v), "x");
+  float *out = floats(&a, argv[1], (size_t)(n * 3), "out");
+  if (a.failed) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    const float *restrict l = x + i * v;
+    float m;
+    const float ls = row_log_sum_exp(l, v, &m);
+    // As decode/greedy.ts over the full log-probs: the first index wins, then only a strictly greater one.
+    int64_t best = -1;
+    float best_lp = -INFINITY;
+    for (int64_t j = 0; j < v; j++) {
+      const float lp = j == bos || j == pad ? -INFINITY : (l[j] - m) - ls;
+      if (best < 0 || lp > best_lp) {
+        best = j;
+        best_lp = lp;
+      }
+    }
+    out[i * 3] = (float)best;
+    out[i * 3 + 1] = best_lp;
+    out[i * 3 + 2] = eos == bos || eos == pad ? -INFINITY : (l[eos] - m) - ls;
   }
   return NULL;
 }

@@ -1,6 +1,6 @@
 /**
- * Fused kernels for decoding on wasm (native/blas.c linear, native/ops.c logSoftmax, addLayerNorm,
- * attendOne). One incremental decoder step of `small` (3 layers, 32 rows) ran ~300 tfjs kernels, most
+ * Fused kernels for decoding on wasm (native/blas.c linear, native/ops.c logSoftmax, greedyPick,
+ * addLayerNorm, attendOne). One incremental decoder step of `small` (3 layers, 32 rows) ran ~300 tfjs kernels, most
  * of them tiny: a linear map was reshape + matMul + add + reshape, a LayerNorm ~11 kernels (moments,
  * casts, rsqrt…), one query's attention matMul + mul + add + softmax + matMul, and log-softmax over
  * [rows, V] four passes with wasm's scalar Exp. Each of these is one kernel here.
@@ -17,6 +17,8 @@ export const LOG_SOFTMAX = 'AttentionDebuggerLogSoftmax';
 export const ADD_LAYER_NORM = 'AttentionDebuggerAddLayerNorm';
 export const ATTEND_ONE = 'AttentionDebuggerAttendOne';
 export const GATHER_APPEND = 'AttentionDebuggerGatherAppend';
+export const LINEAR_SPLIT = 'AttentionDebuggerLinearSplit';
+export const GREEDY_PICK = 'AttentionDebuggerGreedyPick';
 
 export interface InferenceAddon {
   linear(
@@ -30,6 +32,7 @@ export interface InferenceAddon {
     relu: boolean,
   ): void;
   logSoftmax(x: Float32Array, y: Float32Array, n: number, v: number): void;
+  greedyPick(x: Float32Array, out: Float32Array, n: number, v: number, bos: number, pad: number, eos: number): void;
   addLayerNorm(
     x: Float32Array,
     r: Float32Array,
@@ -69,6 +72,45 @@ function linearKernel(ops: InferenceAddon): KernelFunc {
     const n = product(x.shape.slice(0, -1));
     ops.linear(f32(be, x), f32(be, w), f32(be, b), f32(be, y), n, inDim, outDim, (attrs as { relu: boolean }).relu);
     return y;
+  };
+}
+
+/**
+ * x [..., in], w [parts·out, in], b [parts·out] → parts × [..., out]: one product (W^Q, W^K, W^V
+ * stacked, as PyTorch's in_proj_weight), its columns then copied into one output per part.
+ */
+function linearSplitKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { x, w, b } = inputs as Record<'x' | 'w' | 'b', tf.TensorInfo>;
+    const parts = (attrs as { parts: number }).parts;
+    const inDim = x.shape[x.shape.length - 1]!;
+    const all = w.shape[0]!;
+    const outDim = all / parts;
+    const be = backend as WasmBackend;
+    const n = product(x.shape.slice(0, -1));
+    const tmp = be.makeOutput([n, all], 'float32');
+    const outs = Array.from({ length: parts }, () => be.makeOutput([...x.shape.slice(0, -1), outDim], 'float32'));
+    const y = f32(be, tmp); // views after every makeOutput (the heap may grow)
+    ops.linear(f32(be, x), f32(be, w), f32(be, b), y, n, inDim, all, false);
+    outs.forEach((o, p) => {
+      const dst = f32(be, o);
+      for (let i = 0; i < n; i++) dst.set(y.subarray(i * all + p * outDim, i * all + (p + 1) * outDim), i * outDim);
+    });
+    be.disposeData(tmp.dataId);
+    return outs;
+  };
+}
+
+/** logits [N, V] → [N, 3]: per row greedy's token (argmax of log softmax, BOS and PAD excluded, lowest id on ties), its log-prob, EOS's log-prob */
+function greedyPickKernel(ops: InferenceAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { x } = inputs as { x: tf.TensorInfo };
+    const { bos, pad, eos } = attrs as { bos: number; pad: number; eos: number };
+    const be = backend as WasmBackend;
+    const [n, v] = x.shape as [number, number];
+    const out = be.makeOutput([n, 3], 'float32');
+    ops.greedyPick(f32(be, x), f32(be, out), n, v, bos, pad, eos);
+    return out;
   };
 }
 
@@ -153,6 +195,8 @@ const gatherAppendKernel: KernelFunc = ({ inputs, backend }) => {
 export function registerInferenceOps(ops: InferenceAddon): void {
   addKernel(LINEAR, 'wasm', linearKernel(ops));
   addKernel(LOG_SOFTMAX, 'wasm', logSoftmaxKernel(ops));
+  addKernel(LINEAR_SPLIT, 'wasm', linearSplitKernel(ops));
+  addKernel(GREEDY_PICK, 'wasm', greedyPickKernel(ops));
   addKernel(ADD_LAYER_NORM, 'wasm', addLayerNormKernel(ops));
   addKernel(ATTEND_ONE, 'wasm', attendOneKernel(ops));
   addKernel(GATHER_APPEND, 'wasm', gatherAppendKernel);
@@ -165,12 +209,33 @@ export function hasInferenceKernels(): boolean {
 
 const has = (name: string): boolean => tf.getKernel(name, tf.getBackend()) !== undefined;
 
+/** Whether fusedGreedyPick runs on the active backend. */
+export const hasGreedyPick = (): boolean => has(GREEDY_PICK);
+
 /** y = x·Wᵀ + b (then ReLU when `relu`), x [..., in], W [out, in] → [..., out], in one kernel when it can. */
 export function fusedLinear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, relu = false): tf.Tensor {
   if (has(LINEAR) && x.dtype === 'float32') return tf.engine().runKernel(LINEAR, { x, w, b }, { relu }) as tf.Tensor;
   const flat = tf.reshape(x, [-1, x.shape[x.shape.length - 1]!]);
   const y = tf.add(tf.matMul(flat, w, false, true), b);
   return tf.reshape(relu ? tf.relu(y) : y, [...x.shape.slice(0, -1), w.shape[0]!]);
+}
+
+/** fusedLinear's output split into `parts` equal blocks of its last axis (one product for W^Q, W^K, W^V). */
+export function fusedLinearSplit(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, parts: number): tf.Tensor[] {
+  if (has(LINEAR_SPLIT) && x.dtype === 'float32' && w.shape[0]! % parts === 0)
+    return tf.engine().runKernel(LINEAR_SPLIT, { x, w, b }, { parts }) as unknown as tf.Tensor[];
+  return tf.split(fusedLinear(x, w, b), parts, -1);
+}
+
+/**
+ * Greedy decoding's choice from logits [N, V] without reading back [N, V]: per row (token, its
+ * log-prob, EOS's log-prob) as [N, 3] (token ids exact in float32 below 2^24), the log-probs those of
+ * fusedLogSoftmax, with BOS and PAD at −∞ and ties going to the lowest id (decode/greedy.ts pickGreedy);
+ * null where the backend lacks the kernel.
+ */
+export function fusedGreedyPick(logits: tf.Tensor2D, bos: number, pad: number, eos: number): tf.Tensor2D | null {
+  if (!has(GREEDY_PICK) || logits.dtype !== 'float32' || logits.shape[1] >= 2 ** 24) return null;
+  return tf.engine().runKernel(GREEDY_PICK, { x: logits }, { bos, pad, eos }) as tf.Tensor2D;
 }
 
 /** log softmax over the last axis. */

@@ -3,7 +3,7 @@
  * −∞ before the softmax, and the weights returned when asked (the debugger's whole point).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedAttendOne } from '../backend/inferenceOps';
+import { fusedAttendOne, fusedLinearSplit } from '../backend/inferenceOps';
 import { linear } from './layers';
 import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
@@ -118,6 +118,16 @@ export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tens
 }
 
 /**
+ * Self-attention's queries, keys and values of one position from one product with the stacked
+ * [3d, d] in-projection (as PyTorch's in_proj_weight; decoding only, no gradient): x [B, 1, d] →
+ * q [B, h, 1, dk] and k, v [B, h, 1, dk] (splitting heads of one position is a reshape).
+ */
+export function projectQKVOne(attn: AttentionParams, h: number, x: tf.Tensor3D): { q: tf.Tensor4D } & KeysValues {
+  const [q, k, v] = fusedLinearSplit(x, attn.wQKV, attn.bQKV, 3).map((y) => splitHeads(y, h));
+  return { q: q!, k: k!, v: v! };
+}
+
+/**
  * MultiHead(Q, K, V) = Concat(head_1, …, head_h)·W^O, head_i = Attention(Q·W_i^Q, K·W_i^K, V·W_i^V)
  * with K and V already projected (see projectKeysValues; the incremental decoder caches them).
  * xq: [B, T, d]. Returns [B, T, d] and the weights [B, h, T, S].
@@ -141,6 +151,7 @@ export function attendTo(
 /**
  * attendTo's output alone for one query position (xq [B, 1, d]), through the fused decoding
  * kernels (backend/inferenceOps.ts: no weights kept, no gradient); null where they cannot run.
+ * `projected`: the query already projected (projectQKVOne), [B, h, 1, dk].
  */
 export function attendOneFused(
   attn: AttentionParams,
@@ -149,9 +160,10 @@ export function attendOneFused(
   kv: KeysValues,
   mask?: tf.Tensor,
   heads?: HeadGate,
+  projected?: tf.Tensor4D,
 ): tf.Tensor3D | null {
   if (xq.shape[1] !== 1) return null;
-  const q = project(attn, 'q', h, xq, true); // [B, h, 1, dk]
+  const q = projected ?? project(attn, 'q', h, xq, true); // [B, h, 1, dk]
   const output = fusedAttendOne(q, kv.k, kv.v, mask); // [B, h, 1, dv]
   if (!output) return null;
   const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D);

@@ -5,8 +5,15 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
-import { gatherAppend } from '../backend/inferenceOps';
-import { attendOneFused, attendTo, type HeadGate, projectKeysValues, type KeysValues } from './attention';
+import { gatherAppend, hasInferenceKernels } from '../backend/inferenceOps';
+import {
+  attendOneFused,
+  attendTo,
+  type HeadGate,
+  projectKeysValues,
+  projectQKVOne,
+  type KeysValues,
+} from './attention';
 import type { TransformerConfig } from './config';
 import { addNorm, dropout, layerNorm, positionwiseFeedForward } from './layers';
 import type { NormParams, TransformerLayers } from './params';
@@ -113,9 +120,12 @@ export function decode(
   cache?: DecoderCache,
 ): tf.Tensor3D {
   const fused = fusedPass(ctx);
+  const oneStep = fused && y.shape[1] === 1 && hasInferenceKernels();
   for (const [i, layer] of layers.decoder.entries()) {
     y = sublayer(c, layer.norm1, y, ctx, (z) => {
-      let kv = projectKeysValues(layer.selfAttn, c.heads, z, fused); // [B, h, T, dk]
+      // One position with the fused kernels: W^Q, W^K, W^V as one product, split (PyTorch's in_proj).
+      const qkv = oneStep ? projectQKVOne(layer.selfAttn, c.heads, z) : undefined; // 3 × [B, h, 1, dk]
+      let kv = qkv ?? projectKeysValues(layer.selfAttn, c.heads, z, fused); // [B, h, T, dk]
       const past = cache?.self[i];
       const rows = cache?.rows;
       const append = (p: tf.Tensor4D, x: tf.Tensor4D) => gatherAppend(p, x, rows!) as tf.Tensor4D; // [B, h, T_total, dk]
@@ -123,7 +133,7 @@ export function decode(
       else if (past) kv = { k: tf.concat([past.k, kv.k], 2), v: tf.concat([past.v, kv.v], 2) }; // [B, h, T_total, dk]
       if (cache) cache.self[i] = kv;
       const gates = ctx.heads?.decoder_self?.[i];
-      const one = fused ? attendOneFused(layer.selfAttn, c.heads, z, kv, tgtMask, gates) : null; // [B, 1, d]
+      const one = fused ? attendOneFused(layer.selfAttn, c.heads, z, kv, tgtMask, gates, qkv?.q) : null; // [B, 1, d]
       if (one) return one;
       const r = attendTo(layer.selfAttn, c.heads, z, kv, tgtMask, gates, fused);
       keep(ctx, 'decoder_self', r); // [B, h, T, T_total]
