@@ -12,7 +12,9 @@ import { initBackend } from '../../src/engine/backend';
 import {
   fusedAddLayerNorm,
   fusedAttendOne,
+  fusedGreedyPick,
   fusedLinear,
+  fusedLinearSplit,
   fusedLogSoftmax,
   gatherAppend,
   hasInferenceKernels,
@@ -22,6 +24,7 @@ import { configFromPreset } from '../../src/engine/model/config';
 import { LAYER_NORM_EPS, layerNorm } from '../../src/engine/model/layers';
 import { Transformer } from '../../src/engine/model/transformer';
 import { IncrementalModel } from '../../src/engine/decode/incremental';
+import { pickGreedy } from '../../src/engine/decode/search';
 import { REPO } from '../helpers';
 
 before(async () => {
@@ -51,6 +54,46 @@ test('linear: x·Wᵀ + b (and ReLU) in one kernel equals matMul + add', async (
   // A NaN input stays NaN through ReLU, as tfjs's Relu keeps it.
   const nan = await fusedLinear(tf.tensor2d([[NaN, 1]]), tf.tensor2d([[1, 1]]), tf.tensor1d([0]), true).data();
   assert.ok(Number.isNaN(nan[0]));
+});
+
+test('linear split into parts equals one linear sliced', async () => {
+  const x = tf.randomNormal([4, 1, 24], 0, 1, 'float32', 20); // [B, 1, in]
+  const w = tf.randomNormal([3 * 10, 24], 0, 1, 'float32', 21); // [3·out, in]
+  const b = tf.randomNormal([30], 0, 1, 'float32', 22);
+  const parts = fusedLinearSplit(x, w, b, 3);
+  const whole = fusedLinear(x, w, b);
+  assert.equal(parts.length, 3);
+  for (let p = 0; p < 3; p++) await close(parts[p]!, tf.slice(whole, [0, 0, 10 * p], [4, 1, 10]), 0, `part ${p}`);
+});
+
+test('greedy pick: logSoftmax’s argmax without BOS and PAD, lowest id on ties, EOS’s log-prob', async () => {
+  const [bos, pad, eos] = [1, 0, 2];
+  const rows = [
+    [9, 9, 0, 3, 5, 5, 1], // BOS and PAD highest: never chosen; 4 and 5 tie: 4
+    [-Infinity, 0, 7, 7, 7, 2, 7], // ties of three: the lowest id (2, EOS itself)
+    [0, 0, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity], // only BOS and PAD finite: the first index
+    [0, 0, 1e30, -1e30, 80, 3, 80.00001], // a huge logit
+  ];
+  const logits = tf.tensor2d(rows);
+  const V = rows[0]!.length;
+  const got = await fusedGreedyPick(logits, bos, pad, eos)!.data();
+  const full = (await fusedLogSoftmax(logits).data()) as Float32Array;
+  for (let r = 0; r < rows.length; r++) [bos, pad].forEach((f) => (full[r * V + f] = -Infinity));
+  const want = pickGreedy({ logProbs: full, vocab: V, state: null }, rows.length, eos);
+  assert.deepEqual([...want.tokens], [4, 2, 0, 2]);
+  for (let r = 0; r < rows.length; r++) {
+    assert.equal(got[3 * r], want.tokens[r], `row ${r}: token`);
+    assert.equal(got[3 * r + 1], want.logProbs[r], `row ${r}: log-prob`);
+    assert.equal(got[3 * r + 2], want.eosLogProbs[r], `row ${r}: EOS log-prob`);
+  }
+  // A random batch with V not a multiple of 4: the same, to the bit.
+  const x = tf.mul(tf.randomNormal([5, 8003], 0, 1, 'float32', 23), 5);
+  const lp = (await fusedLogSoftmax(x).data()) as Float32Array;
+  for (let r = 0; r < 5; r++) [bos, pad].forEach((f) => (lp[r * 8003 + f] = -Infinity));
+  const w2 = pickGreedy({ logProbs: lp, vocab: 8003, state: null }, 5, eos);
+  const g2 = await fusedGreedyPick(x as tf.Tensor2D, bos, pad, eos)!.data();
+  for (let r = 0; r < 5; r++)
+    assert.deepEqual([g2[3 * r], g2[3 * r + 1], g2[3 * r + 2]], [w2.tokens[r], w2.logProbs[r], w2.eosLogProbs[r]]);
 });
 
 test('logSoftmax over [rows, V] with a V that is not a multiple of 4 equals tf.logSoftmax', async () => {
@@ -104,7 +147,8 @@ test('an incremental decoding step runs the fused kernels and no tfjs LayerNorm'
     const state = m.initial([[5, 6, 7, 2]]);
     const first = await m.step(state, Int32Array.of(model.config.bos_id));
     const second = await m.step(first.state, Int32Array.of(9));
-    m.release(second.state);
+    const third = await m.greedyStep(second.state, Int32Array.of(9));
+    m.release(third.state);
     m.dispose();
     model.dispose();
   });
@@ -112,6 +156,8 @@ test('an incremental decoding step runs the fused kernels and no tfjs LayerNorm'
   for (const name of ['AttentionDebuggerLinear', 'AttentionDebuggerAttendOne', 'AttentionDebuggerAddLayerNorm'])
     assert.ok(seen.has(name), `${name} ran`);
   assert.ok(seen.has('AttentionDebuggerLogSoftmax'), 'log-softmax ran fused');
+  assert.ok(seen.has('AttentionDebuggerLinearSplit'), 'W^Q, W^K, W^V as one product');
+  assert.ok(seen.has('AttentionDebuggerGreedyPick'), 'greedy picked on the backend');
   // The encoder (several positions) still runs tfjs's attention; the steps' single queries do not.
   assert.ok(!seen.has('Mean') && !seen.has('Rsqrt'), `no tfjs LayerNorm: ${[...seen].join(', ')}`);
 });
@@ -119,12 +165,17 @@ test('an incremental decoding step runs the fused kernels and no tfjs LayerNorm'
 test('the addon’s fused kernels refuse arrays shorter than their sizes, naming the argument', () => {
   const file = require('node:path').join(REPO, 'dist', 'native', 'blas.node') as string;
   const m = {
-    exports: {} as Record<'linear' | 'logSoftmax' | 'addLayerNorm' | 'attendOne', (...a: unknown[]) => void>,
+    exports: {} as Record<
+      'linear' | 'logSoftmax' | 'greedyPick' | 'addLayerNorm' | 'attendOne',
+      (...a: unknown[]) => void
+    >,
   };
   process.dlopen(m, file);
   const f = new Float32Array(6);
   assert.throws(() => m.exports.linear(f, f, f, f, 2, 4, 2, false), /native.linear: x has 6 values, needs 8/);
   assert.throws(() => m.exports.logSoftmax(f, f, 2, 4), /native.logSoftmax: x has 6 values, needs 8/);
+  assert.throws(() => m.exports.greedyPick(f, f, 2, 4, 1, 0, 2), /native.greedyPick: x has 6 values, needs 8/);
+  assert.throws(() => m.exports.greedyPick(f, f, 1, 3, 3, 0, 2), /bos, pad and eos must be below v/);
   assert.throws(() => m.exports.addLayerNorm(f, f, f, f, f, 1, 6, 1e-5, 1), /residual must be true or false/);
   assert.throws(() => m.exports.attendOne(f, f, f, f, f, 3, 2, 1, 2, 1, false), /bh must be a multiple of heads/);
   assert.throws(() => m.exports.attendOne(f, f, f, f, f, 2, 2, 2, 3, 1, false), /k has 6 values, needs 12/);

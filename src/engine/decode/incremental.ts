@@ -14,13 +14,13 @@
 // tokens' log-probs are the model's own, and a hypothesis's logProb is the teacher-forced one).
 // Rows of the state are hypotheses; all rows of one batch have been fed the same number of tokens.
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedLogSoftmax } from '../backend/inferenceOps';
+import { fusedGreedyPick, fusedLogSoftmax, hasGreedyPick } from '../backend/inferenceOps';
 import { type KeysValues, slicedProjections } from '../model/attention';
 import { linear } from '../model/layers';
 import type { TransformerLayers } from '../model/params';
 import { crossKeysValues, decode, type DecoderCache, type ForwardContext } from '../model/stacks';
 import { EVAL, type Transformer } from '../model/transformer';
-import type { StepModel, StepOutput } from './search';
+import { type GreedyStepOutput, pickGreedy, type StepModel, type StepOutput } from './search';
 
 export interface IncrementalState {
   /** Per decoder layer: the memory's cross-attention keys/values, [B, h, S, dk] each. */
@@ -123,30 +123,66 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     };
   }
 
-  async step(state: IncrementalState, lastTokens: Int32Array): Promise<StepOutput<IncrementalState>> {
+  /**
+   * Runs the decoder over each row's newest token: head(logits [B, V]) and the state with this
+   * position appended to the self-attention caches (the old caches disposed).
+   */
+  private advance(
+    state: IncrementalState,
+    lastTokens: Int32Array,
+    head: (logits: tf.Tensor2D) => tf.Tensor,
+  ): { out: tf.Tensor; next: IncrementalState } {
     if (lastTokens.length !== state.rows) throw new RangeError(`${lastTokens.length} tokens for ${state.rows} rows`);
     checkPosition(this.model, state.position);
     const c = this.model.config;
-    const [logProbs, ...self] = tf.tidy(() => {
+    const [out, ...self] = tf.tidy(() => {
       const y = this.model.embedTarget(tf.tensor2d(lastTokens, [state.rows, 1], 'int32'), state.position); // [B, 1, d]
       const rows = state.selfRows ? { rows: tf.tensor1d(state.selfRows, 'int32') } : {}; // [B]
       const cache: DecoderCache = { self: [...state.self], cross: state.cross, ...rows };
       // One query position attending to every position fed so far: no causal mask needed.
-      const out = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
-      const { w, b } = this.layers.generator; // log softmax(y·Wᵀ + b), as model.generate, fused
-      const logProbs = fusedLogSoftmax(tf.reshape(linear(out, w, b, true), [state.rows, c.tgt_vocab])); // [B, V]
-      return [logProbs, ...flat(cache.self as KeysValues[])]; // [B, V], L × 2 × [B, h, t+1, dk]
+      const dec = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
+      const { w, b } = this.layers.generator; // y·Wᵀ + b, as model.generate
+      const logits = tf.reshape(linear(dec, w, b, true), [state.rows, c.tgt_vocab]) as tf.Tensor2D; // [B, V]
+      return [head(logits), ...flat(cache.self as KeysValues[])]; // L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position
-    const next: IncrementalState = { ...state, self: unflat(self), selfRows: null, position: state.position + 1 };
+    return { out: out!, next: { ...state, self: unflat(self), selfRows: null, position: state.position + 1 } };
+  }
+
+  async step(state: IncrementalState, lastTokens: Int32Array): Promise<StepOutput<IncrementalState>> {
+    const V = this.model.config.tgt_vocab;
+    const { out: logProbs, next } = this.advance(state, lastTokens, (logits) => fusedLogSoftmax(logits)); // [B, V]
     try {
       const data = (await logProbs.data()) as Float32Array;
-      return { logProbs: forbid(this.model, data, state.rows, c.tgt_vocab), vocab: c.tgt_vocab, state: next };
+      return { logProbs: forbid(this.model, data, state.rows, V), vocab: V, state: next };
     } catch (err) {
       this.release(next);
       throw err;
     } finally {
       logProbs.dispose();
+    }
+  }
+
+  /**
+   * step reduced on the backend to greedy's choice per row (backend/inferenceOps.ts fusedGreedyPick:
+   * [B, 3] read back instead of [B, V]); pickGreedy of step where the backend lacks the kernel.
+   */
+  async greedyStep(state: IncrementalState, lastTokens: Int32Array): Promise<GreedyStepOutput<IncrementalState>> {
+    const { bos_id: bos, pad_id: pad, eos_id: eos } = this.model.config;
+    if (!hasGreedyPick()) return pickGreedy(await this.step(state, lastTokens), state.rows, eos);
+    const { out: picks, next } = this.advance(state, lastTokens, (logits) => fusedGreedyPick(logits, bos, pad, eos)!); // [B, 3]
+    try {
+      const data = (await picks.data()) as Float32Array;
+      const n = state.rows;
+      const tokens = Int32Array.from({ length: n }, (_, r) => data[3 * r]!);
+      const logProbs = Float32Array.from({ length: n }, (_, r) => data[3 * r + 1]!);
+      const eosLogProbs = Float32Array.from({ length: n }, (_, r) => data[3 * r + 2]!);
+      return { tokens, logProbs, eosLogProbs, state: next };
+    } catch (err) {
+      this.release(next);
+      throw err;
+    } finally {
+      picks.dispose();
     }
   }
 

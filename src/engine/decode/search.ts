@@ -28,6 +28,45 @@ export interface StepModel<State> {
   select(state: State, rows: Int32Array): State;
   /** Optional: called once with the last state when the search ends (e.g. to dispose tensors). */
   release?(state: State): void;
+  /**
+   * Optional, for greedy search: `step` reduced to what greedy reads, per row the argmax of the
+   * log-probs (lowest id on ties) with its log-prob and EOS's, without handing over [rows · vocab]
+   * (pickGreedy of `step`'s output, to the bit).
+   */
+  greedyStep?(state: State, lastTokens: Int32Array): Promise<GreedyStepOutput<State>>;
+}
+
+export interface GreedyStepOutput<State> {
+  /** Per row: the argmax token. */
+  tokens: Int32Array;
+  /** Per row: its log-prob. */
+  logProbs: Float32Array;
+  /** Per row: EOS's log-prob (for a sentence at its maximum length, where EOS is forced). */
+  eosLogProbs: Float32Array;
+  state: State;
+}
+
+/** greedyStep from a full step's log-probs: per row the first index of the maximum (NaN never wins after it). */
+export function pickGreedy<State>(out: StepOutput<State>, rows: number, eos: number): GreedyStepOutput<State> {
+  const V = out.vocab;
+  const tokens = new Int32Array(rows);
+  const logProbs = new Float32Array(rows);
+  const eosLogProbs = new Float32Array(rows);
+  for (let row = 0; row < rows; row++) {
+    let best = -1;
+    let bestLp = -Infinity;
+    for (let v = 0; v < V; v++) {
+      const lp = out.logProbs[row * V + v]!;
+      if (best < 0 || lp > bestLp) {
+        best = v;
+        bestLp = lp;
+      }
+    }
+    tokens[row] = best;
+    logProbs[row] = bestLp;
+    eosLogProbs[row] = out.logProbs[row * V + eos]!;
+  }
+  return { tokens, logProbs, eosLogProbs, state: out.state };
 }
 
 export interface StepOutput<State> {
