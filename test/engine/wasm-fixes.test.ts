@@ -3,7 +3,8 @@
  * without the UnsortedSegmentSum kernel, the gradient of gather throws on wasm; without the
  * BatchMatMul wrapper, transposed products (autodiff's matMul gradients among them) reach the
  * XNNPACK kernel with transpose flags, which the spy below records; without the OneHot wrapper a
- * float32 one-hot holds 1.4e-45 where it should hold 1. A whole training step on this plain wasm
+ * float32 one-hot holds 1.4e-45 where it should hold 1; the Slice override (no readSync copy of the
+ * whole input) must take the same elements as a reference slice. A whole training step on this plain wasm
  * path (no native kernels) gives PyTorch's gradients and clipped Adam update (stepFixture.ts).
  */
 import assert from 'node:assert/strict';
@@ -73,6 +74,63 @@ test('a float32 one-hot holds 1 and 0 (and any on/off values), not int bits', as
     [0, 0, 0],
   ]); // int32: wasm's own kernel
   ids.dispose();
+});
+
+test('slices read from the heap equal a reference slice: ranks 1–5, contiguous or not, every dtype', async () => {
+  // The reference: element by element from the full array.
+  const reference = (data: ArrayLike<number>, shape: number[], from: number[], size: number[]): number[] => {
+    const strides = shape.map((_, a) => shape.slice(a + 1).reduce((p, q) => p * q, 1));
+    const out: number[] = [];
+    const walk = (a: number, at: number): void => {
+      if (a === shape.length) return void out.push(data[at]!);
+      for (let i = 0; i < size[a]!; i++) walk(a + 1, at + (from[a]! + i) * strides[a]!);
+    };
+    walk(0, 0);
+    return out;
+  };
+  const cases: [number[], number[], number[]][] = [
+    [[7], [2], [4]],
+    [
+      [512, 6],
+      [3, 0],
+      [1, 6],
+    ], // one row: contiguous
+    [
+      [5, 6],
+      [1, 2],
+      [3, 3],
+    ],
+    [
+      [3, 4, 5],
+      [1, 0, 1],
+      [2, 4, 3],
+    ],
+    [
+      [2, 3, 4, 5],
+      [0, 1, 2, 1],
+      [2, 2, 2, 4],
+    ],
+    [
+      [2, 2, 3, 2, 3],
+      [1, 0, 1, 0, 1],
+      [1, 2, 2, 2, 2],
+    ],
+    [
+      [4, 3],
+      [1, 0],
+      [0, 3],
+    ], // empty
+  ];
+  for (const [shape, from, size] of cases)
+    for (const dtype of ['float32', 'int32', 'bool'] as const) {
+      const n = shape.reduce((p, q) => p * q, 1);
+      const data = Array.from({ length: n }, (_, i) => (dtype === 'bool' ? i % 3 === 0 : i * 1.5) as number);
+      const x = tf.tensor(data, shape, dtype);
+      const got = tf.slice(x, from, size);
+      assert.deepEqual(got.shape, size, `${dtype} ${shape}: shape`);
+      assert.deepEqual([...(await got.data())], reference(await x.data(), shape, from, size), `${dtype} ${shape}`);
+      tf.dispose([x, got]);
+    }
 });
 
 test('transposed matMuls give the right numbers and never reach the kernel with transpose flags', async () => {

@@ -9,6 +9,9 @@
  *    then multiply with both flags off.
  * 3. `OneHot` writes int32 bits whatever its dtype: a float32 one-hot holds 1.4e-45 (the float
  *    whose bits are int 1) instead of 1. We make float32 one-hots ourselves.
+ * 4. `Slice` reads its input with readSync, a copy of the whole input out of the heap, before taking
+ *    the slice: one row of the [max_len, d] positional table cost ~0.35 ms (each decoding step's
+ *    embedding), W^K of a [3d, d] stack as much. We copy the slice from a view of the heap.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
@@ -58,6 +61,39 @@ function floatOneHot(inner: KernelFunc): KernelFunc {
   };
 }
 
+/** Slice from a view of the heap (no readSync copy of the whole input); strings by wasm's own kernel. */
+function heapSlice(inner: KernelFunc): KernelFunc {
+  return (args) => {
+    const { x } = args.inputs as { x: tf.TensorInfo };
+    if (x.dtype === 'string') return inner(args);
+    const { begin, size } = args.attrs as { begin: number | number[]; size: number | number[] };
+    const [from, sizes] = tf.slice_util.parseSliceParams(x as tf.Tensor, begin, size);
+    const wasm = args.backend as WasmBackend;
+    const out = wasm.makeOutput(sizes, x.dtype);
+    const n = product(sizes);
+    if (n === 0) return out;
+    const dst = wasm.typedArrayFromHeap(out); // after makeOutput: allocating may grow the heap
+    const src = wasm.typedArrayFromHeap(x);
+    const strides = tf.util.computeStrides(x.shape);
+    if (tf.slice_util.isSliceContinous(x.shape, from, sizes)) {
+      const at = tf.slice_util.computeFlatOffset(from, strides);
+      dst.set(src.subarray(at, at + n));
+      return out;
+    }
+    // Row by row of the last axis: idx counts over the leading axes of the slice.
+    const r = sizes.length;
+    const row = sizes[r - 1]!;
+    const idx = new Array<number>(r - 1).fill(0);
+    for (let o = 0; o < n; o += row) {
+      let at = from[r - 1]!;
+      for (let a = 0; a < r - 1; a++) at += (from[a]! + idx[a]!) * strides[a]!;
+      dst.set(src.subarray(at, at + row), o);
+      for (let a = r - 2; a >= 0 && ++idx[a]! === sizes[a]; a--) idx[a] = 0;
+    }
+    return out;
+  };
+}
+
 /** Wraps a (Batch|_Fused)MatMul kernel so that it never sees a transpose flag. */
 function withoutTransposeFlags(inner: KernelFunc, transpose: KernelFunc): KernelFunc {
   const swapLast = (t: tf.TensorInfo, backend: tf.KernelBackend): tf.TensorInfo => {
@@ -83,6 +119,7 @@ function withoutTransposeFlags(inner: KernelFunc, transpose: KernelFunc): Kernel
 export function registerWasmFixes(): void {
   addKernel('UnsortedSegmentSum', 'wasm', unsortedSegmentSum);
   overrideKernel('OneHot', 'wasm', 'float-one-hot', floatOneHot);
+  overrideKernel('Slice', 'wasm', 'heap-view-slice', heapSlice);
   const transpose = tf.getKernel('Transpose', 'wasm');
   if (!transpose) throw new Error('tfjs-backend-wasm has no Transpose kernel: unexpected tfjs version');
   for (const kernelName of ['BatchMatMul', '_FusedMatMul'])
