@@ -56,7 +56,7 @@ test('linear: x·Wᵀ + b (and ReLU) in one kernel equals matMul + add', async (
   assert.ok(Number.isNaN(nan[0]));
 });
 
-test('linear split into parts equals one linear sliced', async () => {
+test('linear split into parts, and a block of rows of W, equal one linear sliced', async () => {
   const x = tf.randomNormal([4, 1, 24], 0, 1, 'float32', 20); // [B, 1, in]
   const w = tf.randomNormal([3 * 10, 24], 0, 1, 'float32', 21); // [3·out, in]
   const b = tf.randomNormal([30], 0, 1, 'float32', 22);
@@ -64,6 +64,10 @@ test('linear split into parts equals one linear sliced', async () => {
   const whole = fusedLinear(x, w, b);
   assert.equal(parts.length, 3);
   for (let p = 0; p < 3; p++) await close(parts[p]!, tf.slice(whole, [0, 0, 10 * p], [4, 1, 10]), 0, `part ${p}`);
+  // One block of rows read in place (W^K of the stack), as the block sliced out (a product of another
+  // width: OpenBLAS may round the last bit differently).
+  await close(fusedLinear(x, w, b, false, [10, 10]), tf.slice(whole, [0, 0, 10], [4, 1, 10]), 1e-6, 'rows 10…19');
+  assert.throws(() => fusedLinear(x, w, b, false, [25, 10]), /rows 25…34 of a \[30,24\] weight/);
 });
 
 test('greedy pick: logSoftmax’s argmax without BOS and PAD, lowest id on ties, EOS’s log-prob', async () => {

@@ -61,16 +61,24 @@ export interface InferenceAddon {
 
 const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
 
-/** x [..., in], w [out, in], b [out] → [..., out]; attrs.relu */
+/**
+ * x [..., in], w [out, in], b [out] → [..., out]; attrs.relu; attrs.rows [from, count] (count > 0):
+ * rows from … from + count − 1 of w and b alone (W^Q, W^K or W^V of the stacked [3d, d], [3d]: a
+ * view of contiguous rows, where a tfjs slice copied them, ~0.5 ms a matrix on wasm).
+ */
 function linearKernel(ops: InferenceAddon): KernelFunc {
   return ({ inputs, backend, attrs }) => {
     const { x, w, b } = inputs as Record<'x' | 'w' | 'b', tf.TensorInfo>;
+    const { relu, rows } = attrs as { relu: boolean; rows: [number, number] };
     const inDim = x.shape[x.shape.length - 1]!;
-    const outDim = w.shape[0]!;
+    const [from, outDim] = rows[1] > 0 ? rows : [0, w.shape[0]!];
+    if (from < 0 || from + outDim > w.shape[0]! || b.shape[0] !== w.shape[0])
+      throw new RangeError(`rows ${from}…${from + outDim - 1} of a [${w.shape}] weight with a [${b.shape}] bias`);
     const be = backend as WasmBackend;
     const y = be.makeOutput([...x.shape.slice(0, -1), outDim], 'float32');
     const n = product(x.shape.slice(0, -1));
-    ops.linear(f32(be, x), f32(be, w), f32(be, b), f32(be, y), n, inDim, outDim, (attrs as { relu: boolean }).relu);
+    const wv = f32(be, w).subarray(from * inDim, (from + outDim) * inDim);
+    ops.linear(f32(be, x), wv, f32(be, b).subarray(from, from + outDim), f32(be, y), n, inDim, outDim, relu);
     return y;
   };
 }
@@ -209,12 +217,29 @@ export function hasInferenceKernels(): boolean {
 
 const has = (name: string): boolean => tf.getKernel(name, tf.getBackend()) !== undefined;
 
+/** Whether fusedLinear runs as one kernel (rows of W as a view) on the active backend. */
+export const hasLinearKernel = (): boolean => has(LINEAR);
+
 /** Whether fusedGreedyPick runs on the active backend. */
 export const hasGreedyPick = (): boolean => has(GREEDY_PICK);
 
-/** y = x·Wᵀ + b (then ReLU when `relu`), x [..., in], W [out, in] → [..., out], in one kernel when it can. */
-export function fusedLinear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, relu = false): tf.Tensor {
-  if (has(LINEAR) && x.dtype === 'float32') return tf.engine().runKernel(LINEAR, { x, w, b }, { relu }) as tf.Tensor;
+/**
+ * y = x·Wᵀ + b (then ReLU when `relu`), x [..., in], W [out, in] → [..., out], in one kernel when it
+ * can. `rows` [from, count]: with rows from … from + count − 1 of W and b alone (no copy in the kernel).
+ */
+export function fusedLinear(
+  x: tf.Tensor,
+  w: tf.Tensor,
+  b: tf.Tensor,
+  relu = false,
+  rows: [number, number] = [0, 0],
+): tf.Tensor {
+  if (has(LINEAR) && x.dtype === 'float32')
+    return tf.engine().runKernel(LINEAR, { x, w, b }, { relu, rows }) as tf.Tensor;
+  if (rows[1] > 0) {
+    w = tf.slice(w, [rows[0], 0], [rows[1], w.shape[1]!]);
+    b = tf.slice(b, [rows[0]], [rows[1]]);
+  }
   const flat = tf.reshape(x, [-1, x.shape[x.shape.length - 1]!]);
   const y = tf.add(tf.matMul(flat, w, false, true), b);
   return tf.reshape(relu ? tf.relu(y) : y, [...x.shape.slice(0, -1), w.shape[0]!]);

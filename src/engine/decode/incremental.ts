@@ -14,7 +14,7 @@
 // tokens' log-probs are the model's own, and a hypothesis's logProb is the teacher-forced one).
 // Rows of the state are hypotheses; all rows of one batch have been fed the same number of tokens.
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedGreedyPick, fusedLogSoftmax, hasGreedyPick } from '../backend/inferenceOps';
+import { fusedGreedyPick, fusedLogSoftmax, hasGreedyPick, hasLinearKernel } from '../backend/inferenceOps';
 import { type KeysValues, slicedProjections } from '../model/attention';
 import { linear } from '../model/layers';
 import type { TransformerLayers } from '../model/params';
@@ -93,8 +93,13 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     this.ctx = heads ? { ...EVAL, heads, fused: true } : { ...EVAL, fused: true };
   }
 
-  /** The model's layers with W^Q, W^K, W^V sliced once for every step (dispose() frees them). */
+  /**
+   * The model's layers with W^Q, W^K, W^V sliced once for every step (dispose() frees them), unless
+   * the fused linear kernel reads them in place from the stacked weights (it did cost ~60 ms of
+   * copies per batch of `small` on wasm, ~10% of a greedy batch).
+   */
   private get layers(): TransformerLayers {
+    if (hasLinearKernel()) return this.model.layers;
     this.sliced ??= slicedProjections(this.model.layers);
     return this.sliced.layers;
   }

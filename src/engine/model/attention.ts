@@ -3,7 +3,7 @@
  * −∞ before the softmax, and the weights returned when asked (the debugger's whole point).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedAttendOne, fusedLinearSplit } from '../backend/inferenceOps';
+import { fusedAttendOne, fusedLinear, fusedLinearSplit, hasLinearKernel } from '../backend/inferenceOps';
 import { linear } from './layers';
 import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
@@ -76,6 +76,10 @@ function projection(attn: AttentionParams, which: Projection): LinearParams {
 
 /** x: [B, T, d] → (x·W + b) split into heads: [B, h, T, dk] */
 function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D, fused = false): tf.Tensor4D {
+  if (fused && hasLinearKernel()) {
+    const d = attn.wQKV.shape[1]!; // the block's rows of the stacked weight, read in place
+    return splitHeads(fusedLinear(x, attn.wQKV, attn.bQKV, false, [QKV.indexOf(which) * d, d]), h);
+  }
   const { w, b } = projection(attn, which);
   return splitHeads(linear(x, w, b, fused), h);
 }
