@@ -1,7 +1,11 @@
 // Training throughput, target tokens per second, of one training step: teacher-forced forward
 // with dropout, the label-smoothed loss (ε 0.1), backward, the global gradient norm, Adam
 // (0.9, 0.98, 1e-9), all on one fixed batch; the engine's trainStep against bench/torch_model.py.
-//   node bench/train-throughput.mjs [--configs tiny,small,issue] [--steps 10] [--warmup 3]
+// Both sides stay warm (the peer is one long-lived process) and run alternating rounds of --steps
+// steps each (engine, PyTorch, engine, …; the next round PyTorch first); the ratio is the median of
+// the per-round ratios (each round's median step), with its min–max. No ratio is printed unless both
+// processes map an optimised BLAS (bench/lib/peer.mjs): that is checked before anything is timed.
+//   node bench/train-throughput.mjs [--configs tiny,small,issue] [--rounds 5] [--steps 5] [--warmup 3]
 //        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm]
 // issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers).
 import process from 'node:process';
@@ -9,11 +13,13 @@ import console from 'node:console';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEngine, root } from './lib/build.mjs';
-import { header, median, now, parseArgs, peakRssMiB, runPeer, table } from './lib/common.mjs';
+import { header, median, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
+import { requireFairBlas, startPeer } from './lib/peer.mjs';
 
 const args = parseArgs({
   configs: 'tiny,small,issue',
-  steps: 10,
+  rounds: 5,
+  steps: 5,
   warmup: 3,
   batch: 32,
   len: 32,
@@ -25,6 +31,8 @@ const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPE
   await loadEngine();
 const backend = await initBackend(args.backend || undefined);
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
+const peer = await startPeer('train-throughput.py', ['--warmup', String(args.warmup), '--lr', String(args.lr)]);
+const blas = requireFairBlas(peer, { backend, matMul: matMulDetail() });
 
 const SHAPES = { tiny: ['tiny', {}], small: ['small', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }] };
 
@@ -46,59 +54,56 @@ function makeBatch(c, rows, len, seed) {
 
 const dir = join(root, 'out', 'bench');
 mkdirSync(dir, { recursive: true });
-const cases = [];
-const engine = {};
+const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
+const results = [];
 for (const name of args.configs.split(',')) {
   const [preset, overrides] = SHAPES[name] ?? [name, {}];
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
   const batch = makeBatch(config, args.batch, args.len, 1);
   const file = join(dir, `train-${name}.json`);
   writeFileSync(file, JSON.stringify({ name, config, batch }));
-  cases.push(file);
 
   const model = new Transformer(config, undefined, 1);
   const adam = new Adam(PAPER_ADAM);
-  const times = [];
-  let tokens = 0;
+  let seed = 1000;
   let last;
-  for (let i = 0; i < args.warmup + args.steps; i++) {
-    const t0 = now();
-    const r = await trainStep(model, adam, batch, { lr: args.lr, labelSmoothing: 0.1, seed: 1000 + i });
-    if (i >= args.warmup) times.push(now() - t0);
-    tokens = r.tokens;
-    last = r;
+  const step = () => trainStep(model, adam, batch, { lr: args.lr, labelSmoothing: 0.1, seed: seed++ });
+  for (let i = 0; i < args.warmup; i++) await step();
+  const r = { name: `${name} (${shape(config)})`, engine: [], peer: [], ratios: [] };
+  for (let round = 0; round < args.rounds; round++) {
+    const got = {};
+    for (const side of round % 2 === 0 ? ['engine', 'peer'] : ['peer', 'engine']) {
+      if (side === 'peer') {
+        const p = await peer.request({ case: file, steps: args.steps });
+        got.peer = { s: median(p.times), tokens: p.tokens, loss: p.loss, norm: p.norm };
+      } else {
+        const times = [];
+        for (let i = 0; i < args.steps; i++) {
+          const t0 = now();
+          last = await step();
+          times.push(now() - t0);
+        }
+        got.engine = { s: median(times), tokens: last.tokens, loss: last.loss, norm: last.gradNorm };
+      }
+      const g = got[side];
+      console.log(
+        `  [${side === 'engine' ? 'engine' : 'peer  '}] ${name} round ${round + 1}: ${(g.s * 1e3).toFixed(0)} ms/step, loss ${g.loss.toFixed(4)}, grad norm ${g.norm.toFixed(4)}`,
+      );
+    }
+    r.engine.push(got.engine.tokens / got.engine.s);
+    r.peer.push(got.peer.tokens / got.peer.s);
+    r.ratios.push(r.engine.at(-1) / r.peer.at(-1));
   }
-  engine[name] = { tps: tokens / median(times), ms: median(times) * 1e3, config };
   adam.dispose();
   model.dispose();
-  console.log(
-    `  [engine] ${name}: ${(median(times) * 1e3).toFixed(0)} ms/step, last loss ${last.loss.toFixed(6)}, grad norm ${last.gradNorm.toFixed(6)} (${tf.memory().numTensors} tensors left)`,
-  );
+  results.push(r);
 }
+const peerEnd = await peer.finish();
 
-const peer = runPeer('train-throughput.py', [
-  '--steps',
-  String(args.steps),
-  '--warmup',
-  String(args.warmup),
-  '--lr',
-  String(args.lr),
-  ...cases,
-]);
-header(
-  `training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab} (median of ${args.steps} steps after ${args.warmup} warm-up)`,
-  engineInfo,
-  peer.info,
-);
-const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
-table(
-  Object.entries(engine).map(([name, e]) => ({
-    name: `${name} (${shape(e.config)})`,
-    engine: e.tps,
-    peer: peer.tps[name],
-    unit: `target tokens/s (engine ${e.ms.toFixed(0)} ms/step, PyTorch ${peer.ms[name].toFixed(0)} ms/step)`,
-  })),
-  { engine: peakRssMiB(), peer: peer.rss },
-);
+const title = `training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab}; ${args.rounds} interleaved rounds of ${args.steps} steps a side after ${args.warmup} warm-up`;
+header(title, engineInfo, peerEnd.info);
+const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
+roundsTable(results, 'target tokens/s', rss);
+writeResult('train-throughput', { title, args, engine: engineInfo, peer: peerEnd.info, blas, rss, results });
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

@@ -1,7 +1,7 @@
 // Shared by the bench scripts: arguments, timing, the machine's description, the PyTorch peer.
 import console from 'node:console';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import process from 'node:process';
 import { join } from 'node:path';
@@ -83,4 +83,40 @@ export function table(rows, rss) {
       `${r.name.padEnd(w)}  ${fmt(r.engine).padStart(10)}  ${fmt(r.peer).padStart(10)}  ${(r.engine / r.peer).toFixed(3).padStart(7)}  ${r.unit}`,
     );
   console.log(`peak RSS: engine ${rss.engine.toFixed(0)} MiB, PyTorch ${rss.peer.toFixed(0)} MiB`);
+}
+
+/**
+ * Prints rows of { name, engine: [per round], peer: [per round], ratios: [per round] }: each side's
+ * median and min–max, and the median of the per-round ratios engine/peer with its min–max.
+ */
+export function roundsTable(rows, unit, rss) {
+  const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+  const span = (xs) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+  const w = Math.max(...rows.map((r) => r.name.length), 4);
+  console.log(`${'case'.padEnd(w)}  ${'engine'.padStart(8)}  ${'PyTorch'.padStart(8)}  ratio (min–max)  ${unit}`);
+  for (const r of rows) {
+    const ratio = `${median(r.ratios).toFixed(3)} (${Math.min(...r.ratios).toFixed(2)}–${Math.max(...r.ratios).toFixed(2)})`;
+    console.log(
+      `${r.name.padEnd(w)}  ${fmt(median(r.engine)).padStart(8)}  ${fmt(median(r.peer)).padStart(8)}  ${ratio.padEnd(15)}  (min–max: engine ${span(r.engine)}, PyTorch ${span(r.peer)}; ${r.ratios.length} rounds)`,
+    );
+  }
+  console.log(`peak RSS: engine ${rss.engine.toFixed(0)} MiB, PyTorch ${rss.peer.toFixed(0)} MiB`);
+}
+
+/**
+ * Writes bench/results/<name>.json: the machine, versions, each side's BLAS and threads, and the
+ * figures (`figures`: whatever the bench measured). One file per benchmark, the last run's.
+ */
+export function writeResult(name, figures) {
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.json`);
+  const threads = {
+    nproc: machine().nproc,
+    ATTENTION_DEBUGGER_BLAS_THREADS: process.env.ATTENTION_DEBUGGER_BLAS_THREADS ?? null,
+    OPENBLAS_NUM_THREADS: process.env.OPENBLAS_NUM_THREADS ?? null,
+    OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? null,
+  };
+  writeFileSync(file, `${JSON.stringify({ bench: name, machine: machine(), threads, ...figures }, null, 2)}\n`);
+  console.log(`wrote ${file}`);
 }
