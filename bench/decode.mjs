@@ -6,18 +6,18 @@
 // keys/values cached, the memory's cross-attention keys/values projected once), in batches of 32
 // sentences sorted by length, and never generate BOS or PAD.
 // Each case runs --rounds times on each side, interleaved (engine, peer; the next round peer first),
-// with the peer kept alive as one process reading commands, so that both see the same conditions on a
-// shared machine; the table gives each side's median sentences/s, the ratio of the medians and each
-// side's min–max. Every round's outputs are compared (identical outputs N/N: the worst round).
+// with the peer kept alive as one process reading commands (bench/lib/peer.mjs), so that both see the
+// same conditions on a shared machine; the table gives each side's median sentences/s and min–max, and
+// the median of the per-round ratios with its min–max; no ratio unless both sides map an optimised
+// BLAS. Every round's outputs are compared (identical outputs N/N: the worst round).
 //   node bench/decode.mjs [--n 100] [--rounds 3] [--beams 1,4] [--stops exact,first-k] [--batch 32] [--config small] [--vocab 8000] [--backend wasm]
 import process from 'node:process';
 import console from 'node:console';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { loadEngine, root } from './lib/build.mjs';
-import { PYTHON, header, median, now, parseArgs, peakRssMiB, table } from './lib/common.mjs';
+import { header, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
+import { requireFairBlas, startPeer } from './lib/peer.mjs';
 
 const args = parseArgs({
   n: 100,
@@ -74,39 +74,8 @@ writeFileSync(
   JSON.stringify({ config, weights, src, runs, batch: args.batch, alpha: 0.6, maxLenOffset: 50 }),
 );
 
-/** The peer as one long-lived process: request(obj) writes a line and resolves with its reply line. */
-function startPeer() {
-  const child = spawn(PYTHON, [join(root, 'bench', 'decode.py'), casePath], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  const waiting = [];
-  const queued = [];
-  lines.on('line', (line) => (waiting.length ? waiting.shift().resolve(line) : queued.push(line)));
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  exited.then((code) => {
-    for (const w of waiting.splice(0)) w.reject(new Error(`bench/decode.py exited with ${code}`));
-  });
-  const next = () =>
-    queued.length
-      ? Promise.resolve(queued.shift())
-      : new Promise((resolve, reject) => waiting.push({ resolve, reject }));
-  return {
-    next: async () => JSON.parse(await next()),
-    request: async (obj) => {
-      child.stdin.write(`${JSON.stringify(obj)}\n`);
-      return JSON.parse(await next());
-    },
-    /** Closes stdin; the peer's last line is { info, rss }. */
-    finish: async () => {
-      child.stdin.end();
-      const last = JSON.parse(await next());
-      const code = await exited;
-      if (code !== 0) throw new Error(`bench/decode.py exited with ${code}`);
-      return last;
-    },
-  };
-}
-
-const peer = startPeer();
+const peer = await startPeer('decode.py', [casePath]); // { started }: torch imported, its BLAS mapped
+const blas = requireFairBlas(peer, { backend, matMul: matMulDetail() });
 await peer.next(); // { ready }: the peer's model loaded and warmed up
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -146,24 +115,21 @@ for (let round = 0; round < args.rounds; round++) {
 }
 const peerEnd = await peer.finish();
 
-header(
-  `decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}; ${args.rounds} rounds interleaved, medians`,
-  engineInfo,
-  peerEnd.info,
-);
-const fmt = (x) => x.toFixed(x >= 10 ? 1 : 2);
-const span = (xs) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
-table(
-  runs.map(({ name }) => {
-    const r = results[name];
-    return {
-      name,
-      engine: median(r.engine),
-      peer: median(r.peer),
-      unit: `sentences/s (min–max: engine ${span(r.engine)}, PyTorch ${span(r.peer)}; output tokens: engine ${r.tokens.engine}, PyTorch ${r.tokens.peer}; identical outputs ${r.identical}/${src.length})`,
-    };
-  }),
-  { engine: peakRssMiB(), peer: peerEnd.rss },
-);
+const title = `decoding, ${src.length} gettext de test sentences, random ${args.config} model (vocab ${data.vocab.size}), batches of ${args.batch}; ${args.rounds} rounds interleaved, medians`;
+header(title, engineInfo, peerEnd.info);
+const rows = runs.map(({ name }) => {
+  const r = results[name];
+  return { name, engine: r.engine, peer: r.peer, ratios: r.engine.map((e, i) => e / r.peer[i]) };
+});
+const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
+roundsTable(rows, 'sentences/s', rss);
+for (const { name } of runs) {
+  const r = results[name];
+  console.log(
+    `${name}: output tokens engine ${r.tokens.engine}, PyTorch ${r.tokens.peer}; identical outputs ${r.identical}/${src.length} (worst round)`,
+  );
+}
+const identical = Object.fromEntries(runs.map(({ name }) => [name, results[name].identical]));
+writeResult('decode', { title, args, engine: engineInfo, peer: peerEnd.info, blas, rss, results: rows, identical });
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);

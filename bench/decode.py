@@ -5,7 +5,8 @@ key/value caches and the memory's cross-attention keys/values projected once; BO
 generated; GNMT length penalty ((5 + |Y|) / 6)^alpha with |Y| counting EOS; maximum output length
 source length + 50, capped so that BOS and the output fit max_len positions.
 Argument: the case file written by the node side. The peer stays alive for the whole benchmark so
-that its rounds interleave with the engine's under the same conditions: after loading the model and
+that its rounds interleave with the engine's under the same conditions: it prints {"started": …} once
+torch is imported (the node side checks its BLAS then: bench/lib/peer.mjs); after loading the model and
 one warm-up batch it prints {"ready": …}, then answers each stdin line {"run": name} with one stdout
 line {"name", "seconds", "sps", "tokens", "out"} (the outputs, for the node side's identical check);
 at the end of stdin it prints {"info", "rss"} and exits."""
@@ -215,6 +216,8 @@ def translate(inc, src, k, batch, alpha, offset, stop="exact"):
 
 
 def main():
+    reply = lambda obj: print(json.dumps(obj), flush=True)
+    reply({"started": True})  # torch is imported: the node side checks this process's BLAS now
     with open(sys.argv[1]) as f:
         case = json.load(f)
     cfg = case["config"]
@@ -227,7 +230,6 @@ def main():
     inc = Incremental(model)
     src = case["src"]
     runs = {run["name"]: run for run in case["runs"]}
-    reply = lambda obj: print(json.dumps(obj), flush=True)
     with torch.inference_mode():
         # warm-up, as the engine's: one full batch, so that buffers of the timed batches' size exist
         translate(inc, src[: case["batch"]], 1, case["batch"], case["alpha"], case["maxLenOffset"])

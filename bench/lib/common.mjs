@@ -73,18 +73,6 @@ export function header(title, engineInfo, peer) {
     console.log(`peer:   PyTorch ${peer.torch} (${peer.python}); BLAS ${peer.blas}; torch threads ${peer.threads}`);
 }
 
-/** Prints rows of { name, engine, peer, unit } with the ratio engine/peer (higher is better for both). */
-export function table(rows, rss) {
-  const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-  const w = Math.max(...rows.map((r) => r.name.length), 4);
-  console.log(`${'case'.padEnd(w)}  ${'engine'.padStart(10)}  ${'PyTorch'.padStart(10)}  ${'ratio'.padStart(7)}  unit`);
-  for (const r of rows)
-    console.log(
-      `${r.name.padEnd(w)}  ${fmt(r.engine).padStart(10)}  ${fmt(r.peer).padStart(10)}  ${(r.engine / r.peer).toFixed(3).padStart(7)}  ${r.unit}`,
-    );
-  console.log(`peak RSS: engine ${rss.engine.toFixed(0)} MiB, PyTorch ${rss.peer.toFixed(0)} MiB`);
-}
-
 /**
  * Prints rows of { name, engine: [per round], peer: [per round], ratios: [per round] }: each side's
  * median and min–max, and the median of the per-round ratios engine/peer with its min–max.
