@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { servePanels } from '../scripts/panel-server.mjs';
 import { root } from './lib/build.mjs';
-import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer } from './lib/common.mjs';
+import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer, writeResult } from './lib/common.mjs';
 
 const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -332,6 +332,30 @@ try {
   console.log(
     `peak RSS: engine ${engineRss.toFixed(0)} MiB (VmHWM), bench ${peakRssMiB().toFixed(0)} MiB, matplotlib ${peer ? `${peer.rss_mib.toFixed(0)} MiB` : 'n/a'}`,
   );
+  const stat = (f) => ({ median: median(col(f)), p95: p95(col(f)) });
+  writeResult('draw-latency', {
+    args,
+    engine: `${info.version}, backend ${info.backend}; matMul ${info.matmul}`,
+    webview: `Chromium ${chromeVersion}`,
+    peer: peer ? { matplotlib: peer.matplotlib, backend: peer.backend, numpy: peer.numpy, python: peer.python } : null,
+    rss: { engine: engineRss, bench: peakRssMiB(), peer: peer?.rss_mib ?? null },
+    results: {
+      stepEndToArrivalMs: stat((s) => s.arrived - stepEnd.get(s.step)),
+      arrivalToDrawnMs: stat((s) => s.drawn - s.arrived),
+      convertMs: stat((s) => s.convertMs),
+      pageMs: stat((s) => s.pageMs),
+      stepEndToDrawnMs: stat((s) => s.drawn - stepEnd.get(s.step)),
+      gridMs: Object.fromEntries(
+        tokens.map((n) => [
+          n,
+          {
+            webview: ours[n],
+            matplotlib: peer ? (peer.results.find((r) => r.tokens === n)?.median_s ?? NaN) * 1000 : null,
+          },
+        ]),
+      ),
+    },
+  });
 } finally {
   await browser?.close().catch(() => {});
   server.close();

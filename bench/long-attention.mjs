@@ -30,7 +30,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { servePanels } from '../scripts/panel-server.mjs';
 import { loadEngine, root } from './lib/build.mjs';
-import { machine, peakRssMiB, parseArgs } from './lib/common.mjs';
+import { machine, peakRssMiB, parseArgs, writeResult } from './lib/common.mjs';
 import { PAGE_INIT, PAGE_POST, PAGE_STAGE, frameWatcher, taskSampler, vscodePostMessage } from './lib/host.mjs';
 
 const args = parseArgs({ tokens: '1024,2048,4096', backend: '', vocab: 1000 });
@@ -275,6 +275,15 @@ try {
     `goals: no OOM (${results.length} of ${sizes.length} sizes answered); host's longest task ≤ 50 ms: ${worst <= 50 ? 'met' : 'NOT met'} (${worst.toFixed(1)} ms); ` +
       `grid drawn and painted < 2 s after the reply's arrival at ${last.n}: ${arrival < 2000 ? 'met' : 'NOT met'} (${arrival.toFixed(0)} ms); bench RSS ${peakRssMiB().toFixed(0)} MiB`,
   );
+  writeResult('long-attention', {
+    args,
+    engine: `${info.version}, backend ${info.backend}; matMul ${info.matmul}`,
+    webview: `Chromium ${chromeVersion}`,
+    peer: null,
+    rss: { bench: peakRssMiB() },
+    results,
+    block: blockRow ?? null,
+  });
 } finally {
   await browser?.close().catch(() => {});
   server.close();

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { root } from './lib/build.mjs';
-import { machine, median, parseArgs } from './lib/common.mjs';
+import { machine, median, parseArgs, writeResult } from './lib/common.mjs';
 
 const args = parseArgs({ steps: 21, every: 5, rounds: 2, defaultEvery: 50, backend: 'wasm', pairs: 32 });
 const cli = join(root, 'dist', 'cli.js');
@@ -95,3 +95,17 @@ console.log(`throughput cost at every ${args.every}: ${(share * 100).toFixed(2)}
 console.log(
   `at the default every ${args.defaultEvery}: ${((share * args.every * 100) / args.defaultEvery).toFixed(2)}% (scaled: one pass per ${args.defaultEvery} steps)`,
 );
+writeResult('telemetry', {
+  args,
+  engine: `node dist/cli.js train --backend ${args.backend}`,
+  peer: null,
+  results: {
+    off,
+    on,
+    medianOff: tOff,
+    medianOn: tOn,
+    share,
+    passSeconds: pass,
+    shareAtDefault: (share * args.every) / args.defaultEvery,
+  },
+});
