@@ -10,6 +10,7 @@
 #  - libc-l10n: glibc's translation catalogs; its German one (/usr/share/locale/de/LC_MESSAGES/libc.mo,
 #    about 1,100 English-German pairs) lets test/data/gettext.test.ts read real catalogs. Slim images
 #    drop /usr/share/locale through a dpkg path-exclude: a fragment read after theirs re-includes de/
+#  - libblas3, liblapack3: downloaded only (see below), for the benchmarks' unfair-BLAS test
 set -euo pipefail
 want_torch=${WANT_TORCH:-0}
 [ "$(id -u)" = 0 ] || { echo "setup-system: not root, skipping apt steps" >&2; exit 0; }
@@ -38,8 +39,16 @@ for p in python3-torch python3-venv python3-wheel; do dpkg -s "$p" >/dev/null 2>
 if [ "$want_torch" = 1 ]; then
   dpkg -s python3-matplotlib >/dev/null 2>&1 || need+=(python3-matplotlib)
 fi
-[ ${#need[@]} -eq 0 ] && exit 0
 export DEBIAN_FRONTEND=noninteractive
+# Debian's reference BLAS, downloaded into apt's cache but never installed (OpenBLAS stays the
+# system's BLAS): test/bench/unfair-blas.test.ts unpacks it and points the PyTorch peer at it, to
+# check that the benchmarks refuse a comparison against an unoptimised BLAS.
+cache=/var/cache/apt/archives
+if ! ls "$cache"/libblas3_*.deb "$cache"/liblapack3_*.deb >/dev/null 2>&1; then
+  { apt-get update -qq && apt-get install -y -qq --download-only --no-install-recommends libblas3 liblapack3 >/dev/null; } ||
+    echo "setup-system: could not download libblas3 and liblapack3 (the unfair-BLAS test needs them)" >&2
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
 apt-get update -qq
 for p in "${need[@]}"; do
   if [ "$p" = mesa-vulkan-drivers ]; then
