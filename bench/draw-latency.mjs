@@ -20,16 +20,14 @@ import { pathToFileURL } from 'node:url';
 import { servePanels } from '../scripts/panel-server.mjs';
 import { root } from './lib/build.mjs';
 import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer, writeResult } from './lib/common.mjs';
+import { CHROMIUM, launchChromium } from './lib/chromium.mjs';
 
 const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const L = 6,
   H = 8;
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)];
 for (const f of ['dist/cli.js', 'dist/webview/attention.js'])
   if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
-if (!existsSync(CHROMIUM))
-  throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
 // The extension's own conversion and the protocol's one list of kinds, bundled from src/
 // (as bench/lib/build.mjs does).
@@ -126,21 +124,7 @@ const SYNTHETIC = async ({ n, L, H, kinds }) => {
 };
 
 try {
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-dev-shm-usage',
-    ],
-    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache') },
-  });
+  browser = await launchChromium(tmp);
   const openPage = async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));

@@ -32,9 +32,9 @@ import { servePanels } from '../scripts/panel-server.mjs';
 import { loadEngine, root } from './lib/build.mjs';
 import { machine, peakRssMiB, parseArgs, writeResult } from './lib/common.mjs';
 import { PAGE_INIT, PAGE_POST, PAGE_STAGE, frameWatcher, taskSampler, vscodePostMessage } from './lib/host.mjs';
+import { launchChromium } from './lib/chromium.mjs';
 
 const args = parseArgs({ tokens: '1024,2048,4096', backend: '', vocab: 1000 });
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 for (const f of ['dist/cli.js', 'dist/webview/attention.js'])
   if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
 
@@ -140,18 +140,7 @@ const results = [];
 let info;
 let blockRow;
 try {
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--no-first-run',
-      '--disable-background-networking',
-    ],
-    env: { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'config'), XDG_CACHE_HOME: join(tmp, 'cache') },
-  });
+  browser = await launchChromium(tmp);
   const sizes = args.tokens.split(',').map(Number);
   for (const n of sizes) {
     const e = startEngine();

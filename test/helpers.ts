@@ -144,6 +144,22 @@ export function smallConfig(overrides: Partial<TransformerConfig> = {}): Transfo
   };
 }
 
+/** Two sentence pairs (one padded) as a training batch: what the step, loss and leak tests feed a smallConfig model. */
+export const TOY_BATCH = {
+  src: [
+    [5, 6, 7, 2],
+    [8, 9, 2, 0],
+  ],
+  tgtIn: [
+    [1, 7, 6, 5],
+    [1, 9, 8, 0],
+  ],
+  tgtOut: [
+    [7, 6, 5, 2],
+    [9, 8, 2, 0],
+  ],
+};
+
 /**
  * A model that learns the copy task of 1–10 symbols in 600 steps on wasm (~190 of 200 test sequences
  * exact, greedy): d_model 32, 2 heads, 1 + 1 layers, no dropout. Writes the config file, returns its path.

@@ -12,36 +12,10 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSafetensors, writeSafetensors } from '../../src/engine/checkpoint/safetensors';
+import { MICRO_MODEL, MICRO_TRAINING } from '../train/helpers';
 
-/** The micro model (test/train/helpers.ts microConfig's) with the base run's training settings. */
-export const MICRO = {
-  d_model: 16,
-  heads: 2,
-  d_ff: 32,
-  encoder_layers: 1,
-  decoder_layers: 1,
-  dropout: 0.1,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal',
-  max_len: 32,
-  share_embeddings: true,
-  training: {
-    steps: 6,
-    warmup: 4,
-    lr_factor: 1,
-    batch_tokens: 200,
-    label_smoothing: 0.1,
-    clip_norm: 0,
-    seed: 3,
-    checkpoint_every: 3,
-    eval_every: 10,
-    snapshot_every: 5,
-    vocab_size: 100,
-    max_length: 20,
-    bleu_sentences: 0,
-  },
-};
+/** The micro model (test/train/helpers.ts) with the base run's training settings. */
+export const MICRO = { ...MICRO_MODEL, training: { ...MICRO_TRAINING, steps: 6, checkpoint_every: 3 } };
 
 /** A --config file: the micro model with some fields changed (or, for `undefined`, removed). */
 export function micro(model: Record<string, unknown> = {}, training: Record<string, unknown> = {}): string {

@@ -12,7 +12,7 @@ import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend
 import { Transformer } from '../../src/engine/model/transformer';
 import { validationLoss } from '../../src/engine/train/evaluate';
 import { labelSmoothedLoss, smoothedLossFromLogits } from '../../src/engine/train/loss';
-import { maxAbsDiff, testBackends } from '../helpers';
+import { maxAbsDiff, smallConfig, testBackends, TOY_BATCH } from '../helpers';
 
 test('uniform logits: KL 0.496977, NLL ln 5, gradient p − q on the kept row and 0 on the pad row', async (t) => {
   for (const backend of await testBackends()) {
@@ -67,38 +67,8 @@ test('random logits: the value and gradient of autodiff through logSoftmax and l
 });
 
 test('validation loss (from logits) equals labelSmoothedLoss over the model’s log-probabilities', async (t) => {
-  const config = {
-    d_model: 16,
-    heads: 4,
-    d_ff: 32,
-    encoder_layers: 1,
-    decoder_layers: 1,
-    src_vocab: 20,
-    tgt_vocab: 20,
-    dropout: 0.1,
-    norm_first: false,
-    final_norm: false,
-    positional: 'sinusoidal' as const,
-    max_len: 16,
-    share_embeddings: true,
-    pad_id: 0,
-    bos_id: 1,
-    eos_id: 2,
-  };
-  const batch = {
-    src: [
-      [5, 6, 7, 2],
-      [8, 9, 2, 0],
-    ],
-    tgtIn: [
-      [1, 7, 6, 5],
-      [1, 9, 8, 0],
-    ],
-    tgtOut: [
-      [7, 6, 5, 2],
-      [9, 8, 2, 0],
-    ],
-  };
+  const config = smallConfig({ heads: 4, src_vocab: 20, tgt_vocab: 20, dropout: 0.1 });
+  const batch = TOY_BATCH;
   for (const backend of await testBackends()) {
     await t.test(backend, async () => {
       await initBackend(backend);

@@ -7,12 +7,9 @@ import { initBackend } from '../../src/engine/backend';
 import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { trainStep } from '../../src/engine/train/step';
-import { testBackends, nestedAttention } from '../helpers';
+import { nestedAttention, smallConfig, testBackends, TOY_BATCH } from '../helpers';
 
-const config = {
-  d_model: 16,
-  heads: 2,
-  d_ff: 32,
+const config = smallConfig({
   encoder_layers: 2,
   decoder_layers: 2,
   src_vocab: 20,
@@ -20,27 +17,10 @@ const config = {
   dropout: 0.1,
   norm_first: true,
   final_norm: true,
-  positional: 'learned' as const,
-  max_len: 16,
+  positional: 'learned',
   share_embeddings: false,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
-const batch = {
-  src: [
-    [5, 6, 7, 2],
-    [8, 9, 2, 0],
-  ],
-  tgtIn: [
-    [1, 7, 6, 5],
-    [1, 9, 8, 0],
-  ],
-  tgtOut: [
-    [7, 6, 5, 2],
-    [9, 8, 2, 0],
-  ],
-};
+});
+const batch = TOY_BATCH;
 
 test('forward, inspection and training steps allocate no lasting tensors', async (t) => {
   for (const backend of await testBackends()) {

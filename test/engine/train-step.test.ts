@@ -11,7 +11,7 @@ import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { labelSmoothedLoss } from '../../src/engine/train/loss';
 import { trainStep } from '../../src/engine/train/step';
-import { maxAbsDiff, testBackends } from '../helpers';
+import { maxAbsDiff, smallConfig, testBackends, TOY_BATCH } from '../helpers';
 
 test('label smoothing: ε/(V−2) off-target, 1−ε on target, pad column and pad rows excluded', async () => {
   await initBackend('cpu');
@@ -39,38 +39,8 @@ test("Adam's first update moves every weight by lr·sign(g) (bias-corrected m/�
 });
 
 test('a training step gives the same loss, gradient norm and weights on every backend', async (t) => {
-  const config = {
-    d_model: 16,
-    heads: 4,
-    d_ff: 32,
-    encoder_layers: 2,
-    decoder_layers: 2,
-    src_vocab: 20,
-    tgt_vocab: 20,
-    dropout: 0,
-    norm_first: false,
-    final_norm: false,
-    positional: 'sinusoidal' as const,
-    max_len: 16,
-    share_embeddings: true,
-    pad_id: 0,
-    bos_id: 1,
-    eos_id: 2,
-  };
-  const batch = {
-    src: [
-      [5, 6, 7, 2],
-      [8, 9, 2, 0],
-    ],
-    tgtIn: [
-      [1, 7, 6, 5],
-      [1, 9, 8, 0],
-    ],
-    tgtOut: [
-      [7, 6, 5, 2],
-      [9, 8, 2, 0],
-    ],
-  };
+  const config = smallConfig({ heads: 4, encoder_layers: 2, decoder_layers: 2, src_vocab: 20, tgt_vocab: 20 });
+  const batch = TOY_BATCH;
   const run = async (backend: string) => {
     await initBackend(backend);
     const model = new Transformer(config, undefined, 3);

@@ -15,6 +15,7 @@ import { Adam } from '../../src/engine/train/adam';
 import { smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { countTokens, trainStep } from '../../src/engine/train/step';
 import { loadWithoutDropout, readStepFixture, RecordingAdam } from '../engine/stepFixture';
+import { smallConfig, TOY_BATCH } from '../helpers';
 
 const CASE = 'post_ln_learned';
 
@@ -131,38 +132,8 @@ test('a finite loss whose gradient overflows is not applied either', async () =>
   assert.ok(unchanged, 'a weight moved');
 });
 
-const config = {
-  d_model: 16,
-  heads: 4,
-  d_ff: 32,
-  encoder_layers: 1,
-  decoder_layers: 1,
-  src_vocab: 20,
-  tgt_vocab: 20,
-  dropout: 0.3,
-  norm_first: false,
-  final_norm: false,
-  positional: 'sinusoidal' as const,
-  max_len: 16,
-  share_embeddings: true,
-  pad_id: 0,
-  bos_id: 1,
-  eos_id: 2,
-};
-const batch = {
-  src: [
-    [5, 6, 7, 2],
-    [8, 9, 2, 0],
-  ],
-  tgtIn: [
-    [1, 7, 6, 5],
-    [1, 9, 8, 0],
-  ],
-  tgtOut: [
-    [7, 6, 5, 2],
-    [9, 8, 2, 0],
-  ],
-};
+const config = smallConfig({ heads: 4, src_vocab: 20, tgt_vocab: 20, dropout: 0.3 });
+const batch = TOY_BATCH;
 
 test('dropout seeds: `seed`, seed + 1, … one per dropout site (the trainer spaces steps 1000 apart)', async () => {
   const model = new Transformer(config, undefined, 21);

@@ -1,5 +1,5 @@
 /** `train --fork PARENT[@STEP]` and the changes a fork takes (issue 13; run/fork.ts makes the folder). */
-import type { ForkChanges, ForkSpec } from '../run/fork';
+import { FORK_SETTINGS, type ForkChanges, type ForkSpec } from '../run/fork';
 import type { TrainingSettings } from '../run/settings';
 import { type OptionSpec, type Parsed, UsageError } from './args';
 
@@ -16,18 +16,6 @@ export const FORK_SPECS: Record<string, OptionSpec> = {
 
 /** Options a fork takes from its parent, and so refuses. */
 const FROM_PARENT = ['task', 'data', 'gettext', 'src-lang', 'tgt-lang', 'config', 'resume', 'vocab-size'];
-/** Numeric training flags a fork may change (run/fork.ts FORK_SETTINGS), by their settings' names. */
-const FORK_NUMERIC = [
-  'steps',
-  'lr-factor',
-  'warmup',
-  'label-smoothing',
-  'checkpoint-every',
-  'eval-every',
-  'snapshot-every',
-  'telemetry-every',
-];
-
 /** Head lists: "cross:0.1, decoder_self:0.2" → ids (checked against the model by run/fork.ts). */
 function heads(value: string | boolean | undefined, flag: string): string[] | undefined {
   if (value === undefined) return undefined;
@@ -56,11 +44,13 @@ export function forkOption(
   const fromParent = FROM_PARENT.find((k) => options[k] !== undefined);
   if (fromParent)
     throw new UsageError(`train --fork: --${fromParent} comes from the parent run's config.json; leave it out`);
-  const numericFlag = Object.keys(numericFlags).find((k) => options[k] !== undefined && !FORK_NUMERIC.includes(k));
+  // The numeric flags a fork may change: those of the settings run/fork.ts lets a fork change.
+  const allowed = Object.keys(numericFlags).filter((k) => FORK_SETTINGS.includes(numericFlags[k]!));
+  const numericFlag = Object.keys(numericFlags).find((k) => options[k] !== undefined && !allowed.includes(k));
   if (numericFlag)
     throw new UsageError(
       `train --fork: --${numericFlag} is fixed by the parent run (its data and checkpoints depend on it); ` +
-        `a fork may change --${FORK_NUMERIC.join(', --')}, the heads and --dropout`,
+        `a fork may change --${allowed.join(', --')}, the heads and --dropout`,
     );
   const text = String(options.fork);
   const m = /^(.*)@(\d+)$/.exec(text);

@@ -131,6 +131,17 @@ export function projectQKVOne(attn: AttentionParams, h: number, x: tf.Tensor3D):
   return { q: q!, k: k!, v: v! };
 }
 
+/** Concat(head_1, …, head_h)·W^O, each head gated first (ξ, mean): heads [B, h, T, dv] → [B, T, d]. */
+function throughWO(
+  attn: AttentionParams,
+  heads: tf.Tensor4D,
+  gates: HeadGate | undefined,
+  fused: boolean,
+): tf.Tensor3D {
+  const gated = gates ? gate(heads, gates) : heads; // [B, h, T, dv]
+  return linear(mergeHeads(gated), attn.wO, attn.bO, fused) as tf.Tensor3D;
+}
+
 /**
  * MultiHead(Q, K, V) = Concat(head_1, …, head_h)·W^O, head_i = Attention(Q·W_i^Q, K·W_i^K, V·W_i^V)
  * with K and V already projected (see projectKeysValues; the incremental decoder caches them).
@@ -147,9 +158,8 @@ export function attendTo(
 ): { output: tf.Tensor3D; weights: tf.Tensor4D; heads: tf.Tensor4D } {
   const q = project(attn, 'q', h, xq, fused); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
-  const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D); // [B, h, T, dv]
-  const out = linear(mergeHeads(gated), attn.wO, attn.bO, fused); // [B, T, d]
-  return { output: out as tf.Tensor3D, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
+  const out = throughWO(attn, output as tf.Tensor4D, heads, fused); // [B, T, d]
+  return { output: out, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
 }
 
 /**
@@ -170,8 +180,7 @@ export function attendOneFused(
   const q = projected ?? project(attn, 'q', h, xq, true); // [B, h, 1, dk]
   const output = fusedAttendOne(q, kv.k, kv.v, mask); // [B, h, 1, dv]
   if (!output) return null;
-  const gated = heads ? gate(output as tf.Tensor4D, heads) : (output as tf.Tensor4D);
-  return linear(mergeHeads(gated), attn.wO, attn.bO, true) as tf.Tensor3D; // [B, 1, d]
+  return throughWO(attn, output as tf.Tensor4D, heads, true); // [B, 1, d]
 }
 
 /**

@@ -30,7 +30,7 @@ const MODES: Record<AblationMode, string> = {
 };
 
 /** `exact match 96.0 → 41.5 (−54.5)`: a score as the message shows it. */
-export function describeScore(s: AblationScore): string {
+function describeScore(s: AblationScore): string {
   const what = s.metric === 'bleu' ? 'BLEU' : 'exact match';
   const delta = s.ablated - s.intact;
   return `${what} ${s.intact.toFixed(1)} → ${s.ablated.toFixed(1)} (${delta >= 0 ? '+' : '−'}${Math.abs(delta).toFixed(1)})`;

@@ -8,29 +8,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
+import { MICRO_MODEL, MICRO_TRAINING } from '../../train/helpers';
 import { waitFor } from './harness';
 
 /** Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10 by default). */
 export function microConfig(dir: string, steps: number, checkpointEvery = 10): string {
   const file = path.join(dir, `micro-${steps}-${checkpointEvery}.json`);
-  const training = {
-    steps,
-    warmup: 4,
-    lr_factor: 1,
-    batch_tokens: 200,
-    label_smoothing: 0.1,
-    clip_norm: 0,
-    seed: 3,
-    checkpoint_every: checkpointEvery,
-    eval_every: 10,
-    snapshot_every: 5,
-    vocab_size: 100,
-    max_length: 20,
-    bleu_sentences: 0,
-  };
-  const model = { d_model: 16, heads: 2, d_ff: 32, encoder_layers: 1, decoder_layers: 1, dropout: 0.1 };
-  const rest = { norm_first: false, final_norm: false, positional: 'sinusoidal', max_len: 32, share_embeddings: true };
-  fs.writeFileSync(file, JSON.stringify({ ...model, ...rest, training }));
+  const training = { ...MICRO_TRAINING, steps, checkpoint_every: checkpointEvery };
+  fs.writeFileSync(file, JSON.stringify({ ...MICRO_MODEL, training }));
   return file;
 }
 
