@@ -2,6 +2,7 @@
 import { availableBackends, gpuAdapter, matMulDetail } from '../backend';
 import { attentionCommand } from './attention';
 import { averageCommand } from './average';
+import { batchesCommand } from './batches';
 import { bleuCommand } from './bleu';
 import { checkRunCommand } from './checkRun';
 import { decodeCommand } from './decode';
@@ -17,6 +18,10 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   evaluate: { summary: "decode a run's test split and print its BLEU", run: evaluateCommand },
   bleu: { summary: 'corpus BLEU, printed as sacreBLEU prints it', run: bleuCommand },
   average: { summary: 'average the last n checkpoints of a run', run: averageCommand },
+  batches: {
+    summary: "write a run's validation and first N training batches (token ids) to a file for another trainer",
+    run: batchesCommand,
+  },
   heads: { summary: 'head importance (Michel et al.) and pruning curves on the test split', run: headsCommand },
   attention: {
     summary: 'attention weights and log-probs of a checkpoint for one sentence pair',

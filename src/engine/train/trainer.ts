@@ -16,7 +16,7 @@ import { attentionOfPairs } from '../inspect';
 import type { Transformer } from '../model/transformer';
 import { BOS } from '../data/specialTokens';
 import { Adam } from './adam';
-import { BatchStream } from '../data/batchStream';
+import type { Batch, BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
 import { type BleuEvaluator, validationLoss } from './evaluate';
 import type { DataPosition, MetricsRow, RunDir } from '../run/runDir';
@@ -28,9 +28,12 @@ import { headOutputNorms } from '../telemetry/heads';
 import { maskLeak, paddingLeak } from '../telemetry/probes';
 import { telemetryRow } from '../telemetry/telemetry';
 import { trainStep } from './step';
+import { trainingStream, validationBatches } from './batchFile';
 import { heldHeadsMask } from './heldHeads';
 
 export interface TrainerCallbacks {
+  /** The batch that step `step` (from 1) is about to train on, as the step gets it. */
+  onBatch?(step: number, batch: Batch): void;
   onStep?(row: MetricsRow): void;
   /** The probe pair's attention, just written to snapshots/. */
   onSnapshot?(attention: Attention): void;
@@ -77,7 +80,7 @@ export class Trainer {
     private readonly bleu?: BleuEvaluator,
     private readonly optimizer = new Adam(),
   ) {
-    this.stream = new BatchStream(data.train, settings.batch_tokens, settings.seed);
+    this.stream = trainingStream(data, settings);
     const probes = probesOf(data, settings);
     this.probe = probes.pair;
     this.probeBatch = probes.batch;
@@ -229,7 +232,7 @@ export class Trainer {
 
   /** Validation loss (and BLEU when an evaluator was given). */
   async evaluate(): Promise<Pick<MetricsRow, 'val_loss' | 'val_bleu'>> {
-    const batches = BatchStream.evaluationBatches(this.data.valid, this.settings.batch_tokens);
+    const batches = validationBatches(this.data, this.settings);
     const v = await validationLoss(this.model, batches, this.settings.label_smoothing);
     const out: Pick<MetricsRow, 'val_loss' | 'val_bleu'> = { val_loss: v.loss };
     if (this.bleu && this.settings.bleu_sentences > 0) out.val_bleu = await this.bleu(this.model, this.step);
@@ -257,6 +260,7 @@ export class Trainer {
     let lastCheckpoint = this.step;
     while (this.step < s.steps && !this.stopRequested) {
       const { batch, next } = this.stream.at(this.position);
+      callbacks.onBatch?.(this.step + 1, batch);
       const lr = this.lr(this.step + 1);
       const started = performance.now();
       const every = telemetryEvery(s);
