@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "blas.h"
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 #define SINGLE_THREAD_BELOW (1 << 22) /* m·n·k below which a product runs on one OpenBLAS thread */
@@ -52,6 +53,34 @@ static bool fits(int64_t batch, int64_t stride, int64_t size, size_t length) {
   return size == 0 || batch == 0 || (batch - 1) * stride + size <= (int64_t)length;
 }
 
+void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+          int ldb, float beta, float *c, int ldc) {
+  sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+int gemm_threads_begin(double work) {
+  const int threads = get_threads ? get_threads() : 1;
+  if (!set_threads || threads <= 1 || work >= SINGLE_THREAD_BELOW) return 0;
+  set_threads(1);
+  return threads;
+}
+
+void gemm_threads_end(int saved) {
+  if (saved > 0) set_threads(saved);
+}
+
+float *scratch(size_t n) {
+  static float *buffer;
+  static size_t size;
+  if (n > size) {
+    float *grown = realloc(buffer, n * sizeof(float));
+    if (!grown) return NULL;
+    buffer = grown;
+    size = n;
+  }
+  return buffer;
+}
+
 static napi_value matmul(napi_env env, napi_callback_info info) {
   args_t a = {env, "matmul", false};
   napi_value argv[11];
@@ -75,16 +104,11 @@ static napi_value matmul(napi_env env, napi_callback_info info) {
   }
   const int lda = trans_a ? (int)m : (int)k;
   const int ldb = trans_b ? (int)k : (int)n;
-  // Small products on one thread: waking OpenBLAS's other threads costs more than they save, and
-  // on a busy machine their spin-waiting costs far more.
-  const int threads = get_threads ? get_threads() : 1;
-  const bool single = set_threads && threads > 1 && (double)m * (double)n * (double)k < SINGLE_THREAD_BELOW;
-  if (single) set_threads(1);
-  for (int64_t i = 0; i < batch; i++) {
-    sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, pa + i * stride_a, lda,
-          pb + i * stride_b, ldb, 0.0f, pc + i * m * n, (int)n);
-  }
-  if (single) set_threads(threads);
+  const int saved = gemm_threads_begin((double)m * (double)n * (double)k);
+  for (int64_t i = 0; i < batch; i++)
+    gemm(trans_a, trans_b, (int)m, (int)n, (int)k, 1.0f, pa + i * stride_a, lda, pb + i * stride_b, ldb, 0.0f,
+         pc + i * m * n, (int)n);
+  gemm_threads_end(saved);
   return NULL;
 }
 
@@ -100,15 +124,51 @@ static napi_value linear(napi_env env, napi_callback_info info) {
   if (a.failed || n * out == 0) return NULL;
   for (int64_t i = 0; i < n; i++) memcpy(y + i * out, b, (size_t)out * sizeof(float));
   if (in > 0) {
-    const int threads = get_threads ? get_threads() : 1;
-    const bool single = set_threads && threads > 1 && (double)n * (double)out * (double)in < SINGLE_THREAD_BELOW;
-    if (single) set_threads(1);
-    sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)n, (int)out, (int)in, 1.0f, x, (int)in, w, (int)in, 1.0f, y, (int)out);
-    if (single) set_threads(threads);
+    const int saved = gemm_threads_begin((double)n * (double)out * (double)in);
+    gemm(false, true, (int)n, (int)out, (int)in, 1.0f, x, (int)in, w, (int)in, 1.0f, y, (int)out);
+    gemm_threads_end(saved);
   }
   if (relu)
     for (int64_t i = 0; i < n * out; i++)
       if (y[i] < 0) y[i] = 0; // NaN stays NaN, as in tfjs's Relu
+  return NULL;
+}
+
+/* dy [n, out] of y = act(x·wᵀ + b) → dx [n, in] = dz·w, dw [out, in] = dzᵀ·x, db [out] = Σ rows of dz,
+   dz = dy ⊙ (y > 0) with relu, else dy. */
+static napi_value linear_backward(napi_env env, napi_callback_info info) {
+  args_t a = {env, "linearBackward", false};
+  napi_value argv[11];
+  if (!get_args(&a, info, argv, 11)) return NULL;
+  const int64_t n = count(&a, argv[7], "n"), in = count(&a, argv[8], "in"), out = count(&a, argv[9], "out");
+  const bool relu = flag(&a, argv[10], "relu");
+  const float *dy = floats(&a, argv[0], (size_t)(n * out), "dy"), *x = floats(&a, argv[1], (size_t)(n * in), "x");
+  const float *w = floats(&a, argv[2], (size_t)(out * in), "w"), *y = floats(&a, argv[3], relu ? (size_t)(n * out) : 0, "y");
+  float *dx = floats(&a, argv[4], (size_t)(n * in), "dx"), *dw = floats(&a, argv[5], (size_t)(out * in), "dw");
+  float *db = floats(&a, argv[6], (size_t)out, "db");
+  if (a.failed) return NULL;
+  const float *dz = dy;
+  if (relu) {
+    float *masked = scratch((size_t)(n * out));
+    if (!masked) {
+      fail(&a, "out of memory");
+      return NULL;
+    }
+    for (int64_t i = 0; i < n * out; i++) masked[i] = y[i] > 0 ? dy[i] : 0.0f; // tfjs's ReLU gradient: 0 at 0
+    dz = masked;
+  }
+  memset(db, 0, (size_t)out * sizeof(float));
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < out; j++) db[j] += dz[i * out + j];
+  if (out == 0 || in == 0 || n == 0) {
+    memset(dx, 0, (size_t)(n * in) * sizeof(float));
+    memset(dw, 0, (size_t)(out * in) * sizeof(float));
+    return NULL;
+  }
+  const int saved = gemm_threads_begin((double)n * (double)out * (double)in);
+  gemm(false, false, (int)n, (int)in, (int)out, 1.0f, dz, (int)out, w, (int)in, 0.0f, dx, (int)in);
+  gemm(true, false, (int)out, (int)in, (int)n, 1.0f, dz, (int)out, x, (int)in, 0.0f, dw, (int)in);
+  gemm_threads_end(saved);
   return NULL;
 }
 
@@ -141,6 +201,9 @@ napi_value native_smoothed_xent(napi_env, napi_callback_info);
 napi_value native_adam(napi_env, napi_callback_info);
 napi_value native_log_softmax(napi_env, napi_callback_info);
 napi_value native_add_layer_norm(napi_env, napi_callback_info);
+napi_value native_add_layer_norm_backward(napi_env, napi_callback_info);
+napi_value native_attention(napi_env, napi_callback_info);
+napi_value native_attention_backward(napi_env, napi_callback_info);
 napi_value native_attend_one(napi_env, napi_callback_info);
 napi_value native_greedy_pick(napi_env, napi_callback_info);
 
@@ -177,6 +240,10 @@ NAPI_MODULE_INIT() {
       {"smoothedXent", NULL, native_smoothed_xent, NULL, NULL, NULL, napi_enumerable, NULL},
       {"adam", NULL, native_adam, NULL, NULL, NULL, napi_enumerable, NULL},
       {"linear", NULL, linear, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"linearBackward", NULL, linear_backward, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"addLayerNormBackward", NULL, native_add_layer_norm_backward, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"attention", NULL, native_attention, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"attentionBackward", NULL, native_attention_backward, NULL, NULL, NULL, napi_enumerable, NULL},
       {"logSoftmax", NULL, native_log_softmax, NULL, NULL, NULL, napi_enumerable, NULL},
       {"addLayerNorm", NULL, native_add_layer_norm, NULL, NULL, NULL, napi_enumerable, NULL},
       {"attendOne", NULL, native_attend_one, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -14,8 +14,7 @@
  *   logSoftmax(x, y, n, v)   y [N, V] = (x − max) − log Σ exp(x − max), per row
  *   greedyPick(x, out, n, v, bos, pad, eos)   per row of logits x [N, V], with logSoftmax's log-probs
  *       and BOS, PAD at −∞: out [N, 3] = (argmax, lowest id on ties; its log-prob; EOS's log-prob)
- *   addLayerNorm(x, r, gain, bias, y, n, d, eps, residual)   y = LayerNorm(x + r) (r ignored unless
- *       residual): (z − μ) · 1/√(σ² + ε) · gain + bias per row of d, σ² biased
+ *   (addLayerNorm, with its backward pass: norm.c)
  *   attendOne(q, k, v, mask, out, bh, heads, s, dk, scale, masked)   one query per (batch, head):
  *       q [BH, dk], k and v [BH, S, dk], mask [B, S] additive (when masked) → out [BH, dk] =
  *       softmax(q·kᵀ · scale + mask) · v
@@ -283,34 +282,6 @@ napi_value native_greedy_pick(napi_env env, napi_callback_info info) {
     out[i * 3] = (float)best;
     out[i * 3 + 1] = best_lp;
     out[i * 3 + 2] = eos == bos || eos == pad ? -INFINITY : (l[eos] - m) - ls;
-  }
-  return NULL;
-}
-
-napi_value native_add_layer_norm(napi_env env, napi_callback_info info) {
-  args_t a = {env, "addLayerNorm", false};
-  napi_value argv[9];
-  if (!get_args(&a, info, argv, 9)) return NULL;
-  const int64_t n = count(&a, argv[5], "n"), d = count(&a, argv[6], "d");
-  const float *x = floats(&a, argv[0], (size_t)(n * d), "x");
-  const bool residual = flag(&a, argv[8], "residual");
-  const float *r = floats(&a, argv[1], residual ? (size_t)(n * d) : 0, "r");
-  const float *gain = floats(&a, argv[2], (size_t)d, "gain"), *bias = floats(&a, argv[3], (size_t)d, "bias");
-  float *y = floats(&a, argv[4], (size_t)(n * d), "y");
-  const float eps = (float)number(&a, argv[7], "eps");
-  if (a.failed || d == 0) return NULL;
-  for (int64_t i = 0; i < n; i++) {
-    float *restrict z = y + i * d;
-    double total = 0;
-    for (int64_t j = 0; j < d; j++) {
-      z[j] = residual ? x[i * d + j] + r[i * d + j] : x[i * d + j];
-      total += z[j];
-    }
-    const float mean = (float)(total / (double)d);
-    double dev = 0;
-    for (int64_t j = 0; j < d; j++) dev += (double)((z[j] - mean) * (z[j] - mean));
-    const float inv = 1.0f / sqrtf((float)(dev / (double)d) + eps);
-    for (int64_t j = 0; j < d; j++) z[j] = (z[j] - mean) * inv * gain[j] + bias[j];
   }
   return NULL;
 }

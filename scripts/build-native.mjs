@@ -9,8 +9,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const sources = ['blas.c', 'ops.c'].map((f) => join(repo, 'native', f));
-const headers = ['args.h', 'glibc-compat.h'].map((f) => join(repo, 'native', f));
+const sources = ['blas.c', 'ops.c', 'norm.c', 'attention.c'].map((f) => join(repo, 'native', f));
+const headers = ['args.h', 'blas.h', 'glibc-compat.h'].map((f) => join(repo, 'native', f));
 const outAt = process.argv.indexOf('--out'); // scripts/package.mjs builds the VSIX's copy elsewhere
 const target = outAt > 0 ? resolve(process.argv[outAt + 1]) : join(repo, 'dist', 'native', 'blas.node');
 const strict = process.argv.includes('--strict');

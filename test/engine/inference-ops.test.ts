@@ -180,7 +180,8 @@ test('the addon’s fused kernels refuse arrays shorter than their sizes, naming
   assert.throws(() => m.exports.logSoftmax(f, f, 2, 4), /native.logSoftmax: x has 6 values, needs 8/);
   assert.throws(() => m.exports.greedyPick(f, f, 2, 4, 1, 0, 2), /native.greedyPick: x has 6 values, needs 8/);
   assert.throws(() => m.exports.greedyPick(f, f, 1, 3, 3, 0, 2), /bos, pad and eos must be below v/);
-  assert.throws(() => m.exports.addLayerNorm(f, f, f, f, f, 1, 6, 1e-5, 1), /residual must be true or false/);
+  assert.throws(() => m.exports.addLayerNorm(f, f, f, f, f, 1, 6, 1e-5, 1, 0, 0), /residual must be true or false/);
+  assert.throws(() => m.exports.addLayerNorm(f, f, f, f, f, 1, 6, 1e-5, true, 1, 0), /rate must be in \[0, 1\)/);
   assert.throws(() => m.exports.attendOne(f, f, f, f, f, 3, 2, 1, 2, 1, false), /bh must be a multiple of heads/);
   assert.throws(() => m.exports.attendOne(f, f, f, f, f, 2, 2, 2, 3, 1, false), /k has 6 values, needs 12/);
 });

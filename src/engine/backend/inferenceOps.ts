@@ -43,6 +43,8 @@ export interface InferenceAddon {
     d: number,
     eps: number,
     residual: boolean,
+    rate: number,
+    seed: number,
   ): void;
   attendOne(
     q: Float32Array,
@@ -134,15 +136,18 @@ function logSoftmaxKernel(ops: InferenceAddon): KernelFunc {
   };
 }
 
-/** x [..., d] (+ r, same shape), gain [d], bias [d] → LayerNorm(x + r); attrs.eps */
-function addLayerNormKernel(ops: InferenceAddon): KernelFunc {
+/**
+ * x [..., d] (+ r, same shape), gain [d], bias [d] → LayerNorm(x + r); attrs.eps, and attrs.rate
+ * and attrs.seed: dropout on r (trainingOps.ts DROPOUT_ADD_NORM; native/norm.c).
+ */
+export function addLayerNormKernel(ops: InferenceAddon): KernelFunc {
   return ({ inputs, backend, attrs }) => {
     const { x, r, gain, bias } = inputs as Record<'x' | 'gain' | 'bias', tf.TensorInfo> & { r?: tf.TensorInfo };
     const be = backend as WasmBackend;
     const y = be.makeOutput(x.shape, 'float32');
     const d = x.shape[x.shape.length - 1]!;
     const xv = f32(be, x);
-    const eps = (attrs as { eps: number }).eps;
+    const { eps, rate = 0, seed = 0 } = attrs as { eps: number; rate?: number; seed?: number };
     ops.addLayerNorm(
       xv,
       r ? f32(be, r) : xv,
@@ -153,6 +158,8 @@ function addLayerNormKernel(ops: InferenceAddon): KernelFunc {
       d,
       eps,
       !!r,
+      rate,
+      seed,
     );
     return y;
   };

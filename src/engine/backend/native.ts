@@ -1,6 +1,7 @@
 /**
- * The native addon (native/blas.c + ops.c, built to dist/native/blas.node): BatchMatMul on the wasm
- * backend through OpenBLAS, the kernels of nativeOps.ts and the decoding kernels of inferenceOps.ts.
+ * The native addon (native/*.c, built to dist/native/blas.node): BatchMatMul on the wasm backend
+ * through OpenBLAS, the kernels of nativeOps.ts, the decoding kernels of inferenceOps.ts and the
+ * training kernels of trainingOps.ts.
  * wasm keeps every tensor in its heap; the kernel hands OpenBLAS views of that heap, so nothing is
  * copied, and transposes become BLAS flags instead of copies.
  * Used when the addon loads; ATTENTION_DEBUGGER_NATIVE=0 turns it off (the plain wasm path,
@@ -12,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
 import { type InferenceAddon, registerInferenceOps } from './inferenceOps';
 import { type OpsAddon, registerNativeOps } from './nativeOps';
+import { registerTrainingOps, type TrainingAddon } from './trainingOps';
 
 export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
 /**
@@ -21,7 +23,7 @@ export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
  */
 export const BLAS_THREADS_ENV = 'ATTENTION_DEBUGGER_BLAS_THREADS';
 
-interface BlasAddon extends OpsAddon, InferenceAddon {
+interface BlasAddon extends OpsAddon, InferenceAddon, TrainingAddon {
   matmul(
     a: Float32Array,
     b: Float32Array,
@@ -165,6 +167,7 @@ export function registerNativeKernels(): boolean {
   if (!blas) return false;
   registerNativeOps(blas);
   registerInferenceOps(blas);
+  registerTrainingOps(blas);
   overrideKernel('BatchMatMul', 'wasm', 'native', (fallback) => nativeBatchMatMul(blas, fallback));
   return true;
 }

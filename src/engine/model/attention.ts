@@ -4,6 +4,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { fusedAttendOne, fusedLinear, fusedLinearSplit, hasLinearKernel } from '../backend/inferenceOps';
+import { blockAttention } from '../backend/trainingOps';
 import { linear } from './layers';
 import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
@@ -181,6 +182,27 @@ export function attendOneFused(
   const output = fusedAttendOne(q, kv.k, kv.v, mask); // [B, h, 1, dv]
   if (!output) return null;
   return throughWO(attn, output as tf.Tensor4D, heads, true); // [B, 1, d]
+}
+
+/**
+ * MultiHead over whole sequences through the kernels with gradients (backend/trainingOps.ts), where
+ * no weights or head outputs are kept: self-attention (xkv undefined) projects Q, K, V with one
+ * product by the stacked [W^Q; W^K; W^V], cross-attention Q by W^Q and K, V by [W^K; W^V]; the
+ * heads are read in place and come out concatenated for W^O. xq [B, T, d] → [B, T, d]; null when
+ * the mask's shape does not suit the kernel.
+ */
+export function attendBlock(
+  attn: AttentionParams,
+  h: number,
+  xq: tf.Tensor3D,
+  xkv: tf.Tensor3D | undefined,
+  mask: tf.Tensor,
+): tf.Tensor3D | null {
+  const d = attn.wQKV.shape[1]!;
+  const q = fusedLinear(xq, attn.wQKV, attn.bQKV, false, xkv ? [0, d] : [0, 0]) as tf.Tensor3D; // [B, T, d or 3d]
+  const kv = xkv && (fusedLinear(xkv, attn.wQKV, attn.bQKV, false, [d, 2 * d]) as tf.Tensor3D); // [B, S, 2d]
+  const heads = blockAttention(q, kv, mask, h); // [B, T, d]
+  return heads && (fusedLinear(heads, attn.wO, attn.bO) as tf.Tensor3D);
 }
 
 /**

@@ -6,7 +6,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
 import { gatherAppend, hasInferenceKernels } from '../backend/inferenceOps';
+import { dropoutAddNorm, hasTrainingKernels } from '../backend/trainingOps';
 import {
+  attendBlock,
   attendOneFused,
   attendTo,
   type HeadGate,
@@ -15,7 +17,7 @@ import {
   type KeysValues,
 } from './attention';
 import type { TransformerConfig } from './config';
-import { addNorm, dropout, layerNorm, positionwiseFeedForward } from './layers';
+import { addNorm, dropout, LAYER_NORM_EPS, layerNorm, positionwiseFeedForward } from './layers';
 import type { NormParams, TransformerLayers } from './params';
 
 /** What one forward pass needs besides its inputs. */
@@ -41,6 +43,19 @@ function fusedPass(ctx: ForwardContext): boolean {
   return ctx.fused === true && !ctx.training && !ctx.record && !ctx.recordHeads;
 }
 
+/**
+ * Whether this pass runs whole sequences through the kernels with gradients (backend/trainingOps.ts):
+ * training and teacher-forced passes that keep no weights or head outputs and gate no heads.
+ */
+export function blockPass(ctx: ForwardContext): boolean {
+  return !ctx.fused && !ctx.record && !ctx.recordHeads && !ctx.heads && hasTrainingKernels();
+}
+
+/** A dropout seed: the context's next, or a random one when the run is unseeded. */
+function dropoutSeed(ctx: ForwardContext): number {
+  return ctx.nextSeed?.() ?? Math.floor(Math.random() * 2 ** 32);
+}
+
 function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4D; heads: tf.Tensor4D }): void {
   ctx.record?.[kind].push(tf.keep(r.weights));
   ctx.recordHeads?.[kind].push(tf.keep(r.heads));
@@ -59,6 +74,11 @@ function sublayer(
     if (c.norm_first) return tf.add(x, f(addNorm(norm, x, undefined, true) as tf.Tensor3D)) as tf.Tensor3D;
     return addNorm(norm, x, f(x), true) as tf.Tensor3D;
   }
+  if (!c.norm_first && blockPass(ctx)) {
+    // LayerNorm(x + Dropout(Sublayer(x))) as one kernel each way.
+    const rate = ctx.training ? c.dropout : 0;
+    return dropoutAddNorm(x, f(x), norm.gain, norm.bias, LAYER_NORM_EPS, rate, dropoutSeed(ctx)) as tf.Tensor3D;
+  }
   const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
   if (c.norm_first) return tf.add(x, drop(f(layerNorm(norm, x) as tf.Tensor3D))) as tf.Tensor3D;
   return layerNorm(norm, tf.add(x, drop(f(x)))) as tf.Tensor3D;
@@ -73,14 +93,17 @@ export function encode(
   ctx: ForwardContext,
 ): tf.Tensor3D {
   const fused = fusedPass(ctx);
+  const block = blockPass(ctx);
   for (const [i, layer] of layers.encoder.entries()) {
     x = sublayer(c, layer.norm1, x, ctx, (y) => {
+      const whole = block ? attendBlock(layer.selfAttn, c.heads, y, undefined, srcMask) : null; // [B, S, d]
+      if (whole) return whole;
       const kv = projectKeysValues(layer.selfAttn, c.heads, y, fused); // [B, h, S, dk]
       const r = attendTo(layer.selfAttn, c.heads, y, kv, srcMask, ctx.heads?.encoder_self?.[i], fused);
       keep(ctx, 'encoder_self', r); // [B, h, S, S]
       return r.output; // [B, S, d]
     });
-    x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y, fused));
+    x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y, fused || block));
   }
   return layers.encoderNorm ? (addNorm(layers.encoderNorm, x, undefined, fused) as tf.Tensor3D) : x;
 }
@@ -105,15 +128,16 @@ export function crossKeysValues(
 }
 
 /**
- * Decoder: y [B, T, d] (the newest T positions), memory keys/values per layer, tgtMask broadcastable
- * to [B, 1, T, T_total], srcMask [B, 1, 1, S] → [B, T, d]. With `cache`, the self-attention keys and
- * values of earlier positions are taken from it and the new ones appended (incremental decoding).
+ * Decoder: y [B, T, d] (the newest T positions), the memory [B, S, d] or its keys/values projected
+ * per layer (crossKeysValues), tgtMask broadcastable to [B, 1, T, T_total], srcMask [B, 1, 1, S] →
+ * [B, T, d]. With `cache`, the self-attention keys and values of earlier positions are taken from it
+ * and the new ones appended (incremental decoding).
  */
 export function decode(
   c: TransformerConfig,
   layers: TransformerLayers,
   y: tf.Tensor3D,
-  cross: KeysValues[],
+  memory: tf.Tensor3D | KeysValues[],
   tgtMask: tf.Tensor | undefined,
   srcMask: tf.Tensor,
   ctx: ForwardContext,
@@ -121,8 +145,13 @@ export function decode(
 ): tf.Tensor3D {
   const fused = fusedPass(ctx);
   const oneStep = fused && y.shape[1] === 1 && hasInferenceKernels();
+  const block = blockPass(ctx) && !cache && !Array.isArray(memory);
+  let projected = Array.isArray(memory) ? memory : undefined; // the memory's keys/values, when needed
+  const cross = (i: number): KeysValues => (projected ??= crossKeysValues(c, layers, memory as tf.Tensor3D, fused))[i]!;
   for (const [i, layer] of layers.decoder.entries()) {
     y = sublayer(c, layer.norm1, y, ctx, (z) => {
+      const whole = block && tgtMask ? attendBlock(layer.selfAttn, c.heads, z, undefined, tgtMask) : null;
+      if (whole) return whole; // [B, T, d]
       // One position with the fused kernels: W^Q, W^K, W^V as one product, split (PyTorch's in_proj).
       const qkv = oneStep ? projectQKVOne(layer.selfAttn, c.heads, z) : undefined; // 3 × [B, h, 1, dk]
       let kv = qkv ?? projectKeysValues(layer.selfAttn, c.heads, z, fused); // [B, h, T, dk]
@@ -140,14 +169,16 @@ export function decode(
       return r.output;
     });
     y = sublayer(c, layer.norm2, y, ctx, (z) => {
+      const whole = block ? attendBlock(layer.crossAttn, c.heads, z, memory as tf.Tensor3D, srcMask) : null; // [B, T, d]
+      if (whole) return whole;
       const gates = ctx.heads?.cross?.[i];
-      const one = fused ? attendOneFused(layer.crossAttn, c.heads, z, cross[i], srcMask, gates) : null; // [B, 1, d]
+      const one = fused ? attendOneFused(layer.crossAttn, c.heads, z, cross(i), srcMask, gates) : null; // [B, 1, d]
       if (one) return one;
-      const r = attendTo(layer.crossAttn, c.heads, z, cross[i], srcMask, gates, fused);
+      const r = attendTo(layer.crossAttn, c.heads, z, cross(i), srcMask, gates, fused);
       keep(ctx, 'cross', r); // [B, h, T, S]
       return r.output;
     });
-    y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z, fused));
+    y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z, fused || block));
   }
   return layers.decoderNorm ? (addNorm(layers.decoderNorm, y, undefined, fused) as tf.Tensor3D) : y;
 }

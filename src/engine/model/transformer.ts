@@ -8,7 +8,7 @@ import { validateConfig, type TransformerConfig } from './config';
 import { embed, sinusoidalTable } from './embedding';
 import { dropout, linear } from './layers';
 import { disposeParams, initParams, type Params, resolveLayers, type TransformerLayers } from './params';
-import { crossKeysValues, decode, encode, type ForwardContext } from './stacks';
+import { blockPass, decode, encode, type ForwardContext } from './stacks';
 
 export const EVAL: ForwardContext = { training: false };
 
@@ -51,9 +51,9 @@ export class Transformer {
     return { memory: encode(this.config, this.layers, x, srcMask, ctx), srcMask };
   }
 
-  /** Decoder output → logits y·Wᵀ + b (before the softmax). y: [B, T, d] → [B, T, V] */
-  project(y: tf.Tensor3D): tf.Tensor3D {
-    return linear(y, this.layers.generator.w, this.layers.generator.b) as tf.Tensor3D;
+  /** Decoder output → logits y·Wᵀ + b (before the softmax). y: [B, T, d] → [B, T, V]; `fused` as in linear. */
+  project(y: tf.Tensor3D, fused = false): tf.Tensor3D {
+    return linear(y, this.layers.generator.w, this.layers.generator.b, fused) as tf.Tensor3D;
   }
 
   /** Decoder output → log-probabilities: log softmax(y·Wᵀ + b). y: [B, T, d] → [B, T, V] */
@@ -71,7 +71,7 @@ export class Transformer {
 
   /** As forward, but the logits (training computes its loss from them). [B, T, V] */
   logits(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext = EVAL): tf.Tensor3D {
-    return this.project(this.decodeTeacherForced(src, tgt, ctx));
+    return this.project(this.decodeTeacherForced(src, tgt, ctx), blockPass(ctx));
   }
 
   /** The source's padding mask (encoder self- and cross-attention): src [B, S] → [B, 1, 1, S] */
@@ -92,15 +92,7 @@ export class Transformer {
     const tgtMask = this.targetMask(tgt); // [B, 1, T, T]
     // 3. Embed the shifted-right target and decode against the memory.
     const y = this.drop(embed(this.layers.tgtEmbed, this.positions('decoder'), tgt), ctx); // [B, T, d]
-    return decode(
-      this.config,
-      this.layers,
-      y,
-      crossKeysValues(this.config, this.layers, memory),
-      tgtMask,
-      srcMask,
-      ctx,
-    ); // [B, T, d]
+    return decode(this.config, this.layers, y, memory, tgtMask, srcMask, ctx); // [B, T, d]
   }
 
   /** Embeds target positions [offset, offset + T) for incremental decoding. ids: [B, T] → [B, T, d] */

@@ -1,0 +1,261 @@
+/**
+ * Whole-sequence kernels with gradients for training on wasm (native/attention.c, norm.c and
+ * blas.c's linear backward): a profiled step of the issue's config spent ~220 of ~485 ms outside
+ * matMul in small tfjs kernels (dropout's five, LayerNorm's ~11 each way, head transposes, the
+ * attention's scale, mask and softmax) and their autodiff bookkeeping. Here each block is one kernel
+ * each way:
+ * - LINEAR (inferenceOps.ts) gets its gradient: dx, dW, db (through the ReLU) in one kernel;
+ * - DROPOUT_ADD_NORM: LayerNorm(x + Dropout(r)) (ADD_LAYER_NORM's kernel, with dropout) and its gradient;
+ * - SELF_ATTENTION and CROSS_ATTENTION: softmax(Q·Kᵀ/√dk + mask)·V for every head, reading heads in
+ *   place from the projected rows (for self-attention the one product with the stacked W^Q, W^K,
+ *   W^V), writing the heads concatenated, ready for W^O.
+ * Results equal the unfused tfjs ops to float rounding (test/engine/block-kernels.test.ts), except
+ * dropout's draws, which come from a counter-based generator (norm.c) instead of tfjs's.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { addLayerNormKernel, type InferenceAddon, LINEAR } from './inferenceOps';
+import { addKernel, type KernelFunc, product, type WasmBackend } from './kernels';
+
+export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
+/** LayerNorm(x + Dropout(r)): ADD_LAYER_NORM's kernel with r required, so that it can have a gradient. */
+export const DROPOUT_ADD_NORM = 'AttentionDebuggerDropoutAddNorm';
+export const DROPOUT_ADD_NORM_GRAD = 'AttentionDebuggerDropoutAddNormGrad';
+export const SELF_ATTENTION = 'AttentionDebuggerSelfAttention';
+export const CROSS_ATTENTION = 'AttentionDebuggerCrossAttention';
+export const ATTENTION_GRAD = 'AttentionDebuggerAttentionGrad';
+
+export interface TrainingAddon {
+  linearBackward(
+    dy: Float32Array,
+    x: Float32Array,
+    w: Float32Array,
+    y: Float32Array,
+    dx: Float32Array,
+    dw: Float32Array,
+    db: Float32Array,
+    n: number,
+    inDim: number,
+    outDim: number,
+    relu: boolean,
+  ): void;
+  addLayerNormBackward(
+    dy: Float32Array,
+    x: Float32Array,
+    r: Float32Array,
+    gain: Float32Array,
+    dx: Float32Array,
+    dr: Float32Array,
+    dgain: Float32Array,
+    dbias: Float32Array,
+    n: number,
+    d: number,
+    eps: number,
+    residual: boolean,
+    rate: number,
+    seed: number,
+  ): void;
+  attention(q: Float32Array, kv: Float32Array, mask: Float32Array, out: Float32Array, dims: number[]): void;
+  attentionBackward(
+    dout: Float32Array,
+    q: Float32Array,
+    kv: Float32Array,
+    mask: Float32Array,
+    dq: Float32Array,
+    dkv: Float32Array,
+    dims: number[],
+  ): void;
+}
+
+const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+
+/** dy, x, w, y of LINEAR → dx, dW (zero outside attrs.rows), db */
+function linearGradKernel(ops: TrainingAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { dy, x, w, y } = inputs as Record<'dy' | 'x' | 'w' | 'y', tf.TensorInfo>;
+    const { relu, rows } = attrs as { relu: boolean; rows: [number, number] };
+    const inDim = x.shape[x.shape.length - 1]!;
+    const [from, outDim] = rows[1] > 0 ? rows : [0, w.shape[0]!];
+    const be = backend as WasmBackend;
+    const outs = [be.makeOutput(x.shape, 'float32'), be.makeOutput(w.shape, 'float32')];
+    outs.push(be.makeOutput([w.shape[0]!], 'float32'));
+    const [dx, dw, db] = outs.map((o) => f32(be, o)); // views after every makeOutput (the heap may grow)
+    if (outDim < w.shape[0]!) {
+      dw!.fill(0);
+      db!.fill(0);
+    }
+    const block = (a: Float32Array, width: number) => a.subarray(from * width, (from + outDim) * width);
+    ops.linearBackward(
+      f32(be, dy),
+      f32(be, x),
+      block(f32(be, w), inDim),
+      f32(be, y),
+      dx!,
+      block(dw!, inDim),
+      block(db!, 1),
+      product(x.shape.slice(0, -1)),
+      inDim,
+      outDim,
+      relu,
+    );
+    return outs;
+  };
+}
+
+interface NormAttrs {
+  eps: number;
+  rate: number;
+  seed: number;
+}
+
+/** dy, x, r, gain of DROPOUT_ADD_NORM → dx, dr, dgain, dbias */
+function addLayerNormGradKernel(ops: TrainingAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { dy, x, r, gain } = inputs as Record<'dy' | 'x' | 'r' | 'gain', tf.TensorInfo>;
+    const { eps, rate, seed } = attrs as unknown as NormAttrs;
+    const be = backend as WasmBackend;
+    const outs = [x, r, gain, gain].map((t) => be.makeOutput(t.shape, 'float32'));
+    const [dx, dr, dgain, dbias] = outs.map((o) => f32(be, o)); // views after every makeOutput
+    const d = x.shape[x.shape.length - 1]!;
+    const [n, dyv, xv, rv, gv] = [product(x.shape) / d, f32(be, dy), f32(be, x), f32(be, r), f32(be, gain)];
+    ops.addLayerNormBackward(dyv, xv, rv, gv, dx!, dr!, dgain!, dbias!, n, d, eps, true, rate, seed);
+    return outs;
+  };
+}
+
+/**
+ * The native dims (native/attention.c) of q [B, T, qWidth] and kv [B, S, kvWidth] (self-attention:
+ * kv absent, q holds Q, K, V side by side) and the additive mask [Bm, 1, Tm, S].
+ */
+function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, h: number) {
+  const [b, t, qWidth] = q.shape as [number, number, number];
+  const d = kv ? qWidth : qWidth / 3;
+  const [s, kvWidth] = kv ? [kv.shape[1]!, kv.shape[2]!] : [t, qWidth];
+  const [kOffset, vOffset] = kv ? [0, d] : [d, 2 * d];
+  const maskB = mask.shape[0] !== 1 ? mask.shape[2]! * s : 0;
+  const maskT = mask.shape[2] !== 1 ? s : 0;
+  return { b, t, d, dims: [b, t, s, h, d / h, qWidth, 0, kvWidth, kOffset, vOffset, maskB, maskT, 1] };
+}
+
+type AttentionInputs = { q: tf.TensorInfo; kv?: tf.TensorInfo; mask: tf.TensorInfo };
+
+/** SELF_ATTENTION (q = Q, K, V [B, T, 3d], mask) or CROSS_ATTENTION (q [B, T, d], kv = K, V [B, S, 2d], mask) → [B, T, d] */
+function attentionKernel(ops: TrainingAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { q, kv, mask } = inputs as AttentionInputs;
+    const { b, t, d, dims } = attentionDims(q, kv, mask, (attrs as { heads: number }).heads);
+    const be = backend as WasmBackend;
+    const out = be.makeOutput([b, t, d], 'float32');
+    const qv = f32(be, q);
+    ops.attention(qv, kv ? f32(be, kv) : qv, f32(be, mask), f32(be, out), dims);
+    return out;
+  };
+}
+
+/** dy and the inputs of SELF_ATTENTION or CROSS_ATTENTION → dq, and dkv for cross-attention */
+function attentionGradKernel(ops: TrainingAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { dy, q, kv, mask } = inputs as AttentionInputs & { dy: tf.TensorInfo };
+    const { dims } = attentionDims(q, kv, mask, (attrs as { heads: number }).heads);
+    const be = backend as WasmBackend;
+    const outs = [q, ...(kv ? [kv] : [])].map((t) => be.makeOutput(t.shape, 'float32'));
+    const [dq, dkv] = outs.map((o) => f32(be, o)); // views after every makeOutput
+    const qv = f32(be, q);
+    const kvv = kv ? f32(be, kv) : qv;
+    ops.attentionBackward(f32(be, dy), qv, kvv, f32(be, mask), dq!, dkv ?? dq!, dims);
+    return outs;
+  };
+}
+
+const run = (name: string, inputs: tf.NamedTensorMap, attrs: object): tf.Tensor[] =>
+  tf.engine().runKernel(name, inputs, attrs as tf.NamedAttrMap) as unknown as tf.Tensor[];
+
+/** Idempotent; after tfjs-backend-wasm is loaded. */
+export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
+  addKernel(LINEAR_GRAD, 'wasm', linearGradKernel(ops));
+  addKernel(DROPOUT_ADD_NORM, 'wasm', addLayerNormKernel(ops));
+  addKernel(DROPOUT_ADD_NORM_GRAD, 'wasm', addLayerNormGradKernel(ops));
+  addKernel(SELF_ATTENTION, 'wasm', attentionKernel(ops));
+  addKernel(CROSS_ATTENTION, 'wasm', attentionKernel(ops));
+  addKernel(ATTENTION_GRAD, 'wasm', attentionGradKernel(ops));
+  if (tf.getGradient(LINEAR)) return; // the gradients below are registered once per process
+  tf.registerGradient({
+    kernelName: LINEAR,
+    inputsToSave: ['x', 'w'],
+    outputsToSave: [true],
+    gradFunc: (dy, saved, attrs) => {
+      const [x, w, y] = saved as tf.Tensor[];
+      const [dx, dw, db] = run(LINEAR_GRAD, { dy: dy as tf.Tensor, x: x!, w: w!, y: y! }, attrs);
+      return { x: () => dx!, w: () => dw!, b: () => db! };
+    },
+  });
+  tf.registerGradient({
+    kernelName: DROPOUT_ADD_NORM,
+    inputsToSave: ['x', 'r', 'gain'],
+    gradFunc: (dy, saved, attrs) => {
+      const [x, r, gain] = saved as tf.Tensor[];
+      const [dx, dr, dgain, dbias] = run(
+        DROPOUT_ADD_NORM_GRAD,
+        { dy: dy as tf.Tensor, x: x!, r: r!, gain: gain! },
+        attrs,
+      );
+      return { x: () => dx!, r: () => dr!, gain: () => dgain!, bias: () => dbias! };
+    },
+  });
+  const attentionGrad =
+    (withKV: boolean): tf.GradConfig['gradFunc'] =>
+    (dy, saved, attrs) => {
+      const [q, kv, mask] = withKV ? (saved as tf.Tensor[]) : [saved[0], undefined, saved[1]];
+      const [dq, dkv] = run(ATTENTION_GRAD, { dy: dy as tf.Tensor, q: q!, mask: mask!, ...(kv ? { kv } : {}) }, attrs);
+      return { q: () => dq!, ...(kv ? { kv: () => dkv! } : {}), mask: () => tf.zerosLike(mask!) };
+    };
+  tf.registerGradient({ kernelName: SELF_ATTENTION, inputsToSave: ['q', 'mask'], gradFunc: attentionGrad(false) });
+  tf.registerGradient({
+    kernelName: CROSS_ATTENTION,
+    inputsToSave: ['q', 'kv', 'mask'],
+    gradFunc: attentionGrad(true),
+  });
+}
+
+/** Whether the active backend has the kernels above (wasm with the native addon), and they are not switched off. */
+export function hasTrainingKernels(): boolean {
+  return enabled && tf.getKernel(SELF_ATTENTION, tf.getBackend()) !== undefined;
+}
+
+let enabled = true;
+/** Switches the kernels above off (and on again): the unfused tfjs path, for tests that compare the two. */
+export function useTrainingKernels(on: boolean): void {
+  enabled = on;
+}
+
+/**
+ * softmax(Q·Kᵀ/√dk + mask)·V per head, the heads concatenated: self-attention from qkv [B, T, 3d]
+ * (Q, K, V side by side), or cross-attention from q [B, T, d] and kv [B, S, 2d] (K, V side by side);
+ * mask additive, [B or 1, 1, T or 1, S]. → [B, T, d]; null for a mask of another shape. Needs
+ * hasTrainingKernels().
+ */
+export function blockAttention(
+  q: tf.Tensor3D,
+  kv: tf.Tensor3D | undefined,
+  mask: tf.Tensor,
+  heads: number,
+): tf.Tensor3D | null {
+  const [b, t] = q.shape;
+  const s = kv ? kv.shape[1] : t;
+  const [mb, one, mt, ms] = mask.shape;
+  if (mask.rank !== 4 || (mb !== 1 && mb !== b) || one !== 1 || (mt !== 1 && mt !== t) || ms !== s) return null;
+  const name = kv ? CROSS_ATTENTION : SELF_ATTENTION;
+  return tf.engine().runKernel(name, kv ? { q, kv, mask } : { q, mask }, { heads, self: !kv }) as tf.Tensor3D;
+}
+
+/** LayerNorm(x + Dropout(r)) over the last axis, dropout drawn from `seed` (native/norm.c). Needs hasTrainingKernels(). */
+export function dropoutAddNorm(
+  x: tf.Tensor,
+  r: tf.Tensor,
+  gain: tf.Tensor,
+  bias: tf.Tensor,
+  eps: number,
+  rate: number,
+  seed: number,
+): tf.Tensor {
+  return tf.engine().runKernel(DROPOUT_ADD_NORM, { x, r, gain, bias }, { eps, rate, seed }) as tf.Tensor;
+}
