@@ -1,0 +1,157 @@
+"""PyTorch peer of bench/equal-time.mjs: the engine's whole training recipe in PyTorch, on the engine's own
+batches (`attention-debugger batches`, read by batch_file.py) in the engine's order, for a wall-time budget.
+
+The recipe, read from the engine run's config.json so that both sides train the same thing:
+  - the model of bench/torch_model.py (post-LN nn.TransformerEncoder/Decoder, shared embeddings, dropout on
+    the embeddings and every sublayer's output), initialised as src/engine/model/params.ts draws it:
+    embeddings N(0, d^-0.5), weights Xavier-uniform with W^Q, W^K, W^V each its own [d, d] matrix, biases 0;
+  - eq. 3's learning rate (warmup, lr_factor) set before each step, Adam (0.9, 0.98, 1e-9);
+  - label smoothing (the Annotated Transformer's, per non-pad token), clipping by global norm when
+    clip_norm > 0, no update when the loss or the gradient is not finite (as the engine's step);
+  - validation loss (eval mode, the same label-smoothed loss per token) over the file's validation batches
+    every eval_every steps.
+It writes a run folder with python/attention_debugger's RunWriter: config.json (the engine run's model,
+training and data sections, writer "pytorch"), the engine run's vocab.json, metrics.jsonl and, at the end,
+checkpoints/step-N.safetensors in nn.Transformer's names, so `attention-debugger evaluate --run OUT` scores it
+with the engine's decoder and BLEU on the same test split.
+
+Protocol (bench/lib/peer.mjs): prints {"ready"} once torch is imported; each stdin line
+{"engine_run", "batches", "out", "minutes", "init" (optional: a checkpoint to start from instead of a fresh
+initialisation)} trains once and answers with the figures; at the end of stdin
+prints {"info", "rss"}.
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+from attention_debugger import RunWriter, load_engine_state, load_file  # noqa: E402
+from batch_file import BatchFile  # noqa: E402
+from peer_common import describe, emit, peak_rss_mib  # noqa: E402
+from torch_model import LabelSmoothing, Transformer, paper_adam  # noqa: E402
+
+
+def engine_init(model, d):
+    """params.ts's initialisation where torch_model's differs: Xavier-uniform of W^Q, W^K, W^V one [d, d]
+    block at a time (fan_in = fan_out = d), not of the stacked [3d, d] in_proj_weight."""
+    with torch.no_grad():
+        for name, w in model.named_parameters():
+            if name.endswith("in_proj_weight"):
+                for block in w.split(d, dim=0):
+                    nn.init.xavier_uniform_(block)
+
+
+def transformer_lr(step, d_model, warmup, factor):
+    """Eq. 3: factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5); steps count from 1."""
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def tensors(batch):
+    """A batch_file.Batch as int64 tensors [B, S], [B, T], [B, T]."""
+    as_matrix = lambda flat, width: torch.frombuffer(flat, dtype=torch.int32).view(batch.rows, width).long()
+    return (as_matrix(batch.src, batch.src_width), as_matrix(batch.tgt_in, batch.tgt_width),
+            as_matrix(batch.tgt_out, batch.tgt_width))
+
+
+def smoothed_loss(model, criterion, src, tgt_in, tgt_out, pad_id):
+    """(label-smoothed KL per non-pad token, NLL per non-pad token, non-pad tokens): the engine's loss and nll."""
+    log_probs = model(src, tgt_in)
+    flat, targets = log_probs.reshape(-1, log_probs.shape[-1]), tgt_out.reshape(-1)
+    keep = targets != pad_id
+    tokens = int(keep.sum())
+    loss = criterion(flat, targets) / max(tokens, 1)
+    nll = -(flat.gather(1, targets.unsqueeze(1)).squeeze(1) * keep).sum() / max(tokens, 1)
+    return loss, nll, tokens
+
+
+def train_step(model, optimizer, criterion, batch, lr, clip_norm, pad_id):
+    """What the engine's trainStep does: forward with dropout, loss, backward, global gradient norm,
+    clipping when asked, Adam at `lr`; nothing applied when the loss or the norm is not finite."""
+    optimizer.zero_grad(set_to_none=True)
+    loss, nll, tokens = smoothed_loss(model, criterion, *batch, pad_id)
+    loss.backward()
+    params = [p for p in model.parameters() if p.grad is not None]
+    norm = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
+    applied = bool(torch.isfinite(loss)) and bool(torch.isfinite(norm))
+    if applied:
+        if clip_norm > 0:
+            scale = min(1.0, clip_norm / (float(norm) + 1e-6))
+            for p in params:
+                p.grad.mul_(scale)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.step()
+    return float(loss), float(nll), float(norm), tokens, applied
+
+
+def validation_loss(model, criterion, batches, pad_id):
+    """Label-smoothed loss per token over all validation batches, in eval mode (no dropout)."""
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in batches:
+            loss, _, tokens = smoothed_loss(model, criterion, *batch, pad_id)
+            total += float(loss) * tokens
+            count += tokens
+    model.train()
+    return total / max(count, 1)
+
+
+def train(cmd):
+    with open(os.path.join(cmd["engine_run"], "config.json"), encoding="utf-8") as f:
+        engine = json.load(f)
+    with open(os.path.join(cmd["engine_run"], "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    s, pad = engine["training"], engine["pad_id"]
+    torch.manual_seed(s["seed"])
+    model = Transformer(engine).train()
+    engine_init(model, engine["d_model"])
+    if cmd.get("init"):  # the engine's own initial weights (test/bench/equal-time-peer.test.ts)
+        load_engine_state(model, load_file(cmd["init"])[0], engine, source=cmd["init"])
+    optimizer = paper_adam(model, 0.0)
+    criterion = LabelSmoothing(engine["tgt_vocab"], pad, s["label_smoothing"])
+    data = BatchFile(cmd["batches"])
+    validation = [tensors(b) for b in data.validation]
+    writer = RunWriter(cmd["out"], engine, training=s, data=engine["data"], vocab=vocab)
+    budget = cmd["minutes"] * 60
+    step, exhausted = 0, False
+    start_ms = time.time() * 1000
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < budget and step < s["steps"]:
+        batch = data.next_training()
+        if batch is None:
+            exhausted = True
+            break
+        step += 1
+        lr = transformer_lr(step, engine["d_model"], s["warmup"], s["lr_factor"])
+        started = time.perf_counter()
+        loss, nll, norm, tokens, applied = train_step(model, optimizer, criterion, tensors(batch), lr,
+                                                      s["clip_norm"], pad)
+        # time: when the step ended, before validation (as the engine stamps its rows)
+        fields = {"nll": nll, "grad_norm": norm, "tokens_per_sec": tokens / (time.perf_counter() - started),
+                  "time": int(time.time() * 1000)}
+        if applied and s["eval_every"] and step % s["eval_every"] == 0:
+            fields["val_loss"] = validation_loss(model, criterion, validation, pad)
+            print(f"[peer] step {step} loss {loss:.3f} val {fields['val_loss']:.3f} lr {lr:.2e} "
+                  f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        writer.log(step, loss=loss, lr=lr, **fields)  # a non-finite loss is written as null
+    seconds = time.perf_counter() - t0
+    writer.checkpoint(step, model)  # step 0 (no time to train): the initialisation
+    writer.close("completed" if step >= s["steps"] else "stopped",
+                 "the batch file ran out" if exhausted else f"{cmd['minutes']} minutes of wall time")
+    data.close()
+    return {"steps": step, "seconds": seconds, "start_ms": start_ms, "exhausted": exhausted,
+            "batches": data.training_batches}
+
+
+if __name__ == "__main__":
+    print(json.dumps({"ready": True, "pid": os.getpid()}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(train(json.loads(line))), flush=True)
+    emit({"info": describe(), "rss": peak_rss_mib()})
