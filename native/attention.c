@@ -21,6 +21,7 @@
 
 #include "args.h"
 #include "blas.h"
+#include "vec.h"
 
 typedef struct {
   int64_t b, t, s, h, dk, q_width, q_offset, kv_width, k_offset, v_offset, mask_b, mask_t;
@@ -51,20 +52,40 @@ static bool read_dims(args_t *a, napi_value v, dims_t *d) {
   return !a->failed;
 }
 
+/* A row of scores → its softmax in place: e^(x − max) (exp4; exactly 0 where x is −∞) over their
+   sum. A row all −∞ becomes NaN, as in tfjs. */
+static void softmax_row(float *row, int64_t n) {
+  float m = -INFINITY;
+  for (int64_t s = 0; s < n; s++) m = row[s] > m ? row[s] : m;
+  if (m == -INFINITY) {
+    for (int64_t s = 0; s < n; s++) row[s] = NAN;
+    return;
+  }
+  v4f lanes = splat(0);
+  int64_t s = 0;
+  for (; s + 4 <= n; s += 4) {
+    const v4f x = load4(row + s);
+    const v4f e = (v4f)((v4i)exp4(x - m) & (x != splat(-INFINITY)));
+    store4(row + s, e);
+    lanes += e;
+  }
+  float total = hsum4(lanes);
+  for (; s < n; s++) total += (row[s] = row[s] == -INFINITY ? 0.0f : expf(row[s] - m));
+  for (s = 0; s < n; s++) row[s] /= total;
+}
+
 /* P [T, S] of batch row b, head j: scores, mask, softmax per row (tfjs's order: product · scale + mask). */
 static void weights(const dims_t *d, const float *q, const float *kv, const float *mask, int64_t b, int64_t j, float *p) {
   const float *qh = q + b * d->t * d->q_width + d->q_offset + j * d->dk;
   const float *kh = kv + b * d->s * d->kv_width + d->k_offset + j * d->dk;
   gemm(false, true, (int)d->t, (int)d->s, (int)d->dk, d->scale, qh, (int)d->q_width, kh, (int)d->kv_width, 0.0f, p, (int)d->s);
   for (int64_t t = 0; t < d->t; t++) {
-    float *row = p + t * d->s, m = -INFINITY, total = 0;
+    float *row = p + t * d->s;
     if (d->masked) {
       const float *mrow = mask + b * d->mask_b + t * d->mask_t;
       for (int64_t s = 0; s < d->s; s++) row[s] += mrow[s];
     }
-    for (int64_t s = 0; s < d->s; s++) m = row[s] > m ? row[s] : m;
-    for (int64_t s = 0; s < d->s; s++) total += (row[s] = expf(row[s] - m)); // a row all −∞ gives NaN, as tfjs
-    for (int64_t s = 0; s < d->s; s++) row[s] /= total;
+    softmax_row(row, d->s);
   }
 }
 

@@ -128,9 +128,8 @@ static napi_value linear(napi_env env, napi_callback_info info) {
     gemm(false, true, (int)n, (int)out, (int)in, 1.0f, x, (int)in, w, (int)in, 1.0f, y, (int)out);
     gemm_threads_end(saved);
   }
-  if (relu)
-    for (int64_t i = 0; i < n * out; i++)
-      if (y[i] < 0) y[i] = 0; // NaN stays NaN, as in tfjs's Relu
+  if (relu) // a store on every element (no branch): vectorised, and no mispredicted signs
+    for (int64_t i = 0; i < n * out; i++) y[i] = y[i] < 0 ? 0.0f : y[i]; // NaN stays NaN, as in tfjs's Relu
   return NULL;
 }
 
@@ -202,6 +201,7 @@ napi_value native_adam(napi_env, napi_callback_info);
 napi_value native_log_softmax(napi_env, napi_callback_info);
 napi_value native_add_layer_norm(napi_env, napi_callback_info);
 napi_value native_add_layer_norm_backward(napi_env, napi_callback_info);
+napi_value native_dropout(napi_env, napi_callback_info);
 napi_value native_attention(napi_env, napi_callback_info);
 napi_value native_attention_backward(napi_env, napi_callback_info);
 napi_value native_attend_one(napi_env, napi_callback_info);
@@ -241,6 +241,7 @@ NAPI_MODULE_INIT() {
       {"adam", NULL, native_adam, NULL, NULL, NULL, napi_enumerable, NULL},
       {"linear", NULL, linear, NULL, NULL, NULL, napi_enumerable, NULL},
       {"linearBackward", NULL, linear_backward, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dropout", NULL, native_dropout, NULL, NULL, NULL, napi_enumerable, NULL},
       {"addLayerNormBackward", NULL, native_add_layer_norm_backward, NULL, NULL, NULL, napi_enumerable, NULL},
       {"attention", NULL, native_attention, NULL, NULL, NULL, napi_enumerable, NULL},
       {"attentionBackward", NULL, native_attention_backward, NULL, NULL, NULL, napi_enumerable, NULL},

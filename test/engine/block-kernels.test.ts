@@ -13,7 +13,12 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
 import { fusedLinear } from '../../src/engine/backend/inferenceOps';
-import { dropoutAddNorm, hasTrainingKernels, useTrainingKernels } from '../../src/engine/backend/trainingOps';
+import {
+  blockDropout,
+  dropoutAddNorm,
+  hasTrainingKernels,
+  useTrainingKernels,
+} from '../../src/engine/backend/trainingOps';
 import { attendBlock, attendTo, causalMask, paddingMask, projectKeysValues } from '../../src/engine/model/attention';
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
 import { namedVariables } from '../../src/engine/model/params';
@@ -231,4 +236,23 @@ test('the training kernels refuse arrays shorter than their sizes and impossible
   assert.throws(() => attention(f, f, f, f, [1, 1, 1, 2, 1, 6, 5, 6, 2, 4, 0, 0, 1]), /a head's columns lie outside/);
   assert.throws(() => attention(f, f, f, f, [2, 1, 1, 2, 1, 6, 0, 6, 2, 4, 0, 0, 1]), /q has 6 values, needs 12/);
   assert.throws(() => attentionBackward(f, f, f, f, f, new Float32Array(2), dims), /dkv has 2 values, needs 6/);
+});
+
+test('dropout’s kernel: its gradient is the forward mask again (dy ⊙ m, m = y / x), and another seed draws another mask', () => {
+  const x = tf.add(filled([300, 100], 20), 2); // no zeros: m = y / x is defined everywhere
+  const u = filled([300, 100], 21);
+  const [y, dx, other] = tf.tidy(() => [
+    blockDropout(x, 0.25, 9),
+    tf.grad((xi: tf.Tensor) => tf.sum(tf.mul(blockDropout(xi, 0.25, 9), u)))(x),
+    blockDropout(x, 0.25, 10),
+  ]);
+  const [xv, yv, dxv, uv, ov] = [x, y!, dx!, u, other!].map((t) => t.dataSync());
+  let differ = 0;
+  for (let i = 0; i < xv.length; i++) {
+    const m = yv[i]! / xv[i]!;
+    assert.ok(Math.abs(dxv[i]! - uv[i]! * m) <= 1e-6 * Math.max(1, Math.abs(uv[i]! * m)), `element ${i}`);
+    if (ov[i] !== yv[i]) differ++;
+  }
+  assert.ok(differ > 0.2 * xv.length, `seeds 9 and 10 differ in only ${differ} places`);
+  tf.dispose([x, u, y!, dx!, other!]);
 });

@@ -4,6 +4,7 @@
  * matMul in small tfjs kernels (dropout's five, LayerNorm's ~11 each way, head transposes, the
  * attention's scale, mask and softmax) and their autodiff bookkeeping. Here each block is one kernel
  * each way:
+ * - DROPOUT: x ⊙ m, the mask drawn again from the seed for the gradient;
  * - LINEAR (inferenceOps.ts) gets its gradient: dx, dW, db (through the ReLU) in one kernel;
  * - DROPOUT_ADD_NORM: LayerNorm(x + Dropout(r)) (ADD_LAYER_NORM's kernel, with dropout) and its gradient;
  * - SELF_ATTENTION and CROSS_ATTENTION: softmax(Q·Kᵀ/√dk + mask)·V for every head, reading heads in
@@ -17,6 +18,8 @@ import { addLayerNormKernel, type InferenceAddon, LINEAR } from './inferenceOps'
 import { addKernel, type KernelFunc, product, type WasmBackend } from './kernels';
 
 export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
+/** x ⊙ m, m from a counter-based draw (native/norm.c): its gradient is the same kernel on dy. */
+export const DROPOUT = 'AttentionDebuggerDropout';
 /** LayerNorm(x + Dropout(r)): ADD_LAYER_NORM's kernel with r required, so that it can have a gradient. */
 export const DROPOUT_ADD_NORM = 'AttentionDebuggerDropoutAddNorm';
 export const DROPOUT_ADD_NORM_GRAD = 'AttentionDebuggerDropoutAddNormGrad';
@@ -25,6 +28,7 @@ export const CROSS_ATTENTION = 'AttentionDebuggerCrossAttention';
 export const ATTENTION_GRAD = 'AttentionDebuggerAttentionGrad';
 
 export interface TrainingAddon {
+  dropout(x: Float32Array, y: Float32Array, n: number, rate: number, seed: number): void;
   linearBackward(
     dy: Float32Array,
     x: Float32Array,
@@ -67,6 +71,18 @@ export interface TrainingAddon {
 }
 
 const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+
+/** x → x ⊙ m; attrs.rate, attrs.seed */
+function dropoutKernel(ops: TrainingAddon): KernelFunc {
+  return ({ inputs, backend, attrs }) => {
+    const { x } = inputs as { x: tf.TensorInfo };
+    const { rate, seed } = attrs as { rate: number; seed: number };
+    const be = backend as WasmBackend;
+    const y = be.makeOutput(x.shape, 'float32');
+    ops.dropout(f32(be, x), f32(be, y), product(x.shape), rate, seed);
+    return y;
+  };
+}
 
 /** dy, x, w, y of LINEAR → dx, dW (zero outside attrs.rows), db */
 function linearGradKernel(ops: TrainingAddon): KernelFunc {
@@ -171,6 +187,7 @@ const run = (name: string, inputs: tf.NamedTensorMap, attrs: object): tf.Tensor[
 
 /** Idempotent; after tfjs-backend-wasm is loaded. */
 export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
+  addKernel(DROPOUT, 'wasm', dropoutKernel(ops));
   addKernel(LINEAR_GRAD, 'wasm', linearGradKernel(ops));
   addKernel(DROPOUT_ADD_NORM, 'wasm', addLayerNormKernel(ops));
   addKernel(DROPOUT_ADD_NORM_GRAD, 'wasm', addLayerNormGradKernel(ops));
@@ -178,6 +195,10 @@ export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
   addKernel(CROSS_ATTENTION, 'wasm', attentionKernel(ops));
   addKernel(ATTENTION_GRAD, 'wasm', attentionGradKernel(ops));
   if (tf.getGradient(LINEAR)) return; // the gradients below are registered once per process
+  tf.registerGradient({
+    kernelName: DROPOUT,
+    gradFunc: (dy, _saved, attrs) => ({ x: () => run(DROPOUT, { x: dy as tf.Tensor }, attrs) as unknown as tf.Tensor }),
+  });
   tf.registerGradient({
     kernelName: LINEAR,
     inputsToSave: ['x', 'w'],
@@ -245,6 +266,11 @@ export function blockAttention(
   if (mask.rank !== 4 || (mb !== 1 && mb !== b) || one !== 1 || (mt !== 1 && mt !== t) || ms !== s) return null;
   const name = kv ? CROSS_ATTENTION : SELF_ATTENTION;
   return tf.engine().runKernel(name, kv ? { q, kv, mask } : { q, mask }, { heads, self: !kv }) as tf.Tensor3D;
+}
+
+/** Dropout of x at `rate`, drawn from `seed` (native/norm.c). Needs hasTrainingKernels(). */
+export function blockDropout(x: tf.Tensor, rate: number, seed: number): tf.Tensor {
+  return tf.engine().runKernel(DROPOUT, { x }, { rate, seed }) as tf.Tensor;
 }
 
 /** LayerNorm(x + Dropout(r)) over the last axis, dropout drawn from `seed` (native/norm.c). Needs hasTrainingKernels(). */

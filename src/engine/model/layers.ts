@@ -1,6 +1,7 @@
 /** The building blocks of §3.1 and §3.3: linear maps, LayerNorm, the position-wise FFN, dropout. */
 import * as tf from '@tensorflow/tfjs-core';
 import { fusedAddLayerNorm, fusedLinear } from '../backend/inferenceOps';
+import { blockDropout, hasTrainingKernels } from '../backend/trainingOps';
 import type { FeedForwardParams, NormParams } from './params';
 
 /**
@@ -40,7 +41,15 @@ export function positionwiseFeedForward(ffn: FeedForwardParams, x: tf.Tensor, fu
   return linear(hidden, ffn.w2, ffn.b2); // [B, T, d]
 }
 
-/** Dropout that is the identity outside training (§5.4). `seed` makes it repeatable. */
+/**
+ * Dropout that is the identity outside training (§5.4). `seed` makes it repeatable. One native
+ * kernel each way where the training kernels run (its own draws, backend/trainingOps.ts), else tfjs's.
+ */
 export function dropout(x: tf.Tensor, rate: number, training: boolean, seed?: number): tf.Tensor {
-  return training && rate > 0 ? tf.dropout(x, rate, undefined, seed) : x;
+  if (!training || rate <= 0) return x;
+  if (hasTrainingKernels() && x.dtype === 'float32') return blockDropout(x, rate, seed ?? randomSeed());
+  return tf.dropout(x, rate, undefined, seed);
 }
+
+/** A dropout seed for an unseeded run. */
+export const randomSeed = (): number => Math.floor(Math.random() * 2 ** 32);

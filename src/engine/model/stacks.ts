@@ -17,7 +17,7 @@ import {
   type KeysValues,
 } from './attention';
 import type { TransformerConfig } from './config';
-import { addNorm, dropout, LAYER_NORM_EPS, layerNorm, positionwiseFeedForward } from './layers';
+import { addNorm, dropout, LAYER_NORM_EPS, layerNorm, positionwiseFeedForward, randomSeed } from './layers';
 import type { NormParams, TransformerLayers } from './params';
 
 /** What one forward pass needs besides its inputs. */
@@ -51,11 +51,6 @@ export function blockPass(ctx: ForwardContext): boolean {
   return !ctx.fused && !ctx.record && !ctx.recordHeads && !ctx.heads && hasTrainingKernels();
 }
 
-/** A dropout seed: the context's next, or a random one when the run is unseeded. */
-function dropoutSeed(ctx: ForwardContext): number {
-  return ctx.nextSeed?.() ?? Math.floor(Math.random() * 2 ** 32);
-}
-
 function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4D; heads: tf.Tensor4D }): void {
   ctx.record?.[kind].push(tf.keep(r.weights));
   ctx.recordHeads?.[kind].push(tf.keep(r.heads));
@@ -77,7 +72,15 @@ function sublayer(
   if (!c.norm_first && blockPass(ctx)) {
     // LayerNorm(x + Dropout(Sublayer(x))) as one kernel each way.
     const rate = ctx.training ? c.dropout : 0;
-    return dropoutAddNorm(x, f(x), norm.gain, norm.bias, LAYER_NORM_EPS, rate, dropoutSeed(ctx)) as tf.Tensor3D;
+    return dropoutAddNorm(
+      x,
+      f(x),
+      norm.gain,
+      norm.bias,
+      LAYER_NORM_EPS,
+      rate,
+      ctx.nextSeed?.() ?? randomSeed(),
+    ) as tf.Tensor3D;
   }
   const drop = (y: tf.Tensor): tf.Tensor => dropout(y, c.dropout, ctx.training, ctx.nextSeed?.());
   if (c.norm_first) return tf.add(x, drop(f(layerNorm(norm, x) as tf.Tensor3D))) as tf.Tensor3D;
