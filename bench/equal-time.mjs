@@ -8,7 +8,7 @@
 //   node scripts/build.mjs && node bench/equal-time.mjs [--minutes 20] [--limit N] [--png FILE]
 // Other options: --config small --lang de --warmup 400 --batch-tokens 2500 --eval-every (default
 // max(5, 2.5 × minutes)) --seed 1 --beam 4 --backend wasm --batch-factor 3 (training batches written
-// for the peer: this many times the engine's steps).
+// for the peer: this many times the engine's steps) --torch-threads (torch.set_num_threads; default: PyTorch's).
 import console from 'node:console';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +33,7 @@ const args = parseArgs({
   limit: 0,
   backend: 'wasm',
   batchFactor: 3,
+  torchThreads: 0,
   png: join('bench', 'equal-time.png'),
 });
 const evalEvery = args.evalEvery || Math.max(5, Math.round(2.5 * args.minutes));
@@ -104,6 +105,7 @@ const peerRun = await peer.request({
   batches: batchesFile,
   out: runs.peer,
   minutes: args.minutes,
+  ...(args.torchThreads ? { threads: args.torchThreads } : {}),
 });
 const peerEnd = await peer.finish();
 console.log(`PyTorch: ${peerRun.steps} steps in ${args.minutes} min; peak RSS ${peerEnd.rss.toFixed(0)} MiB`);

@@ -6,7 +6,7 @@ The recipe, read from the engine run's config.json so that both sides train the 
     the embeddings and every sublayer's output), initialised as src/engine/model/params.ts draws it:
     embeddings N(0, d^-0.5), weights Xavier-uniform with W^Q, W^K, W^V each its own [d, d] matrix, biases 0;
   - eq. 3's learning rate (warmup, lr_factor) set before each step, Adam (0.9, 0.98, 1e-9);
-  - label smoothing (the Annotated Transformer's, per non-pad token), clipping by global norm when
+  - label smoothing (torch_model.LabelSmoothing's, per non-pad token; see smoothed_loss), clipping by global norm when
     clip_norm > 0, no update when the loss or the gradient is not finite (as the engine's step);
   - validation loss (eval mode, the same label-smoothed loss per token) over the file's validation batches
     every eval_every steps.
@@ -16,11 +16,12 @@ checkpoints/step-N.safetensors in nn.Transformer's names, so `attention-debugger
 with the engine's decoder and BLEU on the same test split.
 
 Protocol (bench/lib/peer.mjs): prints {"ready"} once torch is imported; each stdin line
-{"engine_run", "batches", "out", "minutes", "init" (optional: a checkpoint to start from instead of a fresh
-initialisation)} trains once and answers with the figures; at the end of stdin
+{"engine_run", "batches", "out", "minutes", optional "init" (a checkpoint to start from instead of a fresh
+initialisation) and "threads" (torch.set_num_threads; default PyTorch's own)} trains once and answers with the figures; at the end of stdin
 prints {"info", "rss"}.
 """
 import json
+import math
 import os
 import sys
 import time
@@ -34,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from attention_debugger import RunWriter, load_engine_state, load_file  # noqa: E402
 from batch_file import BatchFile  # noqa: E402
 from peer_common import describe, emit, peak_rss_mib  # noqa: E402
-from torch_model import LabelSmoothing, Transformer, paper_adam  # noqa: E402
+from torch_model import Transformer, paper_adam  # noqa: E402
 
 
 def engine_init(model, d):
@@ -59,22 +60,35 @@ def tensors(batch):
             as_matrix(batch.tgt_out, batch.tgt_width))
 
 
-def smoothed_loss(model, criterion, src, tgt_in, tgt_out, pad_id):
-    """(label-smoothed KL per non-pad token, NLL per non-pad token, non-pad tokens): the engine's loss and nll."""
+def smoothed_loss(model, smoothing, src, tgt_in, tgt_out, pad_id):
+    """(label-smoothed KL per non-pad token, NLL per non-pad token, non-pad tokens): the engine's loss and nll.
+
+    torch_model.LabelSmoothing's value (the Annotated Transformer's: 1 - eps on the target, eps / (V - 2) on
+    every other class but padding, pad rows left out, KL summed) without building q: per row,
+    KL = -H(q) - (1 - eps) log p_target - eps / (V - 2) (sum_c log p_c - log p_pad - log p_target),
+    three reductions of [N, V] instead of LabelSmoothing's clone, fill, scatter and KLDivLoss (a fifth of
+    a step and a third of a validation pass here), as the engine's own kernel computes it."""
     log_probs = model(src, tgt_in)
-    flat, targets = log_probs.reshape(-1, log_probs.shape[-1]), tgt_out.reshape(-1)
-    keep = targets != pad_id
+    v = log_probs.shape[-1]
+    flat, targets = log_probs.reshape(-1, v), tgt_out.reshape(-1)
+    keep = (targets != pad_id).to(flat.dtype)
     tokens = int(keep.sum())
-    loss = criterion(flat, targets) / max(tokens, 1)
-    nll = -(flat.gather(1, targets.unsqueeze(1)).squeeze(1) * keep).sum() / max(tokens, 1)
+    confidence, spread = 1.0 - smoothing, smoothing / (v - 2)
+    entropy = -(confidence * math.log(confidence) if confidence > 0 else 0.0) - (
+        smoothing * math.log(spread) if spread > 0 else 0.0)
+    on_target = flat.gather(1, targets.unsqueeze(1)).squeeze(1)
+    on_others = flat.sum(1) - flat[:, pad_id] - on_target
+    rows = -(confidence * on_target + spread * on_others) - entropy
+    loss = (rows * keep).sum() / max(tokens, 1)
+    nll = -(on_target * keep).sum() / max(tokens, 1)
     return loss, nll, tokens
 
 
-def train_step(model, optimizer, criterion, batch, lr, clip_norm, pad_id):
+def train_step(model, optimizer, smoothing, batch, lr, clip_norm, pad_id):
     """What the engine's trainStep does: forward with dropout, loss, backward, global gradient norm,
     clipping when asked, Adam at `lr`; nothing applied when the loss or the norm is not finite."""
     optimizer.zero_grad(set_to_none=True)
-    loss, nll, tokens = smoothed_loss(model, criterion, *batch, pad_id)
+    loss, nll, tokens = smoothed_loss(model, smoothing, *batch, pad_id)
     loss.backward()
     params = [p for p in model.parameters() if p.grad is not None]
     norm = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
@@ -90,13 +104,13 @@ def train_step(model, optimizer, criterion, batch, lr, clip_norm, pad_id):
     return float(loss), float(nll), float(norm), tokens, applied
 
 
-def validation_loss(model, criterion, batches, pad_id):
+def validation_loss(model, smoothing, batches, pad_id):
     """Label-smoothed loss per token over all validation batches, in eval mode (no dropout)."""
     model.eval()
     total, count = 0.0, 0
     with torch.no_grad():
         for batch in batches:
-            loss, _, tokens = smoothed_loss(model, criterion, *batch, pad_id)
+            loss, _, tokens = smoothed_loss(model, smoothing, *batch, pad_id)
             total += float(loss) * tokens
             count += tokens
     model.train()
@@ -109,13 +123,14 @@ def train(cmd):
     with open(os.path.join(cmd["engine_run"], "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     s, pad = engine["training"], engine["pad_id"]
+    if cmd.get("threads"):
+        torch.set_num_threads(cmd["threads"])
     torch.manual_seed(s["seed"])
     model = Transformer(engine).train()
     engine_init(model, engine["d_model"])
     if cmd.get("init"):  # the engine's own initial weights (test/bench/equal-time-peer.test.ts)
         load_engine_state(model, load_file(cmd["init"])[0], engine, source=cmd["init"])
     optimizer = paper_adam(model, 0.0)
-    criterion = LabelSmoothing(engine["tgt_vocab"], pad, s["label_smoothing"])
     data = BatchFile(cmd["batches"])
     validation = [tensors(b) for b in data.validation]
     writer = RunWriter(cmd["out"], engine, training=s, data=engine["data"], vocab=vocab)
@@ -131,13 +146,13 @@ def train(cmd):
         step += 1
         lr = transformer_lr(step, engine["d_model"], s["warmup"], s["lr_factor"])
         started = time.perf_counter()
-        loss, nll, norm, tokens, applied = train_step(model, optimizer, criterion, tensors(batch), lr,
+        loss, nll, norm, tokens, applied = train_step(model, optimizer, s["label_smoothing"], tensors(batch), lr,
                                                       s["clip_norm"], pad)
         # time: when the step ended, before validation (as the engine stamps its rows)
         fields = {"nll": nll, "grad_norm": norm, "tokens_per_sec": tokens / (time.perf_counter() - started),
                   "time": int(time.time() * 1000)}
         if applied and s["eval_every"] and step % s["eval_every"] == 0:
-            fields["val_loss"] = validation_loss(model, criterion, validation, pad)
+            fields["val_loss"] = validation_loss(model, s["label_smoothing"], validation, pad)
             print(f"[peer] step {step} loss {loss:.3f} val {fields['val_loss']:.3f} lr {lr:.2e} "
                   f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
         writer.log(step, loss=loss, lr=lr, **fields)  # a non-finite loss is written as null
