@@ -9,6 +9,7 @@
 //        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm]
 // issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers).
 import process from 'node:process';
+import { availableParallelism } from 'node:os';
 import console from 'node:console';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,8 +27,10 @@ const args = parseArgs({
   vocab: 8000,
   backend: '',
   lr: 1e-4,
+  probe: 3,
 });
-const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } =
+const THREADS = [...new Set([1, Math.min(2, availableParallelism())])];
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep, setBlasThreads } =
   await loadEngine();
 const backend = await initBackend(args.backend || undefined);
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
@@ -69,20 +72,37 @@ for (const name of args.configs.split(',')) {
   let last;
   const step = () => trainStep(model, adam, batch, { lr: args.lr, labelSmoothing: 0.1, seed: seed++ });
   for (let i = 0; i < args.warmup; i++) await step();
-  const r = { name: `${name} (${shape(config)})`, engine: [], peer: [], ratios: [] };
+  const engineSteps = async (n) => {
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = now();
+      last = await step();
+      times.push(now() - t0);
+    }
+    return times;
+  };
+  // Each side at its best thread setting: OpenBLAS threads for the engine, ATen threads for PyTorch
+  // (its products use OpenBLAS's own threads either way), the faster median of --probe steps.
+  const threads = { engine: 1, peer: 1 };
+  const best = { engine: Infinity, peer: Infinity };
+  for (const n of THREADS) {
+    const engineOk = setBlasThreads(n);
+    const e = median(await engineSteps(args.probe));
+    if (engineOk && e < best.engine) [best.engine, threads.engine] = [e, n];
+    const p = median((await peer.request({ case: file, steps: args.probe, threads: n })).times);
+    if (p < best.peer) [best.peer, threads.peer] = [p, n];
+  }
+  setBlasThreads(threads.engine);
+  console.log(`  ${name}: engine on ${threads.engine} OpenBLAS thread(s), PyTorch on ${threads.peer} ATen thread(s)`);
+  const r = { name: `${name} (${shape(config)})`, engine: [], peer: [], ratios: [], threads };
   for (let round = 0; round < args.rounds; round++) {
     const got = {};
     for (const side of round % 2 === 0 ? ['engine', 'peer'] : ['peer', 'engine']) {
       if (side === 'peer') {
-        const p = await peer.request({ case: file, steps: args.steps });
+        const p = await peer.request({ case: file, steps: args.steps, threads: threads.peer });
         got.peer = { s: median(p.times), tokens: p.tokens, loss: p.loss, norm: p.norm };
       } else {
-        const times = [];
-        for (let i = 0; i < args.steps; i++) {
-          const t0 = now();
-          last = await step();
-          times.push(now() - t0);
-        }
+        const times = await engineSteps(args.steps);
         got.engine = { s: median(times), tokens: last.tokens, loss: last.loss, norm: last.gradNorm };
       }
       const g = got[side];

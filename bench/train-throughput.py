@@ -1,7 +1,8 @@
 """PyTorch peer of bench/train-throughput.mjs: the same model, batch, loss and optimizer, kept warm in one
 process. Prints {"ready": …} once torch is imported (the node side then checks its BLAS), then answers each
-stdin line {"case": path, "steps": n} with the times of n training steps of that case's model (built, with
---warmup steps, when the case first comes); at the end of stdin it prints {"info", "rss"} and exits."""
+stdin line {"case": path, "steps": n, "threads": t} with the times of n training steps of that case's model (built,
+with --warmup steps, when the case first comes) on t ATen threads (torch.set_num_threads; the node side tries 1 and
+2 and keeps the faster); at the end of stdin it prints {"info", "rss"} and exits."""
 import argparse
 import json
 import os
@@ -39,6 +40,8 @@ for line in sys.stdin:
         }
         for _ in range(args.warmup):
             train_step(current["model"], current["optimizer"], current["criterion"], *current["tensors"], cfg["pad_id"])
+    if "threads" in cmd:
+        torch.set_num_threads(cmd["threads"])
     cfg = current["cfg"]
     tokens = int((current["tensors"][2] != cfg["pad_id"]).sum())
     times = []

@@ -14,3 +14,5 @@ export { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 export { translate } from '../../src/engine/decode/translate';
 export { prepareData } from '../../src/engine/data/dataset';
 export { saveCheckpoint } from '../../src/engine/checkpoint';
+export { useTrainingKernels } from '../../src/engine/backend/trainingOps';
+export { setBlasThreads } from '../../src/engine/backend/native';

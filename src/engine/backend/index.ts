@@ -179,7 +179,7 @@ export function matMulDetail(name: string = tf.getBackend()): string {
   if (name !== 'wasm') return `${name} kernels`;
   const status = nativeBlasStatus();
   return status.startsWith('lib')
-    ? `OpenBLAS, and native kernels for sum, gather, loss and Adam (${status})`
+    ? `OpenBLAS, and native kernels for sum, gather, loss, Adam and the training blocks (${status})`
     : `XNNPACK on wasm, 1 thread (native kernels ${status})`;
 }
 

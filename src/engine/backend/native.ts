@@ -103,6 +103,12 @@ function sourceCheckout(): boolean {
   return false;
 }
 
+/** OpenBLAS's thread count from now on (benchmarks pick each side's best); false without the addon. */
+export function setBlasThreads(n: number): boolean {
+  loadAddon()?.setThreads(n);
+  return addon !== null;
+}
+
 /** How matMul runs on wasm: OpenBLAS and its configuration, or why not. */
 export function nativeBlasStatus(): string {
   return status;
