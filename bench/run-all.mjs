@@ -9,14 +9,26 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { root } from './lib/build.mjs';
 
-const ALL = ['train-throughput', 'matmul', 'decode', 'draw-latency', 'long-attention', 'telemetry'];
+// A name and the command line of its bench: train-throughput-unfused is training "before" issue 18's
+// kernels (the unfused tfjs path, as the engine runs without them), in its own process for its own RSS.
+const BENCHES = {
+  'train-throughput-unfused': ['train-throughput.mjs', '--unfused'],
+  'train-throughput': ['train-throughput.mjs'],
+  matmul: ['matmul.mjs'],
+  decode: ['decode.mjs'],
+  'draw-latency': ['draw-latency.mjs'],
+  'long-attention': ['long-attention.mjs'],
+  telemetry: ['telemetry.mjs'],
+};
+const ALL = Object.keys(BENCHES);
 const names = process.argv.length > 2 ? process.argv.slice(2) : ALL;
 for (const name of names) {
   if (!ALL.includes(name)) throw new Error(`unknown benchmark ${name} (known: ${ALL.join(', ')})`);
-  console.log(`\n=== node bench/${name}.mjs`);
-  const r = spawnSync(process.execPath, [join(root, 'bench', `${name}.mjs`)], { cwd: root, stdio: 'inherit' });
+  const [script, ...flags] = BENCHES[name];
+  console.log(`\n=== node bench/${script} ${flags.join(' ')}`);
+  const r = spawnSync(process.execPath, [join(root, 'bench', script), ...flags], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
-    console.error(`bench/${name}.mjs exited with ${r.status ?? r.signal}; bench/results/ holds the ones before it`);
+    console.error(`bench/${script} exited with ${r.status ?? r.signal}; bench/results/ holds the ones before it`);
     process.exit(r.status || 1);
   }
 }

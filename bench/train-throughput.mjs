@@ -6,7 +6,9 @@
 // the per-round ratios (each round's median step), with its min–max. No ratio is printed unless both
 // processes map an optimised BLAS (bench/lib/peer.mjs): that is checked before anything is timed.
 //   node bench/train-throughput.mjs [--configs tiny,small,issue] [--rounds 5] [--steps 5] [--warmup 3]
-//        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm]
+//        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm] [--probe 3] [--unfused]
+// Each side runs at its best thread setting (1 or 2 threads, --probe steps each); --unfused: the
+// engine without its training kernels (issue 18's "before"), written to train-throughput-unfused.json.
 // issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers).
 import process from 'node:process';
 import { availableParallelism } from 'node:os';
@@ -28,12 +30,25 @@ const args = parseArgs({
   backend: '',
   lr: 1e-4,
   probe: 3,
+  unfused: false,
 });
 const THREADS = [...new Set([1, Math.min(2, availableParallelism())])];
-const { tf, matMulDetail, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep, setBlasThreads } =
-  await loadEngine();
+const {
+  tf,
+  matMulDetail,
+  initBackend,
+  configFromPreset,
+  Transformer,
+  Adam,
+  PAPER_ADAM,
+  trainStep,
+  setBlasThreads,
+  useTrainingKernels,
+} = await loadEngine();
 const backend = await initBackend(args.backend || undefined);
-const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}`;
+// --unfused: the engine without its training kernels (backend/trainingOps.ts), as before issue 18.
+if (args.unfused) useTrainingKernels(false);
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${args.unfused ? '; training kernels off (--unfused)' : ''}`;
 const peer = await startPeer('train-throughput.py', ['--warmup', String(args.warmup), '--lr', String(args.lr)]);
 const blas = requireFairBlas(peer, { backend, matMul: matMulDetail() });
 
@@ -124,6 +139,14 @@ const title = `training throughput, batch ${args.batch} x ${args.len} tokens, vo
 header(title, engineInfo, peerEnd.info);
 const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
 roundsTable(results, 'target tokens/s', rss);
-writeResult('train-throughput', { title, args, engine: engineInfo, peer: peerEnd.info, blas, rss, results });
+writeResult(args.unfused ? 'train-throughput-unfused' : 'train-throughput', {
+  title,
+  args,
+  engine: engineInfo,
+  peer: peerEnd.info,
+  blas,
+  rss,
+  results,
+});
 // The wasm-threads prototype can leave a MessagePort that keeps Node alive (see README): exit.
 process.exit(0);
