@@ -218,6 +218,7 @@ function trainEngine(argv) {
     child.on('exit', (code, signal) => {
       clearInterval(poll);
       if (code !== 0) return reject(new Error(`node dist/cli.js train exited with ${code ?? signal}`));
+      if (startMs === undefined) return reject(new Error('train never printed its "new run …: d_model" line'));
       const seconds = (Date.now() - startMs) / 1000;
       resolve({ summary: JSON.parse(stdout.trim().split('\n').at(-1)), startMs, seconds, rss });
     }),
