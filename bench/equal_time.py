@@ -27,7 +27,6 @@ import sys
 import time
 
 import torch
-from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -36,16 +35,6 @@ from attention_debugger import RunWriter, load_engine_state, load_file  # noqa: 
 from batch_file import BatchFile  # noqa: E402
 from peer_common import describe, emit, peak_rss_mib  # noqa: E402
 from torch_model import Transformer, paper_adam  # noqa: E402
-
-
-def engine_init(model, d):
-    """params.ts's initialisation where torch_model's differs: Xavier-uniform of W^Q, W^K, W^V one [d, d]
-    block at a time (fan_in = fan_out = d), not of the stacked [3d, d] in_proj_weight."""
-    with torch.no_grad():
-        for name, w in model.named_parameters():
-            if name.endswith("in_proj_weight"):
-                for block in w.split(d, dim=0):
-                    nn.init.xavier_uniform_(block)
 
 
 def transformer_lr(step, d_model, warmup, factor):
@@ -127,7 +116,6 @@ def train(cmd):
         torch.set_num_threads(cmd["threads"])
     torch.manual_seed(s["seed"])
     model = Transformer(engine).train()
-    engine_init(model, engine["d_model"])
     if cmd.get("init"):  # the engine's own initial weights (test/bench/equal-time-peer.test.ts)
         load_engine_state(model, load_file(cmd["init"])[0], engine, source=cmd["init"])
     optimizer = paper_adam(model, 0.0)

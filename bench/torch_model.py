@@ -51,6 +51,9 @@ class Transformer(nn.Module):
         for name, w in self.named_parameters():  # the engine's initialisation (tied weights listed once)
             if "embed" in name:
                 nn.init.normal_(w, 0, d ** -0.5)
+            elif name.endswith("in_proj_weight"):  # W^Q, W^K, W^V one [d, d] block at a time, as params.ts
+                for block in w.split(d, dim=0):
+                    nn.init.xavier_uniform_(block)
             elif w.dim() == 2:
                 nn.init.xavier_uniform_(w)
             elif name.endswith("bias"):
