@@ -14,11 +14,11 @@
  * trainer feeds them (padding, BOS and EOS in place), so the peer derives nothing. Validation comes
  * first so that a reader has it before the training records, which it can stream.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { type Batch, BatchStream } from '../data/batchStream';
 import type { PreparedData } from '../data/dataset';
 import type { TrainingSettings } from '../run/settings';
+import { writeFileAtomic } from '../io/atomicFile';
 
 export const BATCH_FILE_MAGIC = 0x46424441; // "ADBF" as little-endian bytes
 export const BATCH_FILE_VERSION = 1;
@@ -67,8 +67,8 @@ function encodeBatch(b: Batch): Int32Array {
 }
 
 /**
- * Writes the validation batches and `steps` training batches to `path` (format above), a record at a
- * time; returns the number of bytes written.
+ * Writes the validation batches and `steps` training batches to `path` (format above), whole or not
+ * at all (io/atomicFile.ts); returns the number of bytes written.
  */
 export function writeBatchFile(
   path: string,
@@ -77,25 +77,18 @@ export function writeBatchFile(
   steps: number,
 ): number {
   if (endianness() !== 'LE') throw new Error('batch file: written little-endian, this machine is big-endian');
-  const fd = openSync(path, 'w');
-  let bytes = 0;
-  const put = (words: Int32Array): void => {
-    bytes += writeSync(fd, new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
-  };
-  try {
-    put(Int32Array.of(BATCH_FILE_MAGIC, BATCH_FILE_VERSION, validation.length, steps));
-    for (const b of validation) put(encodeBatch(b));
-    let n = 0;
-    if (steps > 0)
-      for (const b of training) {
-        put(encodeBatch(b));
-        if (++n === steps) break;
-      }
-    if (n < steps) throw new Error(`batch file: ${steps} training batches announced, ${n} given`);
-  } finally {
-    closeSync(fd);
-  }
-  return bytes;
+  const records: Int32Array[] = [Int32Array.of(BATCH_FILE_MAGIC, BATCH_FILE_VERSION, validation.length, steps)];
+  for (const b of validation) records.push(encodeBatch(b));
+  let n = 0;
+  if (steps > 0)
+    for (const b of training) {
+      records.push(encodeBatch(b));
+      if (++n === steps) break;
+    }
+  if (n < steps) throw new Error(`batch file: ${steps} training batches announced, ${n} given`);
+  const chunks = records.map((w) => new Uint8Array(w.buffer, w.byteOffset, w.byteLength));
+  writeFileAtomic(path, chunks);
+  return chunks.reduce((bytes, c) => bytes + c.byteLength, 0);
 }
 
 /** A run's validation batches and its first `steps` training batches, written to `path`. */
