@@ -10,7 +10,7 @@
  * backend lacks these (cpu, webgpu, wasm without the addon), so their callers need no second path.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { addKernel, type KernelFunc, product, type WasmBackend } from './kernels';
+import { addKernel, f32, type KernelFunc, product, type WasmBackend } from './kernels';
 
 export const LINEAR = 'AttentionDebuggerLinear';
 export const LOG_SOFTMAX = 'AttentionDebuggerLogSoftmax';
@@ -60,8 +60,6 @@ export interface InferenceAddon {
     masked: boolean,
   ): void;
 }
-
-const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
 
 /**
  * x [..., in], w [out, in], b [out] → [..., out]; attrs.relu; attrs.rows [from, count] (count > 0):

@@ -17,6 +17,9 @@ export type WasmBackend = tf.KernelBackend & {
 
 export const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
+/** A float32 tensor's values as a view of the wasm heap (taken after any makeOutput: growing the heap detaches views). */
+export const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+
 const LAYERS = Symbol.for('attention-debugger.kernel-layers');
 type Layered = KernelFunc & { [LAYERS]?: ReadonlySet<string> };
 

@@ -15,7 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { addLayerNormKernel, type InferenceAddon, LINEAR } from './inferenceOps';
-import { addKernel, type KernelFunc, product, type WasmBackend } from './kernels';
+import { addKernel, f32, type KernelFunc, product, type WasmBackend } from './kernels';
 
 export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
 /** x ⊙ m, m from a counter-based draw (native/norm.c): its gradient is the same kernel on dy. */
@@ -69,8 +69,6 @@ export interface TrainingAddon {
     dims: number[],
   ): void;
 }
-
-const f32 = (b: WasmBackend, t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
 
 /** x → x ⊙ m; attrs.rate, attrs.seed */
 function dropoutKernel(ops: TrainingAddon): KernelFunc {
