@@ -2,8 +2,8 @@
  * The training kernels with gradients (backend/trainingOps.ts; native/attention.c, norm.c, blas.c's
  * linear backward) against the unfused tfjs ops they replace, outputs and every gradient, to 1e-5:
  * a linear map (with ReLU, and with a block of rows of the stacked W^Q, W^K, W^V), the residual
- * LayerNorm, self- and cross-attention with padding and causal masks, and a whole model's logits and
- * parameter gradients. Dropout in the fused LayerNorm draws its own mask: its values are 0 or
+ * LayerNorm and LayerNorm alone, self- and cross-attention with padding and causal masks, and a whole
+ * post-LN and pre-LN model's logits and parameter gradients. Dropout in the fused LayerNorm draws its own mask: its values are 0 or
  * 1/(1 − p), its zero fraction is p within 3σ, a seed repeats it, and with the mask it drew (read
  * back from the gradients) the unfused ops give the same output and gradients.
  */
@@ -15,6 +15,7 @@ import { initBackend } from '../../src/engine/backend';
 import { fusedLinear } from '../../src/engine/backend/inferenceOps';
 import {
   blockDropout,
+  blockLayerNorm,
   dropoutAddNorm,
   hasTrainingKernels,
   useTrainingKernels,
@@ -109,6 +110,15 @@ test('LayerNorm(x + r) without dropout equals layers.ts layerNorm, gradients inc
   tf.dispose([x, r, gain, bias]);
 });
 
+test('LayerNorm(x) alone (pre-LN) equals layers.ts layerNorm, gradients included', async () => {
+  const x = filled([3, 4, 16], 22, 3);
+  const [gain, bias] = [filled([16], 23), filled([16], 24)];
+  const f = (xi: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
+    hasTrainingKernels() ? blockLayerNorm(xi, g, bi, LAYER_NORM_EPS) : layerNorm({ gain: g, bias: bi }, xi);
+  await sameWithAndWithout(f, [x, gain, bias]);
+  tf.dispose([x, gain, bias]);
+});
+
 test('dropout in the fused LayerNorm: values 0 or 1/(1 − p), zero fraction p within 3σ, seeded, and equal to the unfused ops under its own mask', async () => {
   const p = 0.3;
   const [n, d] = [512, 256];
@@ -189,28 +199,29 @@ test('self- and cross-attention over whole sequences equal attention.ts attendTo
   tf.dispose([...params, xq, xkv, srcIds, tgtIds, srcMask, tgtMask]);
 });
 
-test('a whole model: logits and every parameter’s gradient equal the unfused path’s', async () => {
-  const model = new Transformer(smallConfig({ dropout: 0 }), undefined, 3);
-  const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
-  const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
-  const vars = namedVariables(model.params).map(([, v]) => v);
-  const pass = async () => {
-    const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
-    const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
-    tf.dispose([value, ...Object.values(grads)]);
-    return out;
-  };
-  const fusedRun = await pass();
-  useTrainingKernels(false);
-  const plain = await pass().finally(() => useTrainingKernels(true));
-  assert.ok(Math.abs(fusedRun.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)));
-  vars.forEach((v, i) => {
-    const diff = maxAbsDiff(fusedRun.grads[i], plain.grads[i]);
-    assert.ok(diff <= 1e-5, `${v.name}: max |fused − unfused| = ${diff}`);
+for (const order of [{ norm_first: false }, { norm_first: true, final_norm: true }])
+  test(`a whole ${order.norm_first ? 'pre-LN' : 'post-LN'} model: logits and every parameter’s gradient equal the unfused path’s`, async () => {
+    const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);
+    const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
+    const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
+    const vars = namedVariables(model.params).map(([, v]) => v);
+    const pass = async () => {
+      const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
+      const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
+      tf.dispose([value, ...Object.values(grads)]);
+      return out;
+    };
+    const fusedRun = await pass();
+    useTrainingKernels(false);
+    const plain = await pass().finally(() => useTrainingKernels(true));
+    assert.ok(Math.abs(fusedRun.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)));
+    vars.forEach((v, i) => {
+      const diff = maxAbsDiff(fusedRun.grads[i], plain.grads[i]);
+      assert.ok(diff <= 1e-5, `${v.name}: max |fused − unfused| = ${diff}`);
+    });
+    tf.dispose([src, tgt]);
+    model.dispose();
   });
-  tf.dispose([src, tgt]);
-  model.dispose();
-});
 
 test('the training kernels refuse arrays shorter than their sizes and impossible layouts, naming the argument', () => {
   const file = join(REPO, 'dist', 'native', 'blas.node');

@@ -6,7 +6,8 @@
  * each way:
  * - DROPOUT: x ⊙ m, the mask drawn again from the seed for the gradient;
  * - LINEAR (inferenceOps.ts) gets its gradient: dx, dW, db (through the ReLU) in one kernel;
- * - DROPOUT_ADD_NORM: LayerNorm(x + Dropout(r)) (ADD_LAYER_NORM's kernel, with dropout) and its gradient;
+ * - DROPOUT_ADD_NORM: LayerNorm(x + Dropout(r)) (ADD_LAYER_NORM's kernel, with dropout) and its
+ *   gradient (post-LN); LAYER_NORM: LayerNorm(x) alone (pre-LN, and its final norms);
  * - SELF_ATTENTION and CROSS_ATTENTION: softmax(Q·Kᵀ/√dk + mask)·V for every head, reading heads in
  *   place from the projected rows (for self-attention the one product with the stacked W^Q, W^K,
  *   W^V), writing the heads concatenated, ready for W^O.
@@ -22,7 +23,10 @@ export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
 export const DROPOUT = 'AttentionDebuggerDropout';
 /** LayerNorm(x + Dropout(r)): ADD_LAYER_NORM's kernel with r required, so that it can have a gradient. */
 export const DROPOUT_ADD_NORM = 'AttentionDebuggerDropoutAddNorm';
-export const DROPOUT_ADD_NORM_GRAD = 'AttentionDebuggerDropoutAddNormGrad';
+/** dx, dgain, dbias (and dr, with r) of DROPOUT_ADD_NORM or LAYER_NORM. */
+export const NORM_GRAD = 'AttentionDebuggerNormGrad';
+/** LayerNorm(x): ADD_LAYER_NORM's kernel without r, under a name of its own for its gradient. */
+export const LAYER_NORM = 'AttentionDebuggerLayerNorm';
 export const SELF_ATTENTION = 'AttentionDebuggerSelfAttention';
 export const CROSS_ATTENTION = 'AttentionDebuggerCrossAttention';
 export const ATTENTION_GRAD = 'AttentionDebuggerAttentionGrad';
@@ -121,17 +125,18 @@ interface NormAttrs {
   seed: number;
 }
 
-/** dy, x, r, gain of DROPOUT_ADD_NORM → dx, dr, dgain, dbias */
-function addLayerNormGradKernel(ops: TrainingAddon): KernelFunc {
+/** dy, x, r (DROPOUT_ADD_NORM; absent for LAYER_NORM), gain → dx, dgain, dbias, and dr with r */
+function normGradKernel(ops: TrainingAddon): KernelFunc {
   return ({ inputs, backend, attrs }) => {
-    const { dy, x, r, gain } = inputs as Record<'dy' | 'x' | 'r' | 'gain', tf.TensorInfo>;
-    const { eps, rate, seed } = attrs as unknown as NormAttrs;
+    const { dy, x, r, gain } = inputs as Record<'dy' | 'x' | 'gain', tf.TensorInfo> & { r?: tf.TensorInfo };
+    const { eps, rate = 0, seed = 0 } = attrs as unknown as Partial<NormAttrs> & { eps: number };
     const be = backend as WasmBackend;
-    const outs = [x, r, gain, gain].map((t) => be.makeOutput(t.shape, 'float32'));
-    const [dx, dr, dgain, dbias] = outs.map((o) => f32(be, o)); // views after every makeOutput
+    const outs = [x, gain, gain, ...(r ? [r] : [])].map((t) => be.makeOutput(t.shape, 'float32'));
+    const [dx, dgain, dbias, dr] = outs.map((o) => f32(be, o)); // views after every makeOutput
     const d = x.shape[x.shape.length - 1]!;
-    const [n, dyv, xv, rv, gv] = [product(x.shape) / d, f32(be, dy), f32(be, x), f32(be, r), f32(be, gain)];
-    ops.addLayerNormBackward(dyv, xv, rv, gv, dx!, dr!, dgain!, dbias!, n, d, eps, true, rate, seed);
+    const [n, dyv, xv, gv] = [product(x.shape) / d, f32(be, dy), f32(be, x), f32(be, gain)];
+    const rv = r ? f32(be, r) : xv;
+    ops.addLayerNormBackward(dyv, xv, rv, gv, dx!, dr ?? dx!, dgain!, dbias!, n, d, eps, !!r, rate, seed);
     return outs;
   };
 }
@@ -188,7 +193,8 @@ export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
   addKernel(DROPOUT, 'wasm', dropoutKernel(ops));
   addKernel(LINEAR_GRAD, 'wasm', linearGradKernel(ops));
   addKernel(DROPOUT_ADD_NORM, 'wasm', addLayerNormKernel(ops));
-  addKernel(DROPOUT_ADD_NORM_GRAD, 'wasm', addLayerNormGradKernel(ops));
+  addKernel(LAYER_NORM, 'wasm', addLayerNormKernel(ops));
+  addKernel(NORM_GRAD, 'wasm', normGradKernel(ops));
   addKernel(SELF_ATTENTION, 'wasm', attentionKernel(ops));
   addKernel(CROSS_ATTENTION, 'wasm', attentionKernel(ops));
   addKernel(ATTENTION_GRAD, 'wasm', attentionGradKernel(ops));
@@ -212,12 +218,17 @@ export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
     inputsToSave: ['x', 'r', 'gain'],
     gradFunc: (dy, saved, attrs) => {
       const [x, r, gain] = saved as tf.Tensor[];
-      const [dx, dr, dgain, dbias] = run(
-        DROPOUT_ADD_NORM_GRAD,
-        { dy: dy as tf.Tensor, x: x!, r: r!, gain: gain! },
-        attrs,
-      );
+      const [dx, dgain, dbias, dr] = run(NORM_GRAD, { dy: dy as tf.Tensor, x: x!, r: r!, gain: gain! }, attrs);
       return { x: () => dx!, r: () => dr!, gain: () => dgain!, bias: () => dbias! };
+    },
+  });
+  tf.registerGradient({
+    kernelName: LAYER_NORM,
+    inputsToSave: ['x', 'gain'],
+    gradFunc: (dy, saved, attrs) => {
+      const [x, gain] = saved as tf.Tensor[];
+      const [dx, dgain, dbias] = run(NORM_GRAD, { dy: dy as tf.Tensor, x: x!, gain: gain! }, attrs);
+      return { x: () => dx!, gain: () => dgain!, bias: () => dbias! };
     },
   });
   const attentionGrad =
@@ -282,4 +293,9 @@ export function dropoutAddNorm(
   seed: number,
 ): tf.Tensor {
   return tf.engine().runKernel(DROPOUT_ADD_NORM, { x, r, gain, bias }, { eps, rate, seed }) as tf.Tensor;
+}
+
+/** LayerNorm(x) over the last axis, one kernel each way. Needs hasTrainingKernels(). */
+export function blockLayerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor, eps: number): tf.Tensor {
+  return tf.engine().runKernel(LAYER_NORM, { x, gain, bias }, { eps }) as tf.Tensor;
 }

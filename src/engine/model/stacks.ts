@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
 import { gatherAppend, hasInferenceKernels } from '../backend/inferenceOps';
-import { dropoutAddNorm, hasTrainingKernels } from '../backend/trainingOps';
+import { blockLayerNorm, dropoutAddNorm, hasTrainingKernels } from '../backend/trainingOps';
 import {
   attendBlock,
   attendOneFused,
@@ -56,6 +56,12 @@ function keep(ctx: ForwardContext, kind: AttentionKind, r: { weights: tf.Tensor4
   ctx.recordHeads?.[kind].push(tf.keep(r.heads));
 }
 
+/** LayerNorm(x) alone (pre-LN's, and the stacks' final norms), in the pass's kernels. */
+function normOf(norm: NormParams, x: tf.Tensor, ctx: ForwardContext): tf.Tensor {
+  if (blockPass(ctx)) return blockLayerNorm(x, norm.gain, norm.bias, LAYER_NORM_EPS);
+  return addNorm(norm, x, undefined, fusedPass(ctx));
+}
+
 /** The residual connection around a sublayer, in the configured order. */
 function sublayer(
   c: TransformerConfig,
@@ -69,7 +75,12 @@ function sublayer(
     if (c.norm_first) return tf.add(x, f(addNorm(norm, x, undefined, true) as tf.Tensor3D)) as tf.Tensor3D;
     return addNorm(norm, x, f(x), true) as tf.Tensor3D;
   }
-  if (!c.norm_first && blockPass(ctx)) {
+  if (c.norm_first && blockPass(ctx)) {
+    // x + Dropout(Sublayer(LayerNorm(x))), the norm and the dropout one kernel each way.
+    const y = f(normOf(norm, x, ctx) as tf.Tensor3D);
+    return tf.add(x, dropout(y, c.dropout, ctx.training, ctx.nextSeed?.())) as tf.Tensor3D;
+  }
+  if (blockPass(ctx)) {
     // LayerNorm(x + Dropout(Sublayer(x))) as one kernel each way.
     const rate = ctx.training ? c.dropout : 0;
     return dropoutAddNorm(
@@ -108,7 +119,7 @@ export function encode(
     });
     x = sublayer(c, layer.norm2, x, ctx, (y) => positionwiseFeedForward(layer.ffn, y, fused || block));
   }
-  return layers.encoderNorm ? (addNorm(layers.encoderNorm, x, undefined, fused) as tf.Tensor3D) : x;
+  return layers.encoderNorm ? (normOf(layers.encoderNorm, x, ctx) as tf.Tensor3D) : x;
 }
 
 /** Per decoder layer: the self-attention keys/values of the positions decoded so far, and the
@@ -183,5 +194,5 @@ export function decode(
     });
     y = sublayer(c, layer.norm3, y, ctx, (z) => positionwiseFeedForward(layer.ffn, z, fused || block));
   }
-  return layers.decoderNorm ? (addNorm(layers.decoderNorm, y, undefined, fused) as tf.Tensor3D) : y;
+  return layers.decoderNorm ? (normOf(layers.decoderNorm, y, ctx) as tf.Tensor3D) : y;
 }
