@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { servePanels } from '../scripts/panel-server.mjs';
 import { root } from './lib/build.mjs';
 import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer, writeResult } from './lib/common.mjs';
-import { CHROMIUM, launchChromium } from './lib/chromium.mjs';
+import { CHROMIUM, launchChromium } from '../scripts/chromium.mjs';
 
 const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
 const L = 6,

@@ -32,7 +32,7 @@ import { servePanels } from '../scripts/panel-server.mjs';
 import { loadEngine, root } from './lib/build.mjs';
 import { machine, peakRssMiB, parseArgs, writeResult } from './lib/common.mjs';
 import { PAGE_INIT, PAGE_POST, PAGE_STAGE, frameWatcher, taskSampler, vscodePostMessage } from './lib/host.mjs';
-import { launchChromium } from './lib/chromium.mjs';
+import { launchChromium } from '../scripts/chromium.mjs';
 
 const args = parseArgs({ tokens: '1024,2048,4096', backend: '', vocab: 1000 });
 for (const f of ['dist/cli.js', 'dist/webview/attention.js'])

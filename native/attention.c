@@ -55,8 +55,7 @@ static bool read_dims(args_t *a, napi_value v, dims_t *d) {
 /* A row of scores → its softmax in place: e^(x − max) (exp4; exactly 0 where x is −∞) over their
    sum. A row all −∞ becomes NaN, as in tfjs. */
 static void softmax_row(float *row, int64_t n) {
-  float m = -INFINITY;
-  for (int64_t s = 0; s < n; s++) m = row[s] > m ? row[s] : m;
+  const float m = row_max(row, n);
   if (m == -INFINITY) {
     for (int64_t s = 0; s < n; s++) row[s] = NAN;
     return;

@@ -113,11 +113,7 @@ napi_value native_smoothed_xent(napi_env env, napi_callback_info info) {
     }
     // Four lanes at a time (exp4), the tail of the row one by one.
     const int64_t v4 = v - v % 4;
-    v4f lane_max = splat(-INFINITY);
-    for (int64_t j = 0; j < v4; j += 4) lane_max = max4(load4(l + j), lane_max);
-    float m = -INFINITY;
-    for (int k = 0; k < 4; k++) m = lane_max[k] > m ? lane_max[k] : m;
-    for (int64_t j = v4; j < v; j++) m = l[j] > m ? l[j] : m;
+    const float m = row_max(l, v);
     v4f lane_sum = splat(0), lane_total = splat(0);
     for (int64_t j = 0; j < v4; j += 4) {
       const v4f x = load4(l + j);
@@ -178,11 +174,7 @@ napi_value native_adam(napi_env env, napi_callback_info info) {
    greedyPick's log-probs are logSoftmax's to the bit). */
 static inline float row_log_sum_exp(const float *restrict l, int64_t v, float *max_out) {
   const int64_t v4 = v - v % 4;
-  v4f lane_max = splat(-INFINITY);
-  for (int64_t j = 0; j < v4; j += 4) lane_max = max4(load4(l + j), lane_max);
-  float m = -INFINITY;
-  for (int k = 0; k < 4; k++) m = lane_max[k] > m ? lane_max[k] : m;
-  for (int64_t j = v4; j < v; j++) m = l[j] > m ? l[j] : m;
+  const float m = row_max(l, v);
   v4f lane_sum = splat(0);
   for (int64_t j = 0; j < v4; j += 4) lane_sum += exp4(load4(l + j) - m);
   float s = hsum4(lane_sum);

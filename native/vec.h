@@ -4,6 +4,7 @@
  */
 #ifndef ATTENTION_DEBUGGER_VEC_H
 #define ATTENTION_DEBUGGER_VEC_H
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -55,6 +56,17 @@ static inline v4f exp4(v4f x) {
 
 static inline float hsum4(v4f v) {
   return (v[0] + v[1]) + (v[2] + v[3]);
+}
+
+/* The largest of l[0 … n−1], four lanes at a time, the tail one by one (NaN is passed over; −∞ for n = 0). */
+static inline float row_max(const float *l, int64_t n) {
+  const int64_t n4 = n - n % 4;
+  v4f lanes = splat(-INFINITY);
+  for (int64_t j = 0; j < n4; j += 4) lanes = max4(load4(l + j), lanes);
+  float m = -INFINITY;
+  for (int k = 0; k < 4; k++) m = lanes[k] > m ? lanes[k] : m;
+  for (int64_t j = n4; j < n; j++) m = l[j] > m ? l[j] : m;
+  return m;
 }
 
 #endif

@@ -1,11 +1,11 @@
 /* global document, Plotly -- the page function runs in Chromium */
 // A plotly.js figure (the webview's own plotly.js-dist-min) drawn in headless Chromium
-// (bench/lib/chromium.mjs) and saved as a PNG: for benchmarks that report a curve.
+// (scripts/chromium.mjs) and saved as a PNG: for benchmarks that report a curve.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launchChromium } from './chromium.mjs';
+import { launchChromium } from '../../scripts/chromium.mjs';
 
 const PLOTLY = createRequire(import.meta.url).resolve('plotly.js-dist-min');
 

@@ -15,12 +15,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWebview } from '../../../scripts/build-webview.mjs';
 import { servePanels } from '../../../scripts/panel-server.mjs';
+import { CHROMIUM, launchChromium } from '../../../scripts/chromium.mjs';
 
 export { DARK_THEME, LIGHT_THEME } from '../../../scripts/panel-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const artifacts = join(root, 'test-artifacts', 'webview');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const grep = process.env.WEBVIEW_TEST_GREP ?? '';
 const started = Date.now();
 
@@ -173,22 +173,8 @@ export async function runAll() {
     mkdirSync(artifacts, { recursive: true });
     await buildWebview();
     ({ server, base } = await servePanels());
-    const { chromium } = await import('playwright-core');
     const home = mkdtempSync(join(tmpdir(), 'webview-test-'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-dev-shm-usage',
-      ],
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') },
-    });
+    browser = await launchChromium(home);
     process.on('exit', () => rmSync(home, { recursive: true, force: true }));
     for (const t of tests) {
       if (grep && !t.name.includes(grep)) continue;

@@ -1,5 +1,6 @@
-// Headless Chromium for the benchmarks that draw in a panel's page (draw-latency, long-attention):
-// Debian's chromium driven by playwright-core, with a throwaway profile under `tmp`.
+// Headless Chromium for the webview tests (test/webview/browser/harness.mjs) and the benchmarks that
+// draw in a panel's page (draw-latency, long-attention, the equal-time plot): Debian's chromium driven
+// by playwright-core, with a throwaway profile under `tmp`.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
