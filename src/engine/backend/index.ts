@@ -9,6 +9,7 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { describeAdapter, probeGpu } from './gpuProbe';
 import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
+import { registerWebgpuTrainingOps } from './webgpu';
 
 export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -36,6 +37,7 @@ async function loadWebgpu(): Promise<void> {
     );
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   require('@tensorflow/tfjs-backend-webgpu');
+  registerWebgpuTrainingOps();
 }
 
 /**

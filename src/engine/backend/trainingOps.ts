@@ -198,6 +198,14 @@ export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
   addKernel(SELF_ATTENTION, 'wasm', attentionKernel(ops));
   addKernel(CROSS_ATTENTION, 'wasm', attentionKernel(ops));
   addKernel(ATTENTION_GRAD, 'wasm', attentionGradKernel(ops));
+  registerTrainingGradients();
+}
+
+/**
+ * The gradients of the kernels above, in terms of the kernels above: the same on every backend that
+ * registers them (wasm here, webgpu in backend/webgpu/). Idempotent.
+ */
+export function registerTrainingGradients(): void {
   if (tf.getGradient(LINEAR)) return; // the gradients below are registered once per process
   tf.registerGradient({
     kernelName: DROPOUT,
@@ -246,9 +254,26 @@ export function registerTrainingOps(ops: TrainingAddon & InferenceAddon): void {
   });
 }
 
-/** Whether the active backend has the kernels above (wasm with the native addon), and they are not switched off. */
+/** Every kernel a block pass (model/stacks.ts blockPass) runs, forward and backward. */
+export const TRAINING_KERNELS = [
+  LINEAR,
+  LINEAR_GRAD,
+  DROPOUT,
+  DROPOUT_ADD_NORM,
+  LAYER_NORM,
+  NORM_GRAD,
+  SELF_ATTENTION,
+  CROSS_ATTENTION,
+  ATTENTION_GRAD,
+] as const;
+
+/**
+ * Whether the active backend has every kernel above (wasm with the native addon; webgpu), and they
+ * are not switched off.
+ */
 export function hasTrainingKernels(): boolean {
-  return enabled && tf.getKernel(SELF_ATTENTION, tf.getBackend()) !== undefined;
+  const backend = tf.getBackend();
+  return enabled && TRAINING_KERNELS.every((name) => tf.getKernel(name, backend) !== undefined);
 }
 
 let enabled = true;

@@ -1,0 +1,15 @@
+/**
+ * The training kernels (backend/trainingOps.ts's names) on webgpu, as WGSL programs: the same block
+ * pass that wasm runs natively, so that a step dispatches a kernel per block instead of tfjs's
+ * dozens of small ones. Each file registers its kernels; their gradients are trainingOps.ts's, the
+ * same on every backend. Idempotent; after tfjs-backend-webgpu is loaded.
+ */
+import { registerTrainingGradients } from '../trainingOps';
+import { registerWebgpuAttention } from './attention';
+import { registerWebgpuBlocks } from './blocks';
+
+export function registerWebgpuTrainingOps(): void {
+  registerWebgpuAttention();
+  registerWebgpuBlocks();
+  registerTrainingGradients();
+}
