@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
+import { describeAdapter, type GpuAdapter, whyNotAutoWebgpu } from '../../src/engine/backend/gpuProbe';
 
 test('a forced backend is used, by argument or by ATTENTION_DEBUGGER_BACKEND', async () => {
   assert.equal(await initBackend('cpu'), 'cpu');
@@ -44,4 +45,23 @@ test('a software WebGPU adapter (lavapipe) is used when forced but passed over b
   assert.equal(forced, 'webgpu');
   // This project's machines have no GPU: the only adapter is llvmpipe, slower than wasm.
   assert.equal(await initBackend(undefined, ['webgpu', 'wasm', 'cpu']), 'wasm');
+});
+
+test('the automatic choice takes a hardware adapter, and Engine Info names its vendor, architecture, device and driver', () => {
+  // What Dawn reports on an H100 (Vulkan): written here by hand, this machine has no GPU.
+  const h100: GpuAdapter = {
+    vendor: 'nvidia',
+    architecture: 'hopper',
+    device: 'NVIDIA H100 80GB HBM3',
+    description: 'NVIDIA: 580.159.04',
+    software: false,
+  };
+  assert.equal(whyNotAutoWebgpu({ adapter: h100 }), null);
+  assert.equal(describeAdapter({ adapter: h100 }), 'nvidia hopper, NVIDIA H100 80GB HBM3, driver NVIDIA: 580.159.04');
+  const lavapipe = { ...h100, vendor: 'mesa', architecture: 'software', device: 'llvmpipe', software: true };
+  assert.match(
+    whyNotAutoWebgpu({ adapter: lavapipe }) ?? '',
+    /^only a software adapter \(mesa software, llvmpipe, .*software\)/,
+  );
+  assert.equal(whyNotAutoWebgpu({ adapter: null, why: 'no Vulkan' }), 'no Vulkan');
 });

@@ -10,6 +10,9 @@ import { pathToFileURL } from 'node:url';
 export interface GpuAdapter {
   vendor: string;
   architecture: string;
+  /** The device's name (Dawn: `NVIDIA H100 80GB HBM3`, `llvmpipe-…`). */
+  device: string;
+  /** The driver, as Dawn describes it (Vulkan: `<driver name>: <driver info>`). */
   description: string;
   /** A software rasterizer (llvmpipe, SwiftShader): slower than wasm on a CPU. */
   software: boolean;
@@ -22,7 +25,7 @@ import(process.argv[1]).then(async (w) => {
   const adapter = await w.create([]).requestAdapter();
   const i = adapter?.info ?? {};
   process.stdout.write(JSON.stringify(adapter ? {
-    vendor: i.vendor ?? '', architecture: i.architecture ?? '', description: i.description ?? '',
+    vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '',
     software: !!i.isFallbackAdapter || i.architecture === 'software' || /llvmpipe|swiftshader|lavapipe/i.test(i.description ?? ''),
   } : null));
   process.exit(0);
@@ -60,10 +63,21 @@ export function probeGpu(): GpuProbe {
   return (cached = { adapter: answer });
 }
 
-/** The adapter in a line: `NVIDIA Hopper (H100 …)`, or why there is none. */
+/** The adapter in a line: `nvidia hopper, NVIDIA H100 80GB HBM3, driver NVIDIA: 580.159.04`, or why there is none. */
 export function describeAdapter(p: GpuProbe): string {
   if (!p.adapter) return p.why;
   const a = p.adapter;
   const name = [a.vendor, a.architecture].filter(Boolean).join(' ') || 'unknown adapter';
-  return `${name}${a.description ? ` (${a.description})` : ''}${a.software ? ', software' : ''}`;
+  const parts = [name, a.device, a.description && `driver ${a.description}`, a.software && 'software'];
+  return parts.filter(Boolean).join(', ');
+}
+
+/**
+ * Why the automatic backend choice passes webgpu over, or null when it takes it: a hardware adapter
+ * is taken; a software rasterizer (llvmpipe, ~3 GFLOP/s on two cores against ~14 for wasm) is not,
+ * though forcing webgpu still uses it.
+ */
+export function whyNotAutoWebgpu(p: GpuProbe): string | null {
+  if (!p.adapter) return p.why;
+  return p.adapter.software ? `only a software adapter (${describeAdapter(p)}); force it with --backend webgpu` : null;
 }

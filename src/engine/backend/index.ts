@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { describeAdapter, probeGpu } from './gpuProbe';
+import { describeAdapter, probeGpu, whyNotAutoWebgpu } from './gpuProbe';
 import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
 import { registerWebgpuTrainingOps } from './webgpu';
@@ -138,22 +138,11 @@ export async function initBackend(requested?: string, order: readonly BackendNam
   }
   const reasons: string[] = [];
   for (const name of order) {
-    const why = (name === 'webgpu' ? hardwareGpuMissing() : null) ?? (await tryBackend(name));
+    const why = (name === 'webgpu' ? whyNotAutoWebgpu(probeGpu()) : null) ?? (await tryBackend(name));
     if (!why) return name;
     reasons.push(`${name}: ${why}`);
   }
   throw new Error(`no tfjs backend could be loaded (${reasons.join('; ')})`);
-}
-
-/**
- * Why the automatic choice skips webgpu, or null when Dawn has a hardware adapter. A software
- * rasterizer (llvmpipe, ~3 GFLOP/s on two cores against ~14 for wasm) is passed over; forcing
- * webgpu still uses it.
- */
-function hardwareGpuMissing(): string | null {
-  const p = probeGpu();
-  if (!p.adapter) return p.why;
-  return p.adapter.software ? `only a software adapter (${describeAdapter(p)}); force it with --backend webgpu` : null;
 }
 
 /**
