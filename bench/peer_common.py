@@ -1,9 +1,11 @@
-"""Shared by the PyTorch peers: which BLAS and how many threads they run with, peak RSS, timing."""
+"""Shared by the PyTorch peers: which BLAS and how many threads they run with (or which GPU), peak RSS,
+timing."""
 import ctypes
 import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 
@@ -33,8 +35,48 @@ def blas_info():
     return name
 
 
-def describe():
-    return {"torch": torch.__version__, "python": platform.python_version(), "blas": blas_info(), "threads": torch.get_num_threads()}
+# fp32 lanes per multiprocessor by compute capability (CUDA C Programming Guide, "Arithmetic Instructions").
+FP32_LANES = {(7, 0): 64, (8, 0): 64, (8, 6): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (12, 0): 128}
+
+
+def use_tf32(on):
+    """Float32 products on tensor cores in TF32 ("high") or in full fp32 ("highest", PyTorch's default)."""
+    torch.set_float32_matmul_precision("high" if on else "highest")
+
+
+def cuda_info():
+    """The GPU the peer runs on, and its fp32 peak: multiprocessors x fp32 lanes x 2 (an FMA) x max SM clock."""
+    props = torch.cuda.get_device_properties(0)
+    lanes = FP32_LANES.get((props.major, props.minor))
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm,driver_version", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=30).stdout.strip().split("\n")[0]
+        mhz, driver = [x.strip() for x in smi.split(",")]
+        mhz = float(mhz)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        mhz, driver = None, None
+    peak = props.multi_processor_count * lanes * 2 * mhz / 1e6 if lanes and mhz else None
+    return {"gpu": props.name, "capability": f"{props.major}.{props.minor}", "sms": props.multi_processor_count,
+            "max_sm_mhz": mhz, "driver": driver, "cuda": torch.version.cuda, "fp32_peak_tflops": peak,
+            "matmul_precision": torch.get_float32_matmul_precision()}
+
+
+def describe(device="cpu"):
+    info = {"torch": torch.__version__, "python": platform.python_version(), "threads": torch.get_num_threads(),
+            "device": device}
+    if device.startswith("cuda"):
+        return {**info, "blas": "cuBLAS", **cuda_info()}
+    return {**info, "blas": blas_info()}
+
+
+def sync(device):
+    """Waits for the device's queued work: CUDA runs asynchronously, so a timer stops only after this."""
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def peak_device_mib(device):
+    return torch.cuda.max_memory_allocated() / 2**20 if device.startswith("cuda") else None
 
 
 def peak_rss_mib():

@@ -70,7 +70,7 @@ class Transformer(nn.Module):
         """Teacher-forced log-probabilities [B, T, V]."""
         memory, src_pad = self.encode(src)
         t = tgt.shape[1]
-        causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        causal = torch.triu(torch.full((t, t), float("-inf"), device=tgt.device), diagonal=1)
         y = self.decoder(self.drop(self.embed(self.tgt_embed, tgt)), memory, tgt_mask=causal,
                          tgt_key_padding_mask=tgt == self.cfg["pad_id"], memory_key_padding_mask=src_pad)
         return torch.log_softmax(self.generator(y), dim=-1)
@@ -95,9 +95,7 @@ class LabelSmoothing(nn.Module):
         true_dist.fill_(self.smoothing / (self.size - 2))
         true_dist.scatter_(1, target.data.unsqueeze(1), self.confidence)
         true_dist[:, self.padding_idx] = 0
-        mask = torch.nonzero(target.data == self.padding_idx)
-        if mask.dim() > 0 and mask.numel() > 0:
-            true_dist.index_fill_(0, mask.squeeze(), 0.0)
+        true_dist.masked_fill_((target.data == self.padding_idx).unsqueeze(1), 0.0)  # no sync on a GPU
         return self.criterion(x, true_dist.clone().detach())
 
 
@@ -111,8 +109,8 @@ def train_step(model, optimizer, criterion, src, tgt_in, tgt_out, pad_id):
     trainStep does; returns (loss, grad norm) read back as numbers, as the engine does."""
     optimizer.zero_grad(set_to_none=True)
     log_probs = model(src, tgt_in)
-    tokens = int((tgt_out != pad_id).sum())
-    loss = criterion(log_probs.reshape(-1, log_probs.shape[-1]), tgt_out.reshape(-1)) / max(tokens, 1)
+    tokens = (tgt_out != pad_id).sum().clamp(min=1)  # a tensor: no wait for a GPU mid-step
+    loss = criterion(log_probs.reshape(-1, log_probs.shape[-1]), tgt_out.reshape(-1)) / tokens
     loss.backward()
     norm = torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters() if p.grad is not None))
     optimizer.step()

@@ -9,15 +9,18 @@
 //        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm] [--probe 3] [--unfused]
 // Each side runs at its best thread setting (1 or 2 threads, --probe steps each); --unfused: the
 // engine without its training kernels (issue 18's "before"), written to train-throughput-unfused.json.
-// issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers).
+// issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers);
+// base-25k = the paper's base model on a batch of ~25k target tokens (400 x 64), as it trained.
+// On a GPU (issue 15): --backend webgpu --device cuda [--rehearse]; the peer then runs in full fp32
+// and, each round, with TF32 as well (its own figure; the ratio is against fp32).
 import process from 'node:process';
 import { availableParallelism } from 'node:os';
 import console from 'node:console';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEngine, root } from './lib/build.mjs';
-import { header, median, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
-import { requireFairBlas, startPeer } from './lib/peer.mjs';
+import { engineAdapter, header, median, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
+import { isGpuComparison, requireFairBlas, requireFairGpu, startPeer } from './lib/peer.mjs';
 
 const args = parseArgs({
   configs: 'tiny,small,issue',
@@ -31,8 +34,10 @@ const args = parseArgs({
   lr: 1e-4,
   probe: 3,
   unfused: false,
+  device: 'cpu',
+  rehearse: false,
 });
-const THREADS = [...new Set([1, Math.min(2, availableParallelism())])];
+const engine = await loadEngine();
 const {
   tf,
   matMulDetail,
@@ -44,15 +49,29 @@ const {
   trainStep,
   setBlasThreads,
   useTrainingKernels,
-} = await loadEngine();
+} = engine;
 const backend = await initBackend(args.backend || undefined);
+const gpu = isGpuComparison(backend, args.device);
+// Threads matter on the CPU only: a GPU side runs at one setting.
+const THREADS = gpu ? [1] : [...new Set([1, Math.min(2, availableParallelism())])];
+const adapter = gpu ? engineAdapter(engine) : null;
 // --unfused: the engine without its training kernels (backend/trainingOps.ts), as before issue 18.
 if (args.unfused) useTrainingKernels(false);
-const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${args.unfused ? '; training kernels off (--unfused)' : ''}`;
-const peer = await startPeer('train-throughput.py', ['--warmup', String(args.warmup), '--lr', String(args.lr)]);
-const blas = requireFairBlas(peer, { backend, matMul: matMulDetail() });
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${adapter ? `; adapter ${adapter.line}` : ''}${args.unfused ? '; training kernels off (--unfused)' : ''}`;
+const peerArgs = ['--warmup', String(args.warmup), '--lr', String(args.lr), '--device', args.device];
+const peer = await startPeer('train-throughput.py', peerArgs);
+const fair = gpu
+  ? requireFairGpu(peer, { backend, adapter }, args)
+  : requireFairBlas(peer, { backend, matMul: matMulDetail() });
 
-const SHAPES = { tiny: ['tiny', {}], small: ['small', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }] };
+// A name → [preset, overrides, batch shape (default --batch x --len)].
+const SHAPES = {
+  tiny: ['tiny', {}],
+  small: ['small', {}],
+  issue: ['small', { encoder_layers: 2, decoder_layers: 2 }],
+  base: ['base', {}],
+  'base-25k': ['base', {}, { batch: 400, len: 64 }],
+};
 
 /** A fixed batch of full-length rows (no padding): ids in [3, V) from a small LCG; BOS 1, EOS 2. */
 function makeBatch(c, rows, len, seed) {
@@ -75,9 +94,9 @@ mkdirSync(dir, { recursive: true });
 const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
 const results = [];
 for (const name of args.configs.split(',')) {
-  const [preset, overrides] = SHAPES[name] ?? [name, {}];
+  const [preset, overrides, shapeOf = args] = SHAPES[name] ?? [name, {}];
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
-  const batch = makeBatch(config, args.batch, args.len, 1);
+  const batch = makeBatch(config, shapeOf.batch, shapeOf.len, 1);
   const file = join(dir, `train-${name}.json`);
   writeFileSync(file, JSON.stringify({ name, config, batch }));
 
@@ -108,8 +127,16 @@ for (const name of args.configs.split(',')) {
     if (p < best.peer) [best.peer, threads.peer] = [p, n];
   }
   setBlasThreads(threads.engine);
-  console.log(`  ${name}: engine on ${threads.engine} OpenBLAS thread(s), PyTorch on ${threads.peer} ATen thread(s)`);
-  const r = { name: `${name} (${shape(config)})`, engine: [], peer: [], ratios: [], threads };
+  if (!gpu)
+    console.log(`  ${name}: engine on ${threads.engine} OpenBLAS thread(s), PyTorch on ${threads.peer} ATen thread(s)`);
+  const r = {
+    name: `${name} (${shape(config)}, ${shapeOf.batch}x${shapeOf.len})`,
+    engine: [],
+    peer: [],
+    ratios: [],
+    threads,
+    ...(gpu ? { peerTf32: [] } : {}),
+  };
   for (let round = 0; round < args.rounds; round++) {
     const got = {};
     for (const side of round % 2 === 0 ? ['engine', 'peer'] : ['peer', 'engine']) {
@@ -125,6 +152,10 @@ for (const name of args.configs.split(',')) {
         `  [${side === 'engine' ? 'engine' : 'peer  '}] ${name} round ${round + 1}: ${(g.s * 1e3).toFixed(0)} ms/step, loss ${g.loss.toFixed(4)}, grad norm ${g.norm.toFixed(4)}`,
       );
     }
+    if (gpu) {
+      const p = await peer.request({ case: file, steps: args.steps, tf32: true });
+      r.peerTf32.push(p.tokens / median(p.times));
+    }
     r.engine.push(got.engine.tokens / got.engine.s);
     r.peer.push(got.peer.tokens / got.peer.s);
     r.ratios.push(r.engine.at(-1) / r.peer.at(-1));
@@ -136,15 +167,23 @@ for (const name of args.configs.split(',')) {
 const peerEnd = await peer.finish();
 
 const title = `training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab}; ${args.rounds} interleaved rounds of ${args.steps} steps a side after ${args.warmup} warm-up`;
-header(title, engineInfo, peerEnd.info);
+header(fair.rehearsal ? `REHEARSAL (not a measurement): ${title}` : title, engineInfo, peerEnd.info);
 const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
 roundsTable(results, 'target tokens/s', rss);
-writeResult(args.unfused ? 'train-throughput-unfused' : 'train-throughput', {
+for (const r of results.filter((x) => x.peerTf32)) {
+  const tf32 = median(r.peerTf32);
+  console.log(
+    `${r.name}: PyTorch with TF32 ${tf32.toFixed(0)} tokens/s (engine/TF32 ${(median(r.engine) / tf32).toFixed(3)})`,
+  );
+}
+if (peerEnd.device_mib) console.log(`PyTorch's peak GPU memory: ${peerEnd.device_mib.toFixed(0)} MiB`);
+const name = args.unfused ? 'train-throughput-unfused' : 'train-throughput';
+writeResult(gpu ? `${name}-gpu${fair.rehearsal ? '-rehearsal' : ''}` : name, {
   title,
   args,
   engine: engineInfo,
   peer: peerEnd.info,
-  blas,
+  fair,
   rss,
   results,
 });

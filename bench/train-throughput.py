@@ -1,8 +1,10 @@
 """PyTorch peer of bench/train-throughput.mjs: the same model, batch, loss and optimizer, kept warm in one
 process. Prints {"ready": …} once torch is imported (the node side then checks its BLAS), then answers each
-stdin line {"case": path, "steps": n, "threads": t} with the times of n training steps of that case's model (built,
-with --warmup steps, when the case first comes) on t ATen threads (torch.set_num_threads; the node side tries 1 and
-2 and keeps the faster); at the end of stdin it prints {"info", "rss"} and exits."""
+stdin line {"case": path, "steps": n, "threads": t, "tf32"?} with the times of n training steps of that case's model
+(built, with --warmup steps, when the case first comes) on t ATen threads (torch.set_num_threads; the node side tries 1
+and 2 and keeps the faster); at the end of stdin it prints {"info", "rss"} and exits. --device cuda: the model and batch
+live on the GPU, products in full fp32 unless a line asks for TF32; each step ends reading its loss, which waits for
+the GPU."""
 import argparse
 import json
 import os
@@ -10,15 +12,16 @@ import sys
 
 import torch
 
-from peer_common import describe, emit, now, peak_rss_mib
+from peer_common import describe, emit, now, peak_device_mib, peak_rss_mib, use_tf32
 from torch_model import LabelSmoothing, Transformer, paper_adam, train_step
 
 p = argparse.ArgumentParser()
 p.add_argument("--warmup", type=int, default=3)
 p.add_argument("--lr", type=float, default=1e-4)
+p.add_argument("--device", default="cpu")
 args = p.parse_args()
 reply = lambda obj: print(json.dumps(obj), flush=True)
-reply({"ready": True, "pid": os.getpid()})
+reply({"ready": True, "pid": os.getpid(), "cuda": torch.cuda.is_available()})
 
 current = None
 for line in sys.stdin:
@@ -29,17 +32,18 @@ for line in sys.stdin:
             case = json.load(f)
         cfg, batch = case["config"], case["batch"]
         torch.manual_seed(1)
-        model = Transformer(cfg).train()
+        model = Transformer(cfg).to(args.device).train()
         current = {
             "path": cmd["case"],
             "cfg": cfg,
             "model": model,
             "optimizer": paper_adam(model, args.lr),
             "criterion": LabelSmoothing(cfg["tgt_vocab"], cfg["pad_id"], 0.1),
-            "tensors": [torch.tensor(batch[k], dtype=torch.long) for k in ("src", "tgtIn", "tgtOut")],
+            "tensors": [torch.tensor(batch[k], dtype=torch.long, device=args.device) for k in ("src", "tgtIn", "tgtOut")],
         }
         for _ in range(args.warmup):
             train_step(current["model"], current["optimizer"], current["criterion"], *current["tensors"], cfg["pad_id"])
+    use_tf32(cmd.get("tf32", False))
     if "threads" in cmd:
         torch.set_num_threads(cmd["threads"])
     cfg = current["cfg"]
@@ -51,4 +55,5 @@ for line in sys.stdin:
                                 cfg["pad_id"])
         times.append(now() - t0)
     reply({"times": times, "tokens": tokens, "loss": float(loss), "norm": float(norm)})
-emit({"info": describe(), "rss": peak_rss_mib()})
+use_tf32(False)
+emit({"info": describe(args.device), "rss": peak_rss_mib(), "device_mib": peak_device_mib(args.device)})

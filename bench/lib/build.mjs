@@ -1,7 +1,9 @@
 // Bundles bench/lib/engine.ts to out/bench/engine.js with scripts/build.mjs's settings (tfjs from
 // its ESM entry, which registers the gradients; the same packages kept external) and loads it.
-import * as esbuild from 'esbuild';
+// Where esbuild is not installed (the GPU machine, which gets the bundle from bench/gpu/pack.mjs),
+// the bundle already there is loaded as it is.
 import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { nodeBundle } from '../../scripts/esbuild-options.mjs';
@@ -11,6 +13,9 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Builds (a fraction of a second when nothing changed) and requires the engine bundle. */
 export async function loadEngine() {
   const outfile = join(root, 'out', 'bench', 'engine.js');
-  await esbuild.build({ ...nodeBundle, entryPoints: [join(root, 'bench', 'lib', 'engine.ts')], outfile });
+  const esbuild = await import('esbuild').catch(() => null);
+  if (esbuild) await esbuild.build({ ...nodeBundle, entryPoints: [join(root, 'bench', 'lib', 'engine.ts')], outfile });
+  else if (!existsSync(outfile))
+    throw new Error(`esbuild is not installed and ${outfile} is missing: run npm install, or unpack the GPU kit`);
   return createRequire(import.meta.url)(outfile);
 }

@@ -69,8 +69,23 @@ export function header(title, engineInfo, peer) {
   console.log(`# ${title}`);
   console.log(`date ${m.date}; ${m.nproc} CPUs (${m.cpu}); load average ${m.load} (1/5/15 min); node ${m.node}`);
   console.log(`engine: tfjs ${engineInfo}`);
-  if (peer)
+  if (peer?.gpu) {
+    const peak = peer.fp32_peak_tflops ? `${peer.fp32_peak_tflops.toFixed(1)} TFLOP/s` : 'unknown';
+    console.log(
+      `peer:   PyTorch ${peer.torch} (${peer.python}) on ${peer.gpu} (sm ${peer.capability}, ${peer.sms} SMs,`,
+    );
+    console.log(
+      `        max SM clock ${peer.max_sm_mhz} MHz, driver ${peer.driver}, CUDA ${peer.cuda}); fp32 peak ${peak}`,
+    );
+    console.log('        products in full fp32 (TF32 off) unless a line says TF32');
+  } else if (peer)
     console.log(`peer:   PyTorch ${peer.torch} (${peer.python}); BLAS ${peer.blas}; torch threads ${peer.threads}`);
+}
+
+/** The engine's GPU adapter for a bench's checks and header: { software, line }, or null. */
+export function engineAdapter(engine) {
+  const probe = engine.probeGpu();
+  return probe.adapter ? { software: probe.adapter.software, line: engine.describeAdapter(probe) } : null;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 export * as tf from '@tensorflow/tfjs-core';
 export { initBackend, currentBackend, matMulDetail } from '../../src/engine/backend';
+export { describeAdapter, probeGpu } from '../../src/engine/backend/gpuProbe';
 export { configFromPreset, validateConfig, type TransformerConfig } from '../../src/engine/model/config';
 export { Transformer } from '../../src/engine/model/transformer';
 export { trainStep } from '../../src/engine/train/step';

@@ -56,6 +56,37 @@ export async function startPeer(script, args = []) {
   return peer;
 }
 
+/**
+ * A GPU comparison (the peer on --device cuda, or the engine on webgpu) is printed only when the
+ * engine runs on a hardware GPU adapter and the peer on a CUDA device. `rehearse` runs it anyway (a
+ * software adapter, a CPU peer) to check the bench and its packing: every figure is then labelled a
+ * rehearsal. Otherwise says what is missing and exits 2, before anything is timed.
+ * `engine`: { backend, adapter: { software, line } | null }.
+ */
+export function requireFairGpu(peer, engine, { device, rehearse }) {
+  const problems = [];
+  if (engine.backend !== 'webgpu')
+    problems.push(`the engine runs on ${engine.backend}, not webgpu: pass --backend webgpu`);
+  else if (!engine.adapter || engine.adapter.software)
+    problems.push(`the engine's adapter is ${engine.adapter ? `a software one (${engine.adapter.line})` : 'missing'}`);
+  if (!device.startsWith('cuda')) problems.push(`the PyTorch peer runs on ${device}: pass --device cuda`);
+  else if (!peer.ready.cuda)
+    problems.push('the PyTorch peer finds no CUDA device (torch.cuda.is_available() is false)');
+  if (problems.length === 0) return { engine: engine.adapter.line, peer: 'cuBLAS', rehearsal: false };
+  if (rehearse) {
+    console.log(`bench: REHEARSAL, not a measurement: ${problems.join('; ')}`);
+    return { engine: engine.adapter?.line ?? 'none', peer: device, rehearsal: true };
+  }
+  console.error('bench: refusing a GPU comparison, one side is not on a GPU:');
+  for (const p of problems) console.error(`  - ${p}`);
+  console.error('  (--rehearse runs it anyway, labelled a rehearsal, to check the bench itself)');
+  peer.kill();
+  process.exit(2);
+}
+
+/** Which check applies: a GPU comparison (--device cuda or --backend webgpu) or the BLAS one. */
+export const isGpuComparison = (backend, device) => backend === 'webgpu' || device !== 'cpu';
+
 /** The BLAS-like libraries mapped into process `pid` (its /proc/<pid>/maps), resolved paths. */
 export function mappedBlas(pid = process.pid) {
   const libs = [];
