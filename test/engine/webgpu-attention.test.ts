@@ -173,6 +173,15 @@ gpuTest('cross-attention with padding masks equals the unfused ops, gradients of
   await sameAsUnfused(crossAttention, [q, kv], pad, 1);
   const shared = padding([2], s); // [1, 1, 1, S]: broadcast over the batch
   await sameAsUnfused(crossAttention, [q, kv], shared, h);
+  // Nothing is left behind: not the temporary [2, B·h·T, S] of the backward pass, nor a tensor.
+  const backend = tf.engine().backend as tf.KernelBackend & { numDataIds(): number };
+  const [tensors, buffers] = [tf.memory().numTensors, backend.numDataIds()];
+  await outputAndGrads(crossAttention(true, pad, h), [q, kv]);
+  assert.deepEqual(
+    [tf.memory().numTensors, backend.numDataIds()],
+    [tensors, buffers],
+    'tensors and buffers after a pass',
+  );
   tf.dispose([q, kv, pad, shared]);
 });
 
