@@ -73,6 +73,7 @@ export function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, m
   const [kOffset, vOffset] = kv ? [0, d] : [d, 2 * d];
   const maskB = mask.shape[0] !== 1 ? mask.shape[2]! * s : 0;
   const maskT = mask.shape[2] !== 1 ? s : 0;
+  if (!Number.isInteger(d / heads)) throw new Error(`attention: d = ${d} does not split into ${heads} heads`);
   if (t > MAX_GROUPS || heads > MAX_GROUPS || b > MAX_GROUPS) throw new Error(`attention of [${b}, ${t}] is too large`);
   return { b, t, s, heads, dk: d / heads, d, qWidth, kvWidth, kOffset, vOffset, maskB, maskT } satisfies Dims;
 }
