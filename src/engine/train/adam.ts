@@ -28,33 +28,49 @@ export class Adam {
     return s;
   }
 
-  /** Applies one update with gradients keyed by variable name. */
-  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number): void {
+  /**
+   * Applies one update with gradients keyed by variable name. With `ok` (a bool scalar on the
+   * device) the update is gated there: where `ok` is false every parameter and moment keeps its old
+   * value bit for bit (select, not a 0/1 factor: NaN·0 is NaN). `step` counts the update either way;
+   * the caller puts it back when it reads that `ok` was false (train/step.ts).
+   */
+  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor): void {
     this.step++;
     const { beta1, beta2, epsilon } = this.opts;
     const c1 = 1 - beta1 ** this.step;
     const c2 = 1 - beta2 ** this.step;
     const fused = hasFusedKernel(ADAM_UPDATE);
     tf.tidy(() => {
+      const okOfShape = new Map<string, tf.Tensor>(); // ok broadcast once per shape, not once per parameter
+      const gated = (next: tf.Tensor, old: tf.Tensor): tf.Tensor => {
+        if (!ok) return next;
+        const key = old.shape.join(',');
+        let cond = okOfShape.get(key);
+        if (!cond) okOfShape.set(key, (cond = tf.broadcastTo(ok, old.shape)));
+        return tf.where(cond, next, old);
+      };
       for (const p of vars) {
         const g = grads[p.name];
         if (!g) continue;
         const m = this.moment(this.m, p);
         const v = this.moment(this.v, p);
+        let p1: tf.Tensor, m1: tf.Tensor, v1: tf.Tensor;
         if (fused) {
           // One pass of the same arithmetic (backend/nativeOps.ts) instead of ~12 kernels.
-          const [p1, m1, v1] = tf
+          [p1, m1, v1] = tf
             .engine()
             .runKernel(ADAM_UPDATE, { p, g, m, v }, { lr, beta1, beta2, epsilon, c1, c2 }) as tf.Tensor[];
-          m.assign(m1);
-          v.assign(v1);
-          p.assign(p1);
-          continue;
+        } else {
+          m1 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));
+          v1 = tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2));
+          const update = tf.div(tf.div(m1, c1), tf.add(tf.sqrt(tf.div(v1, c2)), epsilon));
+          p1 = tf.sub(p, tf.mul(update, lr));
         }
-        m.assign(tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1)));
-        v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2)));
-        const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), epsilon));
-        p.assign(tf.sub(p, tf.mul(update, lr)));
+        // Each gated against the old value before any assign replaces it.
+        const [p2, m2, v2] = [gated(p1, p), gated(m1, m), gated(v1, v)];
+        m.assign(m2);
+        v.assign(v2);
+        p.assign(p2);
       }
     });
   }

@@ -43,6 +43,14 @@ export function countTokens(rows: number[][], padId: number): number {
   return rows.reduce((n, row) => n + row.filter((id) => id !== padId).length, 0);
 }
 
+/**
+ * Whether the active backend queues kernels on a device and a read waits for them to run (webgpu,
+ * tensorflow), rather than computing each kernel when it is called (wasm, cpu).
+ */
+export function computesAsynchronously(backend: string = tf.getBackend()): boolean {
+  return backend === 'webgpu' || backend === 'tensorflow';
+}
+
 export async function trainStep(
   model: Transformer,
   optimizer: Adam,
@@ -83,39 +91,63 @@ export async function trainStep(
     );
     return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
   });
-  const perHeadNorms = async (): Promise<Float32Array> => {
+  const headNormTensor = (): tf.Tensor => {
     const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
-    const t = tf.tidy(() => headGradNorms(model, (param) => gradList[index.get(param)!]!));
+    return tf.tidy(() => headGradNorms(model, (param) => gradList[index.get(param)!]!));
+  };
+  const perHeadNorms = async (t = headNormTensor()): Promise<Float32Array> => {
     try {
       return (await t.data()) as Float32Array;
     } finally {
       t.dispose();
     }
   };
+  // Clipping and Adam; with `ok`, gated on the device (adam.ts).
+  const update = (ok?: tf.Tensor): void =>
+    tf.tidy(() => {
+      const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
+      if (opts.clipNorm && opts.clipNorm > 0) {
+        const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(gradNorm, 1e-6)));
+        for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
+      }
+      optimizer.apply(vars, grads, opts.lr, ok);
+    });
+  const result = (l: ArrayLike<number>, n: ArrayLike<number>, g: ArrayLike<number>) => ({
+    loss: l[0]!,
+    nll: n[0]!,
+    gradNorm: g[0]!,
+    tokens,
+    applied: Number.isFinite(l[0]) && Number.isFinite(g[0]),
+  });
+  // 2. The update, only when loss and gradients are finite: a NaN step would poison every weight.
+  let asked: tf.Tensor | undefined; // per-head norms of a telemetry step, read with the scalars
   try {
+    if (computesAsynchronously()) {
+      // A read here would make the CPU wait for the forward and backward passes and leave the GPU
+      // idle while Adam's kernels are encoded. So the finite check runs on the device, the update
+      // is dispatched gated on it, and only then are the scalars read.
+      const ok = tf.tidy(() => tf.logicalAnd(tf.isFinite(loss), tf.isFinite(gradNorm)));
+      const t = optimizer.step;
+      try {
+        update(ok);
+      } finally {
+        ok.dispose();
+      }
+      if (opts.headGradNorms) asked = headNormTensor();
+      const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
+      const r = result(l, n, g);
+      if (!r.applied) optimizer.step = t; // the gated update left everything as it was: so does t
+      // Per-head gradient norms on telemetry steps; on a non-finite step they say which head's gradient broke.
+      const headNorms = asked || !r.applied ? await perHeadNorms(asked) : undefined;
+      return { ...r, ...(headNorms ? { headGradNorms: headNorms } : {}) };
+    }
     const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
-    // 2. The update, only when loss and gradients are finite: a NaN step would poison every weight.
-    const applied = Number.isFinite(l[0]) && Number.isFinite(g[0]);
+    const r = result(l, n, g);
     // Per-head gradient norms on telemetry steps; on a non-finite step they say which head's gradient broke.
-    const headNorms = opts.headGradNorms || !applied ? await perHeadNorms() : undefined;
-    if (applied)
-      tf.tidy(() => {
-        const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
-        if (opts.clipNorm && opts.clipNorm > 0) {
-          const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(gradNorm, 1e-6)));
-          for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
-        }
-        optimizer.apply(vars, grads, opts.lr);
-      });
-    return {
-      loss: l[0],
-      nll: n[0],
-      gradNorm: g[0],
-      tokens,
-      applied,
-      ...(headNorms ? { headGradNorms: headNorms } : {}),
-    };
+    const headNorms = opts.headGradNorms || !r.applied ? await perHeadNorms() : undefined;
+    if (r.applied) update();
+    return { ...r, ...(headNorms ? { headGradNorms: headNorms } : {}) };
   } finally {
-    tf.dispose([loss, nll, gradNorm, ...gradList]);
+    tf.dispose([loss, nll, gradNorm, ...gradList, ...(asked ? [asked] : [])]);
   }
 }
