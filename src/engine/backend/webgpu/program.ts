@@ -1,0 +1,254 @@
+/**
+ * What the block kernels (dropout.ts, layerNorm.ts, linear.ts) share on tfjs-backend-webgpu: a WGSL
+ * program in tfjs's WebGPUProgram form (tfjs adds the bindings, the shape uniforms and `_start`; we
+ * write `main`), tfjs's own kernels called from inside ours (its tuned matMul, reshape as a view,
+ * slice), and the dropout draw of native/norm.c in WGSL. Only types come from tfjs-backend-webgpu
+ * here: its kernels are looked up in tfjs's registry once Dawn has loaded it (index.ts loads it late).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import type { KernelFunc } from '../kernels';
+
+/** What these kernels use of tfjs-backend-webgpu's WebGPUBackend. */
+export type WebgpuBackend = tf.KernelBackend & {
+  runWebGPUProgram(
+    program: WebgpuProgram,
+    inputs: tf.TensorInfo[],
+    dtype: tf.DataType,
+    uniforms?: ProgramUniform[],
+    output?: tf.TensorInfo,
+  ): tf.TensorInfo;
+  makeTensorInfo(shape: number[], dtype: tf.DataType, values?: tf.backend_util.BackendValues): tf.TensorInfo;
+  disposeData(dataId: tf.DataId, force?: boolean): boolean;
+};
+
+/** tfjs-backend-webgpu's WebGPUProgram (dist/webgpu_program.d.ts), the fields we set. */
+export interface WebgpuProgram {
+  variableNames: string[];
+  outputShape: number[];
+  shaderKey: string;
+  dispatchLayout: { x: number[] };
+  dispatch: [number, number, number];
+  workgroupSize: [number, number, number];
+  uniforms?: string;
+  size?: boolean;
+  getUserCode: () => string;
+}
+
+/** A uniform of our own, after tfjs's shapes: its WGSL name and type, and its value. */
+export interface Uniform {
+  name: string;
+  type: 'f32' | 'u32' | 'i32';
+  value: number;
+}
+type ProgramUniform = { type: 'float32' | 'uint32' | 'int32'; data: number[] };
+const UNIFORM_TYPE = { f32: 'float32', u32: 'uint32', i32: 'int32' } as const;
+
+export interface ProgramSpec {
+  /** Unique per WGSL source: tfjs caches pipelines by this key plus the inputs' ranks and dtypes. */
+  key: string;
+  inputs: Record<string, tf.TensorInfo>;
+  outputShape: number[];
+  /** Threads per workgroup (a power of two: the row reductions halve it). */
+  workgroup: number;
+  /** Workgroups to dispatch (tfjs folds more than the device's limit into y and z). */
+  workgroups: number;
+  uniforms?: Uniform[];
+  /** The body of `fn main(index : i32)`, index = the thread's global index. */
+  main: string;
+  /** WGSL declared before main (workgroup memory, helpers). */
+  prelude?: string;
+}
+
+/** Runs one WGSL program → its float32 output (outputShape). */
+export function runProgram(backend: WebgpuBackend, spec: ProgramSpec): tf.TensorInfo {
+  const uniforms = spec.uniforms ?? [];
+  const program: WebgpuProgram = {
+    variableNames: Object.keys(spec.inputs),
+    outputShape: spec.outputShape,
+    shaderKey: `AttentionDebugger_${spec.key}_${spec.workgroup}`,
+    dispatchLayout: { x: spec.outputShape.map((_, i) => i) },
+    dispatch: [Math.max(1, spec.workgroups), 1, 1],
+    workgroupSize: [spec.workgroup, 1, 1],
+    uniforms: uniforms.map((u) => `${u.name} : ${u.type}, `).join(''),
+    size: true,
+    getUserCode: () => `
+      const WG = ${spec.workgroup};
+      ${spec.prelude ?? ''}
+      fn main(index : i32) {
+        ${spec.main}
+      }`,
+  };
+  const data = uniforms.map((u) => ({ type: UNIFORM_TYPE[u.type], data: [u.value] }));
+  return backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data);
+}
+
+/** One thread per element of `size`, `workgroup` threads a workgroup. */
+export const perElement = (size: number, workgroup = 64) => ({ workgroup, workgroups: Math.ceil(size / workgroup) });
+
+/**
+ * WGSL: sum(value) over the workgroup into red[0], visible to all threads after it returns (call it
+ * from uniform control flow; `red` is `var<workgroup> red : array<f32, WG>`).
+ */
+export const REDUCE_SUM = `
+  var<workgroup> red : array<f32, WG>;
+  fn workgroupSum(value : f32, tid : i32) -> f32 {
+    red[tid] = value;
+    workgroupBarrier();
+    for (var s = WG / 2; s > 0; s = s / 2) {
+      if (tid < s) {
+        red[tid] = red[tid] + red[tid + s];
+      }
+      workgroupBarrier();
+    }
+    let total = red[0];
+    workgroupBarrier();
+    return total;
+  }`;
+
+const kernel = (name: string): KernelFunc => {
+  const config = tf.getKernel(name, 'webgpu');
+  if (!config) throw new Error(`tfjs-backend-webgpu has no ${name} kernel: unexpected tfjs version`);
+  return config.kernelFunc;
+};
+const call = (name: string, backend: WebgpuBackend, inputs: tf.NamedTensorInfoMap, attrs: object = {}) =>
+  kernel(name)({ inputs, backend, attrs: attrs as tf.NamedAttrMap }) as tf.TensorInfo;
+
+/** x as `shape`, sharing its buffer (tfjs's Reshape: dispose it as any output). */
+export const reshape = (backend: WebgpuBackend, x: tf.TensorInfo, shape: number[]): tf.TensorInfo =>
+  call(tf.Reshape, backend, { x }, { shape });
+
+/** Rows from … from + count − 1 of x [rows, ...] (a copy; tfjs's Slice). */
+export const sliceRows = (backend: WebgpuBackend, x: tf.TensorInfo, from: number, count: number): tf.TensorInfo =>
+  call(
+    tf.Slice,
+    backend,
+    { x },
+    { begin: [from, ...x.shape.slice(1).map(() => 0)], size: [count, ...x.shape.slice(1)] },
+  );
+
+/**
+ * op(a)·op(b) (+ bias, then ReLU) for a, b of rank 2: tfjs-backend-webgpu's own matMul
+ * (batchMatMulImpl, the _FusedMatMul kernel), with bias and ReLU fused into it.
+ */
+export function matMul(
+  backend: WebgpuBackend,
+  a: tf.TensorInfo,
+  b: tf.TensorInfo,
+  transposeA: boolean,
+  transposeB: boolean,
+  bias?: tf.TensorInfo,
+  relu = false,
+): tf.TensorInfo {
+  const attrs = { transposeA, transposeB, activation: relu ? 'relu' : 'linear', leakyreluAlpha: 0 };
+  return call(tf._FusedMatMul, backend, bias ? { a, b, bias } : { a, b }, attrs);
+}
+
+/** Disposes intermediate results of a kernel (each TensorInfo once). */
+export function disposeAll(backend: WebgpuBackend, infos: tf.TensorInfo[]): void {
+  for (const t of infos) backend.disposeData(t.dataId);
+}
+
+/**
+ * The dropout key of `seed`: native/norm.c dropout_key, splitmix64's finaliser of the seed (as a
+ * uint64, its absolute value truncated) folded to 32 bits. WGSL has no 64-bit integers: the key is
+ * computed here and passed to the shaders as a uniform.
+ */
+export function dropoutKey(seed: number): number {
+  const m = (v: bigint) => BigInt.asUintN(64, v);
+  let z = m(BigInt(Math.trunc(Math.abs(seed)) || 0) * 0x9e3779b97f4a7c15n);
+  z = m((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
+  z = m((z ^ (z >> 27n)) * 0x94d049bb133111ebn);
+  return Number(BigInt.asUintN(32, z ^ (z >> 32n)));
+}
+
+/** The uniforms of a dropout at `rate` from `seed`: its key, rate and 1/(1 − rate), rounded as norm.c's floats. */
+export function dropoutUniforms(rate: number, seed: number): Uniform[] {
+  if (!(rate >= 0 && rate < 1)) throw new RangeError(`dropout rate must be in [0, 1), not ${rate}`);
+  const p = Math.fround(rate);
+  return [
+    { name: 'key', type: 'u32', value: dropoutKey(seed) },
+    { name: 'rate', type: 'f32', value: p },
+    { name: 'scale', type: 'f32', value: Math.fround(1 / Math.fround(1 - p)) },
+  ];
+}
+
+/**
+ * WGSL: whether element i is kept under the uniforms above, native/norm.c dropout_draw: murmur3's
+ * 32-bit finaliser of i·φ + key, its top 24 bits as a draw in [0, 1), kept when the draw is ≥ rate
+ * (u32 arithmetic wraps in WGSL, as uint32_t does in C); and its factor m, scale or 0.
+ */
+export const DROPOUT_MASK = `
+  fn dropoutKeep(i : u32) -> bool {
+    var h = i * 0x9E3779B9u + uniforms.key;
+    h = h ^ (h >> 16u);
+    h = h * 0x85EBCA6Bu;
+    h = h ^ (h >> 13u);
+    h = h * 0xC2B2AE35u;
+    h = h ^ (h >> 16u);
+    return f32(h >> 8u) * 5.9604644775390625e-8 >= uniforms.rate;
+  }
+  fn dropoutMask(i : u32) -> f32 {
+    return select(0.0, uniforms.scale, dropoutKeep(i));
+  }`;
+
+export interface ColumnSumSpec {
+  key: string;
+  inputs: Record<string, tf.TensorInfo>;
+  /** Rows summed over. */
+  n: number;
+  /** Output length; columns from … from + count − 1 are sums, the others 0. */
+  length: number;
+  from: number;
+  count: number;
+  /** WGSL: row i's term in column c (0 ≤ c < count; i32 i and c). */
+  term: string;
+  uniforms?: Uniform[];
+  prelude?: string;
+}
+
+/**
+ * out[from + c] = Σ_i term(i, c) for c < count, 0 elsewhere: 32 columns a workgroup (adjacent
+ * threads read adjacent columns), 8 threads a column, each over every 8th row, then summed in
+ * workgroup memory. For the bias and gain gradients (column sums over rows).
+ */
+export function columnSum(backend: WebgpuBackend, spec: ColumnSumSpec): tf.TensorInfo {
+  return runProgram(backend, {
+    key: `colsum_${spec.key}`,
+    inputs: spec.inputs,
+    outputShape: [spec.length],
+    workgroup: 256,
+    workgroups: Math.ceil(spec.length / 32),
+    uniforms: [
+      { name: 'n', type: 'i32', value: spec.n },
+      { name: 'first', type: 'i32', value: spec.from },
+      { name: 'cols', type: 'i32', value: spec.count },
+      ...(spec.uniforms ?? []),
+    ],
+    prelude: `
+      var<workgroup> part : array<f32, WG>;
+      ${spec.prelude ?? ''}
+      fn columnTerm(i : i32, c : i32) -> f32 {
+        return ${spec.term};
+      }`,
+    main: `
+      let tid = i32(localIndex);
+      let column = (index / WG) * 32 + tid % 32;
+      let c = column - uniforms.first;
+      let inside = c >= 0 && c < uniforms.cols;
+      var acc = 0.0;
+      if (inside) {
+        for (var i = tid / 32; i < uniforms.n; i = i + WG / 32) {
+          acc = acc + columnTerm(i, c);
+        }
+      }
+      part[tid] = acc;
+      workgroupBarrier();
+      if (tid < 32 && column < uniforms.size) {
+        var total = 0.0;
+        for (var lane = 0; lane < WG / 32; lane = lane + 1) {
+          total = total + part[lane * 32 + tid];
+        }
+        result[column] = total;
+      }`,
+  });
+}
