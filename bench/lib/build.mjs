@@ -10,12 +10,20 @@ import { nodeBundle } from '../../scripts/esbuild-options.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Builds (a fraction of a second when nothing changed) and requires the engine bundle. */
-export async function loadEngine() {
-  const outfile = join(root, 'out', 'bench', 'engine.js');
+export const engineBundle = join(root, 'out', 'bench', 'engine.js');
+
+/** Builds the engine bundle (a fraction of a second when nothing changed); false without esbuild. */
+export async function bundleEngine() {
   const esbuild = await import('esbuild').catch(() => null);
-  if (esbuild) await esbuild.build({ ...nodeBundle, entryPoints: [join(root, 'bench', 'lib', 'engine.ts')], outfile });
-  else if (!existsSync(outfile))
-    throw new Error(`esbuild is not installed and ${outfile} is missing: run npm install, or unpack the GPU kit`);
-  return createRequire(import.meta.url)(outfile);
+  if (!esbuild) return false;
+  const entryPoints = [join(root, 'bench', 'lib', 'engine.ts')];
+  await esbuild.build({ ...nodeBundle, entryPoints, outfile: engineBundle });
+  return true;
+}
+
+/** Builds and requires the engine bundle. */
+export async function loadEngine() {
+  if (!(await bundleEngine()) && !existsSync(engineBundle))
+    throw new Error(`esbuild is not installed and ${engineBundle} is missing: run npm install, or unpack the GPU kit`);
+  return createRequire(import.meta.url)(engineBundle);
 }

@@ -85,9 +85,9 @@ export class RecordingAdam extends Adam {
     super();
   }
 
-  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number): void {
+  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Scalar): void {
     for (const v of vars) this.seen.set(v.name, tf.keep(tf.clone(grads[v.name]!)));
-    if (this.update) super.apply(vars, grads, lr);
+    if (this.update) super.apply(vars, grads, lr, ok);
   }
 
   /** The recorded gradients by parameter name; disposes them. */
