@@ -85,7 +85,7 @@ export class RecordingAdam extends Adam {
     super();
   }
 
-  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Scalar): void {
+  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor): void {
     for (const v of vars) this.seen.set(v.name, tf.keep(tf.clone(grads[v.name]!)));
     if (this.update) super.apply(vars, grads, lr, ok);
   }
