@@ -161,6 +161,15 @@ test('webgpu LAYER_NORM: LayerNorm(x) equals layers.ts layerNorm, gradients incl
     [x, g, bi],
   );
   tf.dispose([gain, bias, x, g, bi]);
+  // More rows than a dispatch's 65,535 workgroups in x: tfjs folds them into x and y (a row is the global index / WG).
+  const [xl, gl, bl] = [filled([70001, 3], 28, 2), filled([3], 29), filled([3], 30)];
+  await sameAsUnfused(
+    'LayerNorm [70001, 3]',
+    (xi, gi, bj) => blockLayerNorm(xi!, gi!, bj!, LAYER_NORM_EPS),
+    (xi, gi, bj) => layerNorm({ gain: gi!, bias: bj! }, xi!),
+    [xl, gl, bl],
+  );
+  tf.dispose([xl, gl, bl]);
 });
 
 test('webgpu DROPOUT_ADD_NORM without dropout equals layerNorm(x + r), gradients included', async (t) => {
