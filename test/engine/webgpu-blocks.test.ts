@@ -5,8 +5,8 @@
  * ReLU, on rank-2 and rank-3 x, with blocks of rows of a stacked [3d, d] W; LAYER_NORM;
  * DROPOUT_ADD_NORM without and with dropout. Dropout masks equal the native wasm kernel's
  * (native/norm.c) for the same seed, rate and shape, bit for bit: DROPOUT's outputs and gradients,
- * and DROPOUT_ADD_NORM's mask read back from its gradients (dr = dx ⊙ m). And no kernel leaks a
- * tensor or a buffer.
+ * and DROPOUT_ADD_NORM's mask read back from its gradients (dr = dx ⊙ m). No kernel leaks a tensor
+ * or a buffer. And a whole model on webgpu's kernels (attention's too) trains as on the unfused ops.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -19,12 +19,16 @@ import {
   DROPOUT,
   DROPOUT_ADD_NORM,
   dropoutAddNorm,
+  hasTrainingKernels,
   LAYER_NORM,
   LINEAR_GRAD,
   NORM_GRAD,
+  useTrainingKernels,
 } from '../../src/engine/backend/trainingOps';
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
-import { cannotRun, maxAbsDiff } from '../helpers';
+import { namedVariables } from '../../src/engine/model/params';
+import { Transformer } from '../../src/engine/model/transformer';
+import { cannotRun, maxAbsDiff, smallConfig, TOY_BATCH } from '../helpers';
 
 /** Makes webgpu active, its block kernels registered; false (after cannotRun) when it does not load here. */
 async function webgpu(t: TestContext): Promise<boolean> {
@@ -116,6 +120,7 @@ test('webgpu LINEAR: rank-2 and rank-3 x, ReLU on and off, blocks of rows of a s
     [[7, d], true, [d, d]], // W^K, ReLU
     [[2, 3, d], false, [2 * d, d]], // W^V
     [[1, d], false, [0, d]], // one row (a decoding step), W^Q
+    [[2, 150, d], true, [d, d]], // db over 300 rows: partial sums of 128-row chunks, summed again
   ];
   for (const [shape, relu, rows] of cases) {
     const x = filled(shape, shape.length + rows[0], 2);
@@ -285,4 +290,32 @@ test('webgpu DROPOUT_ADD_NORM: the mask (read back as dr = dx ⊙ m) is the nati
     ),
   );
   tf.dispose([x, r, gain, bias, mask]);
+});
+
+test('webgpu, every block kernel (attention.ts’s too): a post-LN and a pre-LN model’s logits and parameter gradients equal the unfused path’s', async (t) => {
+  if (!(await webgpu(t))) return;
+  assert.ok(hasTrainingKernels(), 'webgpu has every training kernel');
+  for (const order of [{ norm_first: false }, { norm_first: true, final_norm: true }]) {
+    const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);
+    const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
+    const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
+    const vars = namedVariables(model.params).map(([, v]) => v);
+    const pass = async () => {
+      const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
+      const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
+      tf.dispose([value, ...Object.values(grads)]);
+      return out;
+    };
+    const fused = await pass();
+    useTrainingKernels(false);
+    const plain = await pass().finally(() => useTrainingKernels(true));
+    const what = order.norm_first ? 'pre-LN' : 'post-LN';
+    assert.ok(Math.abs(fused.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)), `${what}: loss`);
+    vars.forEach((v, i) => {
+      const diff = relDiff(fused.grads[i], plain.grads[i]);
+      assert.ok(diff <= 1e-5, `${what} ${v.name}: max |fused − unfused| / max(1, max |unfused|) = ${diff}`);
+    });
+    tf.dispose([src, tgt]);
+    model.dispose();
+  }
 });

@@ -206,22 +206,31 @@ export interface ColumnSumSpec {
   prelude?: string;
 }
 
+/** Rows one workgroup sums in columnSum; more rows are split across workgroups and summed again. */
+const CHUNK_ROWS = 128;
+
 /**
- * out[from + c] = Σ_i term(i, c) for c < count, 0 elsewhere: 32 columns a workgroup (adjacent
- * threads read adjacent columns), 8 threads a column, each over every 8th row, then summed in
- * workgroup memory. For the bias and gain gradients (column sums over rows).
+ * out[from + c] = Σ_i term(i, c) for c < count, 0 elsewhere: a workgroup takes 32 columns (adjacent
+ * threads read adjacent columns) of up to CHUNK_ROWS rows, 8 threads a column, each over every 8th
+ * row, summed in workgroup memory; with more rows, the chunks' partial sums [chunks, length] are
+ * summed by a second pass. For the bias and gain gradients (column sums over rows).
  */
 export function columnSum(backend: WebgpuBackend, spec: ColumnSumSpec): tf.TensorInfo {
-  return runProgram(backend, {
+  const chunks = Math.max(1, Math.ceil(spec.n / CHUNK_ROWS));
+  const blocks = Math.ceil(spec.length / 32);
+  const partial = runProgram(backend, {
     key: `colsum_${spec.key}`,
     inputs: spec.inputs,
-    outputShape: [spec.length],
+    outputShape: [chunks, spec.length],
     workgroup: 256,
-    workgroups: Math.ceil(spec.length / 32),
+    workgroups: blocks * chunks,
     uniforms: [
       { name: 'n', type: 'i32', value: spec.n },
       { name: 'first', type: 'i32', value: spec.from },
       { name: 'cols', type: 'i32', value: spec.count },
+      { name: 'len', type: 'i32', value: spec.length },
+      { name: 'blocks', type: 'i32', value: blocks },
+      { name: 'rowsPer', type: 'i32', value: CHUNK_ROWS },
       ...(spec.uniforms ?? []),
     ],
     prelude: `
@@ -232,23 +241,41 @@ export function columnSum(backend: WebgpuBackend, spec: ColumnSumSpec): tf.Tenso
       }`,
     main: `
       let tid = i32(localIndex);
-      let column = (index / WG) * 32 + tid % 32;
+      let w = index / WG;
+      let chunk = w / uniforms.blocks;
+      let column = (w % uniforms.blocks) * 32 + tid % 32;
       let c = column - uniforms.first;
       let inside = c >= 0 && c < uniforms.cols;
+      let end = min(uniforms.n, (chunk + 1) * uniforms.rowsPer);
       var acc = 0.0;
       if (inside) {
-        for (var i = tid / 32; i < uniforms.n; i = i + WG / 32) {
+        for (var i = chunk * uniforms.rowsPer + tid / 32; i < end; i = i + WG / 32) {
           acc = acc + columnTerm(i, c);
         }
       }
       part[tid] = acc;
       workgroupBarrier();
-      if (tid < 32 && column < uniforms.size) {
+      let at = chunk * uniforms.len + column;
+      if (tid < 32 && column < uniforms.len && at < uniforms.size) {
         var total = 0.0;
         for (var lane = 0; lane < WG / 32; lane = lane + 1) {
           total = total + part[lane * 32 + tid];
         }
-        result[column] = total;
+        result[at] = total;
       }`,
   });
+  const out =
+    chunks === 1
+      ? reshape(backend, partial, [spec.length])
+      : columnSum(backend, {
+          key: 'partials',
+          inputs: { partial },
+          n: chunks,
+          length: spec.length,
+          from: 0,
+          count: spec.length,
+          term: 'partial[i * uniforms.cols + c]',
+        });
+  backend.disposeData(partial.dataId);
+  return out;
 }
