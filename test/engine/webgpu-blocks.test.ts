@@ -109,7 +109,7 @@ async function leakFree(what: string, f: () => Promise<void>) {
   assert.equal(backend.numDataIds(), ids, `${what} leaves webgpu data behind`);
 }
 
-test('webgpu LINEAR: rank-2 and rank-3 x, ReLU on and off, blocks of rows of a stacked [3d, d] W — outputs and gradients equal matMul + add (+ relu)', async (t) => {
+test('webgpu LINEAR: rank-1, 2 and 3 x, ReLU on and off, blocks of rows of a stacked [3d, d] W — outputs and gradients equal matMul + add (+ relu)', async (t) => {
   if (!(await webgpu(t))) return;
   const d = 12;
   const w = filled([3 * d, d], 2, 0.5); // [3d, d]: W^Q, W^K, W^V stacked
@@ -120,6 +120,7 @@ test('webgpu LINEAR: rank-2 and rank-3 x, ReLU on and off, blocks of rows of a s
     [[7, d], true, [d, d]], // W^K, ReLU
     [[2, 3, d], false, [2 * d, d]], // W^V
     [[1, d], false, [0, d]], // one row (a decoding step), W^Q
+    [[d], true, [0, 0]], // rank 1: one vector
     [[2, 150, d], true, [d, d]], // db over 300 rows: partial sums of 128-row chunks, summed again
   ];
   for (const [shape, relu, rows] of cases) {
