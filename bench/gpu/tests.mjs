@@ -1,0 +1,15 @@
+// The engine tests run on the GPU (bench/gpu/run.sh tests): every one that runs the webgpu backend
+// against an independent reference (the PyTorch fixtures, the unfused ops, the native kernels).
+export const GPU_TESTS = [
+  'engine/golden.test.ts',
+  'engine/gradients.test.ts',
+  'engine/train-step.test.ts',
+  'engine/fused-loss.test.ts',
+  'engine/dropout.test.ts',
+  'engine/clipping.test.ts',
+  'engine/leaks.test.ts',
+  'engine/webgpu-attention.test.ts',
+  'engine/webgpu-blocks.test.ts',
+  'engine/step-reads.test.ts',
+  'decode/greedy-step.test.ts',
+];
