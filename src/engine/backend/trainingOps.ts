@@ -142,17 +142,26 @@ function normGradKernel(ops: TrainingAddon): KernelFunc {
 }
 
 /**
- * The native dims (native/attention.c) of q [B, T, qWidth] and kv [B, S, kvWidth] (self-attention:
- * kv absent, q holds Q, K, V side by side) and the additive mask [Bm, 1, Tm, S].
+ * The sizes of one attention call: q [B, T, qWidth] and kv [B, S, kvWidth] (self-attention: kv absent,
+ * q holds Q, K, V side by side), the columns of K and V in kv's rows, and the additive mask
+ * [Bm, 1, Tm, S] as strides (0 where it broadcasts). The native and the webgpu kernels read these.
  */
-function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, h: number) {
+export function attentionSizes(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, heads: number) {
   const [b, t, qWidth] = q.shape as [number, number, number];
   const d = kv ? qWidth : qWidth / 3;
   const [s, kvWidth] = kv ? [kv.shape[1]!, kv.shape[2]!] : [t, qWidth];
   const [kOffset, vOffset] = kv ? [0, d] : [d, 2 * d];
   const maskB = mask.shape[0] !== 1 ? mask.shape[2]! * s : 0;
   const maskT = mask.shape[2] !== 1 ? s : 0;
-  return { b, t, d, dims: [b, t, s, h, d / h, qWidth, 0, kvWidth, kOffset, vOffset, maskB, maskT, 1] };
+  return { b, t, s, heads, dk: d / heads, d, qWidth, kvWidth, kOffset, vOffset, maskB, maskT };
+}
+export type AttentionSizes = ReturnType<typeof attentionSizes>;
+
+/** The native dims (native/attention.c) of an attention call. */
+function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, h: number) {
+  const z = attentionSizes(q, kv, mask, h);
+  const dims = [z.b, z.t, z.s, h, z.dk, z.qWidth, 0, z.kvWidth, z.kOffset, z.vOffset, z.maskB, z.maskT, 1];
+  return { b: z.b, t: z.t, d: z.d, dims };
 }
 
 type AttentionInputs = { q: tf.TensorInfo; kv?: tf.TensorInfo; mask: tf.TensorInfo };

@@ -9,33 +9,10 @@
  * The gradient (ATTENTION_GRAD) is in attentionGrad.ts; the shared WGSL and sizes are here.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { CROSS_ATTENTION, SELF_ATTENTION } from '../trainingOps';
+import { attentionSizes, type AttentionSizes, CROSS_ATTENTION, SELF_ATTENTION } from '../trainingOps';
+import type { WebgpuBackend, WebgpuProgram } from './program';
 import { addKernel, type KernelFunc } from '../kernels';
 import { registerWebgpuAttentionGrad } from './attentionGrad';
-
-/** The part of tfjs-backend-webgpu's WebGPUProgram these programs use (its module loads only with Dawn). */
-export interface Program {
-  variableNames: string[];
-  outputShape: number[];
-  shaderKey: string;
-  dispatchLayout: { x: number[] };
-  dispatch: [number, number, number];
-  workgroupSize: [number, number, number];
-  size?: boolean;
-  uniforms?: string;
-  getUserCode(): string;
-}
-
-/** What the kernels use of tfjs-backend-webgpu's WebGPUBackend. */
-export type GpuBackend = tf.KernelBackend & {
-  runWebGPUProgram(
-    program: Program,
-    inputs: tf.TensorInfo[],
-    dtype: tf.DataType,
-    uniforms?: { type: string; data: number[] }[],
-  ): tf.TensorInfo;
-  disposeData(dataId: tf.DataId): boolean;
-};
 
 /** Threads per workgroup: a row's keys (and its dk output columns) are shared among them. */
 export const WG = 64;
@@ -47,35 +24,18 @@ export const UNIFORMS =
   'B : i32, T : i32, S : i32, heads : i32, dk : i32, d : i32, qWidth : i32, kvWidth : i32, kOffset : i32, ' +
   'vOffset : i32, maskB : i32, maskT : i32, op0 : i32, op1 : i32, op2 : i32, scale : f32,';
 
-export interface Dims {
-  b: number;
-  t: number;
-  s: number;
-  heads: number;
-  dk: number;
-  d: number;
-  qWidth: number;
-  kvWidth: number;
-  kOffset: number;
-  vOffset: number;
-  maskB: number;
-  maskT: number;
-}
+export type Dims = AttentionSizes;
 
 /**
  * The sizes of q [B, T, qWidth] and kv [B, S, kvWidth] (self-attention: kv absent, q holds Q, K, V
  * side by side) and the mask [Bm, 1, Tm, S] (strides 0 where broadcast), as attentionDims in trainingOps.ts.
  */
 export function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, heads: number) {
-  const [b, t, qWidth] = q.shape as [number, number, number];
-  const d = kv ? qWidth : qWidth / 3;
-  const [s, kvWidth] = kv ? [kv.shape[1]!, kv.shape[2]!] : [t, qWidth];
-  const [kOffset, vOffset] = kv ? [0, d] : [d, 2 * d];
-  const maskB = mask.shape[0] !== 1 ? mask.shape[2]! * s : 0;
-  const maskT = mask.shape[2] !== 1 ? s : 0;
-  if (!Number.isInteger(d / heads)) throw new Error(`attention: d = ${d} does not split into ${heads} heads`);
-  if (t > MAX_GROUPS || heads > MAX_GROUPS || b > MAX_GROUPS) throw new Error(`attention of [${b}, ${t}] is too large`);
-  return { b, t, s, heads, dk: d / heads, d, qWidth, kvWidth, kOffset, vOffset, maskB, maskT } satisfies Dims;
+  const z = attentionSizes(q, kv, mask, heads);
+  if (!Number.isInteger(z.dk)) throw new Error(`attention: d = ${z.d} does not split into ${heads} heads`);
+  if (z.t > MAX_GROUPS || heads > MAX_GROUPS || z.b > MAX_GROUPS)
+    throw new Error(`attention of [${z.b}, ${z.t}] is too large`);
+  return z;
 }
 
 /** The uniforms' values, in UNIFORMS' order; ops: what each block of output columns holds (attentionGrad.ts). */
@@ -83,7 +43,7 @@ export function uniformData(dims: Dims, ops: [number, number, number] = [0, 0, 0
   const { b, t, s, heads, dk, d, qWidth, kvWidth, kOffset, vOffset, maskB, maskT } = dims;
   const ints = [b, t, s, heads, dk, d, qWidth, kvWidth, kOffset, vOffset, maskB, maskT, ...ops];
   const scale = dk > 0 ? 1 / Math.sqrt(dk) : 1;
-  return [...ints.map((x) => ({ type: 'int32', data: [x] })), { type: 'float32', data: [scale] }];
+  return [...ints.map((x) => ({ type: 'int32' as const, data: [x] })), { type: 'float32' as const, data: [scale] }];
 }
 
 /**
@@ -161,7 +121,13 @@ export const ROW_SNIPPET = `
 `;
 
 /** A program with one workgroup per (t, j, b): [T, heads, B] workgroups of WG threads. */
-export function rowProgram(key: string, names: string[], outputShape: number[], dims: Dims, code: string): Program {
+export function rowProgram(
+  key: string,
+  names: string[],
+  outputShape: number[],
+  dims: Dims,
+  code: string,
+): WebgpuProgram {
   return {
     variableNames: names,
     outputShape,
@@ -225,7 +191,7 @@ const attentionKernel: KernelFunc = ({ inputs, backend, attrs }) => {
   const dims = attentionDims(q, kv, mask, (attrs as { heads: number }).heads);
   const program = rowProgram('AttentionDebuggerAttention', ['Q', 'KV', 'M'], [dims.b, dims.t, dims.d], dims, FORWARD);
   // Self-attention reads K and V from q itself: the one buffer is bound twice, read-only.
-  return (backend as GpuBackend).runWebGPUProgram(program, [q, kv ?? q, mask], 'float32', uniformData(dims));
+  return (backend as WebgpuBackend).runWebGPUProgram(program, [q, kv ?? q, mask], 'float32', uniformData(dims));
 };
 
 /** Idempotent; after tfjs-backend-webgpu is loaded. */

@@ -11,16 +11,8 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_GRAD } from '../trainingOps';
 import { addKernel, type KernelFunc } from '../kernels';
-import {
-  attentionDims,
-  type Dims,
-  type GpuBackend,
-  type Program,
-  rowProgram,
-  uniformData,
-  UNIFORMS,
-  WG,
-} from './attention';
+import type { WebgpuBackend, WebgpuProgram } from './program';
+import { attentionDims, type Dims, rowProgram, uniformData, UNIFORMS, WG } from './attention';
 
 /** What a block of d output columns holds (the uniforms op0, op1, op2). */
 const DQ = 0;
@@ -120,7 +112,7 @@ const SUMS = `
 `;
 
 /** The gradient-sum program for an output of this shape. */
-function sumsProgram(outputShape: number[]): Program {
+function sumsProgram(outputShape: number[]): WebgpuProgram {
   const n = outputShape.reduce((a, x) => a * x, 1);
   return {
     variableNames: ['G', 'Q', 'KV', 'dO'],
@@ -140,7 +132,7 @@ type GradInputs = { dy: tf.TensorInfo; q: tf.TensorInfo; kv?: tf.TensorInfo; mas
 /** dy [B, T, d] and the inputs of SELF_ATTENTION or CROSS_ATTENTION → [dq], or [dq, dkv] for cross-attention */
 const attentionGradKernel: KernelFunc = ({ inputs, backend, attrs }) => {
   const { dy, q, kv, mask } = inputs as GradInputs;
-  const be = backend as GpuBackend;
+  const be = backend as WebgpuBackend;
   const dims: Dims = attentionDims(q, kv, mask, (attrs as { heads: number }).heads);
   const { b, t, s, heads } = dims;
   const key = 'AttentionDebuggerAttentionGradRows';
