@@ -8,11 +8,11 @@
 #   tokens a batch.
 # --rehearse runs the same on a machine without a GPU (Mesa lavapipe, PyTorch on the CPU) with small
 # sizes, to check the kit and the scripts; its figures are labelled a rehearsal. Logs and results go to
-# $OUT when set (the device tool's folder), else bench/results/gpu/.
+# $OUT when set (the device tool's folder), else bench/results/gpu/ (bench/results/gpu-rehearsal/).
 set -euo pipefail
 what=${1:-all}
 rehearse=${2:-}
-out=${OUT:-bench/results/gpu}
+out=${OUT:-bench/results/gpu${rehearse:+-rehearsal}}
 mkdir -p "$out"
 
 # 1. Node, Dawn, the bundles: unpacked over the tree (Python's tarfile: the image may lack xz).
@@ -44,7 +44,8 @@ if [ -n "$rehearse" ]; then
   matmul_flags=(--rehearse --rounds 2 --reps 2 --warmup 1)
   train_flags=(--rehearse --rounds 2 --steps 2 --warmup 1 --probe 1 --batch 8 --len 16)
 else
-  device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=()
+  # 3 rounds of 3 steps a config: the whole of `train` must end inside one 10-minute device call.
+  device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=(--rounds 3 --steps 3)
 fi
 
 status=0

@@ -1,0 +1,93 @@
+// What a training step asks of the GPU, counted rather than timed, so it can be read on any adapter
+// (lavapipe here): compute dispatches (tfjs-backend-webgpu's recordAndSubmit), queue submissions and
+// reads back to the CPU in one step of trainStep on webgpu, with the engine's webgpu training kernels
+// (backend/webgpu/) and without them (useTrainingKernels(false): tfjs's own ops, as before issue 15),
+// and whether any read came before the update was dispatched.
+//   node bench/gpu/dispatches.mjs [--configs tiny,issue] [--batch 32] [--len 32] [--vocab 8000]
+import console from 'node:console';
+import process from 'node:process';
+import { loadEngine } from '../lib/build.mjs';
+import { engineAdapter, parseArgs, writeResult } from '../lib/common.mjs';
+
+const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000 });
+const engine = await loadEngine();
+const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep, useTrainingKernels } = engine;
+await initBackend('webgpu');
+const adapter = engineAdapter(engine);
+const SHAPES = { tiny: ['tiny', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }], base: ['base', {}] };
+
+/** A fixed batch of full-length rows, ids from a small LCG (as train-throughput.mjs). */
+function makeBatch(c, rows, len) {
+  let x = 1;
+  const next = () => 3 + ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) % (c.tgt_vocab - 3));
+  const row = (first, last) => [...first, ...Array.from({ length: len - 1 }, next), ...last];
+  const rowsOf = (f) => Array.from({ length: rows }, f);
+  const tgt = rowsOf(() => Array.from({ length: len - 1 }, next));
+  return {
+    src: rowsOf(() => row([], [c.eos_id])),
+    tgtIn: tgt.map((t) => [c.bos_id, ...t]),
+    tgtOut: tgt.map((t) => [...t, c.eos_id]),
+  };
+}
+
+/** Counts the backend's dispatches, submissions and reads while `run` runs; notes reads before `mark()`. */
+async function count(run) {
+  const be = tf.backend();
+  const tally = { dispatches: 0, submits: 0, reads: 0, readsBeforeUpdate: 0 };
+  let updated = false;
+  const originals = {};
+  const wrap = (name, onCall) => {
+    originals[name] = be[name];
+    be[name] = function (...a) {
+      onCall();
+      return originals[name].apply(this, a);
+    };
+  };
+  wrap('recordAndSubmit', () => tally.dispatches++);
+  wrap('submitQueue', () => tally.submits++);
+  const onRead = () => {
+    tally.reads++;
+    if (!updated) tally.readsBeforeUpdate++;
+  };
+  wrap('read', onRead);
+  wrap('readSync', onRead);
+  try {
+    await run(() => (updated = true));
+  } finally {
+    Object.assign(be, originals);
+    for (const k of Object.keys(originals)) delete be[k]; // back to the prototype's methods
+  }
+  return tally;
+}
+
+const rows = [];
+for (const name of args.configs.split(',')) {
+  const [preset, overrides] = SHAPES[name] ?? [name, {}];
+  const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
+  const batch = makeBatch(config, args.batch, args.len);
+  for (const kernels of [false, true]) {
+    useTrainingKernels(kernels);
+    const model = new Transformer(config, undefined, 1);
+    const adam = new Adam(PAPER_ADAM);
+    const step = (seed) => trainStep(model, adam, batch, { lr: 1e-4, labelSmoothing: 0.1, seed });
+    await step(1); // compiles the pipelines
+    const tally = await count(async (mark) => {
+      const apply = adam.apply.bind(adam);
+      adam.apply = (...a) => (apply(...a), mark());
+      await step(2);
+    });
+    adam.dispose();
+    model.dispose();
+    rows.push({ config: name, kernels: kernels ? 'engine webgpu kernels' : 'tfjs ops (before)', ...tally });
+    console.log(`${name}, ${rows.at(-1).kernels}: ${JSON.stringify(tally)}`);
+  }
+}
+useTrainingKernels(true);
+console.log(`# one training step on webgpu, batch ${args.batch} x ${args.len}, vocab ${args.vocab}; ${adapter?.line}`);
+console.log('config  path                      dispatches  submits  reads  reads before the update');
+for (const r of rows)
+  console.log(
+    `${r.config.padEnd(6)}  ${r.kernels.padEnd(24)}  ${String(r.dispatches).padStart(10)}  ${String(r.submits).padStart(7)}  ${String(r.reads).padStart(5)}  ${r.readsBeforeUpdate}`,
+  );
+writeResult('gpu-dispatches', { args, adapter: adapter?.line, rows });
+process.exit(0);
