@@ -8,7 +8,8 @@
 //   node bench/train-throughput.mjs [--configs tiny,small,issue] [--rounds 5] [--steps 5] [--warmup 3]
 //        [--batch 32] [--len 32] [--vocab 8000] [--backend wasm] [--probe 3] [--unfused]
 // Each side runs at its best thread setting (1 or 2 threads, --probe steps each); --unfused: the
-// engine without its training kernels (issue 18's "before"), written to train-throughput-unfused.json.
+// engine without its training kernels (issue 18's "before"), written to train-throughput-unfused.json;
+// --name: the result's file name instead (bench/results/<name>.json).
 // issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers);
 // base-25k = the paper's base model on a batch of ~25k target tokens (400 x 64), as it trained.
 // On a GPU (issue 15): --backend webgpu --device cuda [--rehearse]; the peer then runs in full fp32
@@ -36,6 +37,7 @@ const args = parseArgs({
   unfused: false,
   device: 'cpu',
   rehearse: false,
+  name: '',
 });
 const engine = await loadEngine();
 const {
@@ -178,7 +180,7 @@ for (const r of results.filter((x) => x.peerTf32)) {
 }
 if (peerEnd.device_mib) console.log(`PyTorch's peak GPU memory: ${peerEnd.device_mib.toFixed(0)} MiB`);
 const name = args.unfused ? 'train-throughput-unfused' : 'train-throughput';
-writeResult(gpu ? `${name}-gpu${fair.rehearsal ? '-rehearsal' : ''}` : name, {
+writeResult(args.name || (gpu ? `${name}-gpu${fair.rehearsal ? '-rehearsal' : ''}` : name), {
   title,
   args,
   engine: engineInfo,

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
 # Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
-#   bash bench/gpu/run.sh [all|tests|matmul|train] [--rehearse]
+#   bash bench/gpu/run.sh [all|tests|matmul|train-before|train] [--rehearse]
 # - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
 # - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
 # - train:  bench/train-throughput.mjs, webgpu against PyTorch CUDA on issue, base and base at ~25k
-#   tokens a batch.
+#   tokens a batch; train-before: the same with the engine before its webgpu kernels.
 # --rehearse runs the same on a machine without a GPU (Mesa lavapipe, PyTorch on the CPU) with small
 # sizes, to check the kit and the scripts; its figures are labelled a rehearsal. Logs and results go to
 # $OUT when set (the device tool's folder), else bench/results/gpu/ (bench/results/gpu-rehearsal/).
@@ -57,6 +57,11 @@ fi
 if [ "$what" = all ] || [ "$what" = matmul ]; then
   node bench/matmul.mjs --backend webgpu --device "$device" --sizes "$sizes" "${matmul_flags[@]}" 2>&1 |
     tee "$out/matmul.log" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = train-before ]; then
+  # The engine before its webgpu kernels (pack.mjs --before), the same bench: issue 15's "before".
+  BENCH_ENGINE_BUNDLE=out/bench/engine-before.js node bench/train-throughput.mjs --backend webgpu --device "$device" \
+    --configs "$configs" --name "train-throughput-gpu-before${rehearse:+-rehearsal}" "${train_flags[@]}" 2>&1 | tee "$out/train-before.log" || status=1
 fi
 if [ "$what" = all ] || [ "$what" = train ]; then
   node bench/train-throughput.mjs --backend webgpu --device "$device" --configs "$configs" "${train_flags[@]}" 2>&1 |

@@ -5,7 +5,8 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import process from 'node:process';
 import { nodeBundle } from '../../scripts/esbuild-options.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -21,8 +22,13 @@ export async function bundleEngine() {
   return true;
 }
 
-/** Builds and requires the engine bundle. */
+/**
+ * Builds and requires the engine bundle; BENCH_ENGINE_BUNDLE names another, loaded as it is (the
+ * GPU kit's bundle of an earlier commit, for a before/after in one run).
+ */
 export async function loadEngine() {
+  const other = process.env.BENCH_ENGINE_BUNDLE;
+  if (other) return createRequire(import.meta.url)(resolve(other));
   if (!(await bundleEngine()) && !existsSync(engineBundle))
     throw new Error(`esbuild is not installed and ${engineBundle} is missing: run npm install, or unpack the GPU kit`);
   return createRequire(import.meta.url)(engineBundle);
