@@ -5,11 +5,15 @@
  * same on every backend. Idempotent; after tfjs-backend-webgpu is loaded.
  */
 import { registerTrainingGradients } from '../trainingOps';
+import { registerWebgpuAdam } from './adamUpdate';
 import { registerWebgpuAttention } from './attention';
 import { registerWebgpuBlocks } from './blocks';
+import { registerWebgpuLoss } from './loss';
 
 export function registerWebgpuTrainingOps(): void {
   registerWebgpuAttention();
   registerWebgpuBlocks();
+  registerWebgpuLoss();
+  registerWebgpuAdam();
   registerTrainingGradients();
 }
