@@ -6,8 +6,9 @@
  *
  * Overrides (same results, faster): Sum over a contiguous block of axes; GatherV2 of rows; Identity
  * shares the input's buffer (as tfjs's cpu backend does) instead of copying it.
- * Fused kernels, registered for wasm only (train/loss.ts and train/adam.ts use them when the active
- * backend has them, and tfjs ops otherwise): SmoothedCrossEntropy and AdamUpdate.
+ * Fused kernels, registered here for wasm and in webgpu/ (loss.ts, adamUpdate.ts) for webgpu
+ * (train/loss.ts and train/adam.ts use them when the active backend has them, and tfjs ops
+ * otherwise): SmoothedCrossEntropy and AdamUpdate.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';

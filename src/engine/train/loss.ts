@@ -64,7 +64,8 @@ export interface FusedLossResult {
  * The same loss from the logits (before the softmax) in one op whose gradient is written down:
  * d loss / d logits = (softmax(logits) − q) · keep / tokens, q the smoothed target distribution.
  * Autodiff through logSoftmax and labelSmoothedLoss takes ~15 passes over [N, V]; this takes 3 on
- * wasm (a native kernel, backend/nativeOps.ts) and a handful of tfjs ops elsewhere.
+ * wasm (a native kernel, backend/nativeOps.ts), four dispatches on webgpu (backend/webgpu/loss.ts)
+ * and a handful of tfjs ops elsewhere.
  * logits: [N, V], targets: [N] int32
  */
 export function smoothedLossFromLogits(
