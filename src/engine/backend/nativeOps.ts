@@ -139,13 +139,21 @@ function smoothedCrossEntropy(ops: OpsAddon): KernelFunc {
 }
 
 /** p, g, m, v → p', m', v' (PyTorch's Adam; see train/adam.ts) */
+/**
+ * p, g, m, v → p', m', v' (Adam's update, native/ops.c); with `ok` (a bool scalar), p, m, v as they
+ * were where it is false: the gate of train/adam.ts, inside the kernel.
+ */
 function adamUpdate(ops: OpsAddon): KernelFunc {
   return ({ inputs, backend, attrs }) => {
-    const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
+    const { p, g, m, v, ok } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo> & { ok?: tf.TensorInfo };
     const a = attrs as { lr: number; beta1: number; beta2: number; epsilon: number; c1: number; c2: number };
     const b = backend as WasmBackend;
     const outs = [p, m, v].map((t) => b.makeOutput(t.shape, 'float32'));
     const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+    if (ok && b.typedArrayFromHeap(ok)[0] === 0) {
+      outs.forEach((o, i) => f(o).set(f([p, m, v][i]!)));
+      return outs;
+    }
     ops.adam(
       f(p),
       f(g),

@@ -40,6 +40,7 @@ export class Adam {
     const c1 = 1 - beta1 ** this.step;
     const c2 = 1 - beta2 ** this.step;
     const fused = hasFusedKernel(ADAM_UPDATE);
+    const attrs = { lr, beta1, beta2, epsilon, c1, c2 };
     tf.tidy(() => {
       const okOfShape = new Map<string, tf.Tensor>(); // ok broadcast once per shape, not once per parameter
       const gated = (next: tf.Tensor, old: tf.Tensor): tf.Tensor => {
@@ -54,25 +55,25 @@ export class Adam {
         if (!g) continue;
         const m = this.moment(this.m, p);
         const v = this.moment(this.v, p);
-        let p1: tf.Tensor, m1: tf.Tensor, v1: tf.Tensor;
-        if (fused) {
-          // One pass of the same arithmetic (backend/nativeOps.ts) instead of ~12 kernels.
-          [p1, m1, v1] = tf
-            .engine()
-            .runKernel(ADAM_UPDATE, { p, g, m, v }, { lr, beta1, beta2, epsilon, c1, c2 }) as tf.Tensor[];
-        } else {
-          m1 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));
-          v1 = tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2));
-          const update = tf.div(tf.div(m1, c1), tf.add(tf.sqrt(tf.div(v1, c2)), epsilon));
-          p1 = tf.sub(p, tf.mul(update, lr));
-        }
-        // Each gated against the old value before any assign replaces it.
-        const [p2, m2, v2] = [gated(p1, p), gated(m1, m), gated(v1, v)];
-        m.assign(m2);
-        v.assign(v2);
-        p.assign(p2);
+        // The fused kernel (backend/nativeOps.ts, webgpu/adamUpdate.ts): one pass instead of ~12
+        // kernels, gated inside; or tfjs ops, each gated against the old value before any assign.
+        const [p2, m2, v2] = fused
+          ? (tf.engine().runKernel(ADAM_UPDATE, ok ? { p, g, m, v, ok } : { p, g, m, v }, attrs) as tf.Tensor[])
+          : this.unfusedUpdate(p, g, m, v, lr, c1, c2).map((next, i) => gated(next, [p, m, v][i]!));
+        m.assign(m2!);
+        v.assign(v2!);
+        p.assign(p2!);
       }
     });
+  }
+
+  /** θ', m', v' of one parameter with tfjs ops (backends without the fused kernel). */
+  private unfusedUpdate(p: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, lr: number, c1: number, c2: number) {
+    const { beta1, beta2, epsilon } = this.opts;
+    const m1 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));
+    const v1 = tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2));
+    const step = tf.div(tf.div(m1, c1), tf.add(tf.sqrt(tf.div(v1, c2)), epsilon));
+    return [tf.sub(p, tf.mul(step, lr)), m1, v1];
   }
 
   /** The moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */

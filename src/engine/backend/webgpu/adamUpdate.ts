@@ -4,7 +4,9 @@
  *   m' = β1·m + (1−β1)·g,  v' = β2·v + (1−β2)·g²,  θ' = θ − lr · (m'/c1) / (√(v'/c2) + ε)
  * with c1 = 1 − β1^t and c2 = 1 − β2^t given by adam.ts. A tfjs program has one output, so each of
  * θ', m' and v' is its own program (θ' computes m' and v' again from the inputs: the three are independent).
- * The inputs are not written: the outputs are new tensors, which adam.ts gates and assigns.
+ * The inputs are not written: the outputs are new tensors, which adam.ts assigns. With the optional
+ * input `ok` (a bool scalar: the step's loss and gradient norm are finite), each output selects the
+ * old value where it is false, bit for bit, in the same dispatch.
  */
 import type * as tf from '@tensorflow/tfjs-core';
 import { ADAM_UPDATE } from '../nativeOps';
@@ -33,9 +35,9 @@ const SECOND_MOMENT = `
     return v[k] * uniforms.beta2 + (g[k] * g[k]) * uniforms.oneMinusBeta2;
   }`;
 
-/** p, g, m, v (float32, one shape) → p', m', v'; attrs lr, beta1, beta2, epsilon, c1, c2. */
+/** p, g, m, v (float32, one shape), ok? → p', m', v'; attrs lr, beta1, beta2, epsilon, c1, c2. */
 const adamUpdateKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
-  const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
+  const { p, g, m, v, ok } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo> & { ok?: tf.TensorInfo };
   const a = attrs as unknown as AdamAttrs;
   const backend = be as WebgpuBackend;
   const size = p.shape.reduce((x, y) => x * y, 1);
@@ -44,10 +46,11 @@ const adamUpdateKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
   const [oneMinusBeta1, oneMinusBeta2] = [f32('oneMinusBeta1', 1 - a.beta1), f32('oneMinusBeta2', 1 - a.beta2)];
   // Each program binds only the inputs it reads (tfjs's 'auto' pipeline layouts leave unread ones
   // out, and its bind group would not match) and declares only the moments of those inputs.
+  // Gated: select(old, new, ok), which keeps the old bits where the new value is NaN.
   const run = (key: string, ins: Record<string, tf.TensorInfo>, uniforms: Uniform[], value: string) =>
     runProgram(backend, {
-      key: `adam_${key}`,
-      inputs: ins,
+      key: `adam_${key}${ok ? '_gated' : ''}`,
+      inputs: ok ? { ...ins, ok } : ins,
       outputShape: p.shape,
       ...perElement(size, 256),
       uniforms,
@@ -55,7 +58,7 @@ const adamUpdateKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
         ${ins.v ? SECOND_MOMENT : ''}`,
       main: `
         if (index < uniforms.size) {
-          result[index] = ${value};
+          result[index] = ${ok ? `select(${key}[index], ${value}, ok[0] != 0)` : value};
         }`,
     });
   const m1 = run('m', { g, m }, [beta1, oneMinusBeta1], 'firstMoment(index)');
