@@ -25,22 +25,12 @@ import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers
 import { namedVariables } from '../../src/engine/model/params';
 import { Transformer } from '../../src/engine/model/transformer';
 import { maxAbsDiff, REPO, smallConfig, TOY_BATCH } from '../helpers';
+import { filled } from './kernelHelpers';
 
 before(async () => {
   await initBackend('wasm');
   assert.ok(hasTrainingKernels(), 'the native addon must load here (npm test builds it)');
 });
-
-/** A [rows, cols] tensor of values in [−scale, scale) from a small LCG: repeatable, no symmetry. */
-function filled(shape: number[], seed: number, scale = 1): tf.Tensor {
-  let x = seed >>> 0;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const values = Float32Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return ((x / 2 ** 32) * 2 - 1) * scale;
-  });
-  return tf.tensor(values, shape);
-}
 
 /** A fixed, non-uniform upstream gradient for an output of this shape (every position matters differently). */
 const upstream = new Map<string, tf.Tensor>();

@@ -8,56 +8,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { namedVariables } from '../../src/engine/model/params';
 import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { computesAsynchronously, trainStep, type StepOptions } from '../../src/engine/train/step';
-import type { TestContext } from 'node:test';
-import { cannotRun, smallConfig, TOY_BATCH } from '../helpers';
+import { smallConfig, TOY_BATCH } from '../helpers';
+import { snapshot, useWebgpu, worstByName } from './kernelHelpers';
 
 const config = smallConfig({ d_model: 8, d_ff: 16 });
 const opts: StepOptions = { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 0.5 };
-
-/** Makes webgpu active; false (after cannotRun) when it does not load here. */
-async function webgpu(t: TestContext): Promise<boolean> {
-  try {
-    await initBackend('webgpu');
-    return true;
-  } catch (err) {
-    cannotRun(t, 'webgpu', (err as Error).message);
-    return false;
-  }
-}
-
-/** Every parameter and Adam moment by name, as plain arrays. */
-async function snapshot(model: Transformer, adam: Adam): Promise<Map<string, Float32Array>> {
-  const named = namedVariables(model.params);
-  const out = new Map<string, Float32Array>();
-  for (const [name, p] of named) out.set(name, (await p.data()) as Float32Array);
-  for (const [name, s] of await adam.state(named)) out.set(name, s.data);
-  return out;
-}
-
-/**
- * The worst |a − b| / max(|b|, rms(b)) over the tensors of `b` (stepFixture.ts's measure); NaN is the
- * worst. The key bias (in_proj_bias[d, 2d)) is left out: softmax does not see it, so its gradient is
- * rounding noise, which Adam's g/√v turns into a step of ±lr with any sign on either backend.
- */
-function worstRelative(a: Map<string, Float32Array>, b: Map<string, Float32Array>): { error: number; at: string } {
-  const d = config.d_model;
-  let r = { error: 0, at: '' };
-  for (const [name, want] of b) {
-    const got = a.get(name);
-    assert.ok(got && got.length === want.length, `${name}: missing or resized`);
-    const keyBias = (i: number) => name.includes('in_proj_bias') && i >= d && i < 2 * d;
-    const rms = Math.sqrt(want.reduce((s, x) => s + x * x, 0) / want.length);
-    let e = 0;
-    want.forEach((x, i) => keyBias(i) || (e = Math.max(e, Math.abs(got[i]! - x) / (Math.max(Math.abs(x), rms) || 1))));
-    if (Number.isNaN(got.reduce((s, x) => s + x, 0))) e = Infinity;
-    if (!(e <= r.error)) r = { error: e, at: name };
-  }
-  return r;
-}
 
 /** Logs the active backend's reads and `adam`'s updates, in order, while `body` runs. */
 async function logged<T>(adam: Adam, body: () => Promise<T>): Promise<{ events: string[]; out: T }> {
@@ -81,7 +39,7 @@ async function logged<T>(adam: Adam, body: () => Promise<T>): Promise<{ events: 
 }
 
 test('webgpu: the update is dispatched before anything is read back; wasm reads first, as before', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t))) return;
   assert.equal(computesAsynchronously(), true);
   for (const headGradNorms of [false, true]) {
     const model = new Transformer(config, undefined, 3);
@@ -121,7 +79,7 @@ test('webgpu: a finite step gives cpu’s loss, weights and Adam moments (two st
   await initBackend('cpu');
   const want = await run();
   assert.ok(want.first.gradNorm > opts.clipNorm!, 'clipping is active');
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t))) return;
   const got = await run();
   assert.ok(got.first.applied && got.second.applied);
   assert.equal(got.t, 2);
@@ -129,12 +87,12 @@ test('webgpu: a finite step gives cpu’s loss, weights and Adam moments (two st
     assert.ok(Math.abs(got[k].loss - want[k].loss) <= 1e-4 * want[k].loss, `${k} loss ${got[k].loss}, ${want[k].loss}`);
     assert.ok(Math.abs(got[k].nll - want[k].nll) <= 1e-4 * want[k].nll, `${k} nll ${got[k].nll}, ${want[k].nll}`);
   }
-  const w = worstRelative(got.after, want.after);
+  const w = worstByName(got.after, want.after, config.d_model);
   assert.ok(w.error <= 1e-4, `${w.at}: relative error ${w.error}`);
 });
 
 test('webgpu: a non-finite step changes no weight or moment, is not counted, and the next step is as without it', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t))) return;
   // A NaN in one bias of the output layer: the loss is NaN (and every gradient).
   const nanBias = (v: tf.Variable) => tf.where(tf.equal(tf.range(0, v.size), 4), NaN, v);
   // Logits of order 1e30 (weights unshared): the loss stays finite, the gradient's squares overflow.
@@ -180,7 +138,7 @@ test('webgpu: a non-finite step changes no weight or moment, is not counted, and
     kept.dispose();
     const next = await trainStep(model, adam, TOY_BATCH, opts);
     assert.ok(next.applied);
-    const w = worstRelative(await snapshot(model, adam), want);
+    const w = worstByName(await snapshot(model, adam), want, config.d_model);
     assert.ok(w.error <= 1e-6, `${what}: the next step is not the reference's second: ${w.at} off by ${w.error}`);
     for (const m of [ref, model]) m.dispose();
     for (const a of [refAdam, adam]) a.dispose();

@@ -19,6 +19,7 @@ import {
 } from '../../src/engine/backend/trainingOps';
 import { causalMask, scaledDotProductAttention } from '../../src/engine/model/attention';
 import { cannotRun, maxAbsDiff } from '../helpers';
+import { filled } from './kernelHelpers';
 
 let webgpu: string | null = null; // why webgpu cannot run here, or null
 
@@ -38,17 +39,6 @@ function gpuTest(name: string, body: () => Promise<void>): void {
     assert.ok(tf.getKernel(SELF_ATTENTION, 'webgpu') && tf.getKernel(CROSS_ATTENTION, 'webgpu'));
     await body();
   });
-}
-
-/** Values in [−scale, scale) from a small LCG: repeatable, no symmetry. */
-function filled(shape: number[], seed: number, scale = 1): tf.Tensor {
-  let x = seed >>> 0;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const values = Float32Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return ((x / 2 ** 32) * 2 - 1) * scale;
-  });
-  return tf.tensor(values, shape);
 }
 
 /** [B, T, d] → [B, h, T, dk] */

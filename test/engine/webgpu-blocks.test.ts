@@ -9,9 +9,8 @@
  * or a buffer. And a whole model on webgpu's kernels (attention's too) trains as on the unfused ops.
  */
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/engine/backend';
 import { fusedLinear, LINEAR } from '../../src/engine/backend/inferenceOps';
 import {
   blockDropout,
@@ -28,38 +27,10 @@ import {
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
 import { namedVariables } from '../../src/engine/model/params';
 import { Transformer } from '../../src/engine/model/transformer';
-import { cannotRun, maxAbsDiff, smallConfig, TOY_BATCH } from '../helpers';
+import { maxAbsDiff, smallConfig, TOY_BATCH } from '../helpers';
+import { filled, lcgValues, onBackend, useWebgpu } from './kernelHelpers';
 
-/** Makes webgpu active, its block kernels registered; false (after cannotRun) when it does not load here. */
-async function webgpu(t: TestContext): Promise<boolean> {
-  try {
-    await initBackend('webgpu');
-  } catch (err) {
-    cannotRun(t, 'webgpu', (err as Error).message);
-    return false;
-  }
-  for (const name of [LINEAR, LINEAR_GRAD, DROPOUT, DROPOUT_ADD_NORM, LAYER_NORM, NORM_GRAD])
-    assert.ok(tf.getKernel(name, 'webgpu'), `${name} is not registered on webgpu`);
-  return true;
-}
-
-/** Values in [−scale, scale) from a small LCG: repeatable, no symmetry. */
-function values(n: number, seed: number, scale = 1): Float32Array {
-  let x = seed >>> 0;
-  return Float32Array.from({ length: n }, () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return ((x / 2 ** 32) * 2 - 1) * scale;
-  });
-}
-const filled = (shape: number[], seed: number, scale = 1): tf.Tensor =>
-  tf.tensor(
-    values(
-      shape.reduce((a, b) => a * b, 1),
-      seed,
-      scale,
-    ),
-    shape,
-  );
+const BLOCK_KERNELS = [LINEAR, LINEAR_GRAD, DROPOUT, DROPOUT_ADD_NORM, LAYER_NORM, NORM_GRAD];
 
 /** Σ y ⊙ u, u fixed per shape: a scalar whose gradient sends a non-uniform upstream gradient into y. */
 const weighted = (y: tf.Tensor): tf.Scalar => tf.tidy(() => tf.sum(tf.mul(y, filled(y.shape, 99))));
@@ -110,7 +81,7 @@ async function leakFree(what: string, f: () => Promise<void>) {
 }
 
 test('webgpu LINEAR: rank-1, 2 and 3 x, ReLU on and off, blocks of rows of a stacked [3d, d] W — outputs and gradients equal matMul + add (+ relu)', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   const d = 12;
   const w = filled([3 * d, d], 2, 0.5); // [3d, d]: W^Q, W^K, W^V stacked
   const b = filled([3 * d], 3);
@@ -141,7 +112,7 @@ test('webgpu LINEAR: rank-1, 2 and 3 x, ReLU on and off, blocks of rows of a sta
 });
 
 test('webgpu LAYER_NORM: LayerNorm(x) equals layers.ts layerNorm, gradients included, rank 2 and 3', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   const [gain, bias] = [filled([12], 23), filled([12], 24)];
   for (const shape of [
     [7, 12],
@@ -179,7 +150,7 @@ test('webgpu LAYER_NORM: LayerNorm(x) equals layers.ts layerNorm, gradients incl
 });
 
 test('webgpu DROPOUT_ADD_NORM without dropout equals layerNorm(x + r), gradients included', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   const [x, r] = [filled([2, 7, 12], 4), filled([2, 7, 12], 5, 2)];
   const [gain, bias] = [filled([12], 6), filled([12], 7)];
   await leakFree('LayerNorm(x + r)', () =>
@@ -201,18 +172,8 @@ async function read(make: () => tf.Tensor[]): Promise<Float32Array[]> {
   return out;
 }
 
-/** Runs f on `backend` (made active), its tensors from plain arrays there; back to webgpu after. */
-async function on<T>(backend: 'wasm' | 'webgpu', f: () => Promise<T>): Promise<T> {
-  await initBackend(backend);
-  try {
-    return await f();
-  } finally {
-    await initBackend('webgpu');
-  }
-}
-
 test('webgpu DROPOUT draws native/norm.c’s masks bit for bit: outputs and gradients equal wasm’s, for several seeds, rates and shapes', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   const cases: [number[], number, number][] = [
     [[300, 7], 0.25, 9],
     [[7, 13, 3], 0.5, 10],
@@ -221,7 +182,7 @@ test('webgpu DROPOUT draws native/norm.c’s masks bit for bit: outputs and grad
   ];
   for (const [shape, rate, seed] of cases) {
     const n = shape.reduce((a, b) => a * b, 1);
-    const [xs, us] = [values(n, 20), values(n, 21)];
+    const [xs, us] = [lcgValues(n, 20), lcgValues(n, 21)];
     // y = dropout(x), and the gradient of Σ dropout(x) ⊙ u: u ⊙ m
     const run = () =>
       read(() => {
@@ -230,7 +191,7 @@ test('webgpu DROPOUT draws native/norm.c’s masks bit for bit: outputs and grad
         const dx = tf.grad((xi: tf.Tensor) => tf.sum(tf.mul(blockDropout(xi, rate, seed), u)))(x);
         return [y, dx];
       });
-    const [wasmY, wasmDx] = await on('wasm', run);
+    const [wasmY, wasmDx] = await onBackend('wasm', run);
     const [y, dx] = await run();
     const what = `[${shape}], rate ${rate}, seed ${seed}`;
     assert.deepEqual(y, wasmY, `${what}: dropout(x) differs from the native kernel's`);
@@ -252,10 +213,10 @@ test('webgpu DROPOUT draws native/norm.c’s masks bit for bit: outputs and grad
 });
 
 test('webgpu DROPOUT_ADD_NORM: the mask (read back as dr = dx ⊙ m) is the native kernel’s, and under it the unfused ops agree, gradients included', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   const [p, seed, shape] = [0.3, 42, [3, 17, 12]];
   const n = shape.reduce((a, b) => a * b, 1);
-  const [xs, rs, gs, bs] = [values(n, 8), values(n, 9), values(12, 10), values(12, 11)];
+  const [xs, rs, gs, bs] = [lcgValues(n, 8), lcgValues(n, 9), lcgValues(12, 10), lcgValues(12, 11)];
   // dx and dr of Σ LayerNorm(x + Dropout(r)) ⊙ u: dr = dx ⊙ m, m = 1/(1 − p) or 0 (norm.c)
   const grads = (s: number) =>
     read(() => {
@@ -266,7 +227,7 @@ test('webgpu DROPOUT_ADD_NORM: the mask (read back as dr = dx ⊙ m) is the nati
       return [dx!, dr!];
     });
   const kept = (dr: Float32Array) => Array.from(dr, (v) => v !== 0);
-  const [, wasmDr] = await on('wasm', () => grads(seed));
+  const [, wasmDr] = await onBackend('wasm', () => grads(seed));
   const [dx, dr] = await grads(seed);
   assert.deepEqual(kept(dr!), kept(wasmDr!), 'the kept elements differ from the native kernel’s');
   const scale = Math.fround(1 / Math.fround(1 - Math.fround(p))); // as norm.c's floats
@@ -294,7 +255,7 @@ test('webgpu DROPOUT_ADD_NORM: the mask (read back as dr = dx ⊙ m) is the nati
 });
 
 test('webgpu, every block kernel (attention.ts’s too): a post-LN and a pre-LN model’s logits and parameter gradients equal the unfused path’s', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   assert.ok(hasTrainingKernels(), 'webgpu has every training kernel');
   for (const order of [{ norm_first: false }, { norm_first: true, final_norm: true }]) {
     const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);

@@ -9,9 +9,8 @@
  * (both kernels reached) give cpu's losses, weights and moments.
  */
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/engine/backend';
 import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
 import { registerWebgpuAdam } from '../../src/engine/backend/webgpu/adamUpdate';
 import { registerWebgpuLoss } from '../../src/engine/backend/webgpu/loss';
@@ -20,29 +19,8 @@ import { Transformer } from '../../src/engine/model/transformer';
 import { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 import { smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { trainStep, type StepOptions } from '../../src/engine/train/step';
-import { cannotRun, smallConfig, TOY_BATCH } from '../helpers';
-
-/** Makes webgpu active with both kernels registered; false (after cannotRun) when it does not load here. */
-async function webgpu(t: TestContext): Promise<boolean> {
-  try {
-    await initBackend('webgpu');
-  } catch (err) {
-    cannotRun(t, 'webgpu', (err as Error).message);
-    return false;
-  }
-  assert.ok(hasFusedKernel(SMOOTHED_CROSS_ENTROPY) && hasFusedKernel(ADAM_UPDATE), 'webgpu has both fused kernels');
-  return true;
-}
-
-/** Runs f on `backend` (made active); back to webgpu after. */
-async function on<T>(backend: 'wasm' | 'cpu', f: () => Promise<T>): Promise<T> {
-  await initBackend(backend);
-  try {
-    return await f();
-  } finally {
-    await initBackend('webgpu');
-  }
-}
+import { smallConfig, TOY_BATCH } from '../helpers';
+import { onBackend, snapshot, useWebgpu, worstByName, worstRelative } from './kernelHelpers';
 
 /** Runs f with `name` unregistered on webgpu (adam.ts and loss.ts then take their tfjs ops), then registers it again. */
 async function withoutKernel<T>(name: string, f: () => Promise<T>): Promise<T> {
@@ -62,23 +40,6 @@ function values(n: number, seed: number, scale = 1): Float32Array {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
     return ((x / 2 ** 32) * 2 - 1) * scale;
   });
-}
-
-/**
- * Worst |a − b| / max(|b|, rms(b)) over the arrays, per element (a tiny b, a softmax entry of a
- * 37000-class row, against the rest of its array); not finite is the worst.
- */
-function worstRelative(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
-  let worst = 0;
-  b.forEach((want, i) => {
-    const got = a[i]!;
-    assert.equal(got.length, want.length);
-    const rms = Math.sqrt(Array.from(want).reduce((s, x) => s + x * x, 0) / want.length) || 1;
-    for (let k = 0; k < want.length; k++)
-      worst = Math.max(worst, Math.abs(got[k]! - want[k]!) / Math.max(Math.abs(want[k]!), rms));
-    if (Array.from(got).some((x) => !Number.isFinite(x))) worst = Infinity;
-  });
-  return worst;
 }
 
 /** Tensors and backend buffers before and after `f`: none may be left behind. */
@@ -163,12 +124,12 @@ const LOSS_CASES: LossCase[] = [
 const OUTPUTS = ['rowLoss', 'rowNll', 'grad'];
 
 test('webgpu SMOOTHED_CROSS_ENTROPY: rowLoss, rowNll and grad equal the tfjs ops’ and the native wasm kernel’s, to 1e-5', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   for (const c of LOSS_CASES) {
     const what = `N ${c.n}, V ${c.v}, ε ${c.eps}, logits ±${c.range}, pad ${c.padId}`;
     const got = await kernelOutputs(c);
     const want = await opsOutputs(c);
-    const wasm = await on('wasm', () => kernelOutputs(c));
+    const wasm = await onBackend('wasm', () => kernelOutputs(c));
     got.forEach((x, k) => {
       for (const [whose, b] of [
         ['the tfjs ops’', want[k]!],
@@ -192,7 +153,7 @@ test('webgpu SMOOTHED_CROSS_ENTROPY: rowLoss, rowNll and grad equal the tfjs ops
 });
 
 test('webgpu smoothedLossFromLogits: the same loss, nll and gradient with the kernel as with its tfjs fallback', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   for (const c of [LOSS_CASES[1]!, LOSS_CASES[3]!]) {
     const { logits, targets, tokens } = lossInputs(c);
     const run = async () => {
@@ -277,13 +238,13 @@ function adamFormula(): Float64Array[] {
 }
 
 test('webgpu ADAM_UPDATE: four steps equal adam.ts’s tfjs ops, the formula in float64 and the native wasm kernel, to 1e-6', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   const fused = await adamRun();
   const plain = await withoutKernel(ADAM_UPDATE, async () => {
     assert.equal(hasFusedKernel(ADAM_UPDATE), false);
     return adamRun();
   });
-  const wasm = await on('wasm', async () => {
+  const wasm = await onBackend('wasm', async () => {
     assert.ok(hasFusedKernel(ADAM_UPDATE), 'wasm runs the native kernel');
     return adamRun();
   });
@@ -299,14 +260,14 @@ test('webgpu ADAM_UPDATE: four steps equal adam.ts’s tfjs ops, the formula in 
 });
 
 test('webgpu ADAM_UPDATE gated: a last step that is not ok leaves every parameter and moment as the step before left it; an ok one is the ungated step', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   const same = (a: Float32Array[], b: Float32Array[]) => a.every((x, i) => x.every((y, k) => Object.is(y, b[i]![k])));
   assert.ok(same(await adamRun(ADAM_STEPS, true), await adamRun()), 'a gated step that is ok is the ungated step');
   assert.ok(same(await adamRun(ADAM_STEPS, false), await adamRun(ADAM_STEPS - 1)), 'a step not ok changed something');
 });
 
 test('webgpu SMOOTHED_CROSS_ENTROPY and ADAM_UPDATE leave no tensor and no webgpu buffer behind', async (t) => {
-  if (!(await webgpu(t))) return;
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   await kernelOutputs(LOSS_CASES[1]!); // pipelines compiled and uniform buffers made before counting
   await leakFree('SMOOTHED_CROSS_ENTROPY', async () => void (await kernelOutputs(LOSS_CASES[1]!)));
   await leakFree('smoothedLossFromLogits and its gradient', async () => {
@@ -328,32 +289,6 @@ test('webgpu SMOOTHED_CROSS_ENTROPY and ADAM_UPDATE leave no tensor and no webgp
 
 const stepConfig = smallConfig({ d_model: 8, d_ff: 16, src_vocab: 300, tgt_vocab: 300 }); // a row wider than a workgroup
 const stepOpts: StepOptions = { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 0.5 };
-
-/** Every parameter and Adam moment by name, as plain arrays. */
-async function snapshot(model: Transformer, adam: Adam): Promise<Map<string, Float32Array>> {
-  const named = namedVariables(model.params);
-  const out = new Map<string, Float32Array>();
-  for (const [name, p] of named) out.set(name, (await p.data()) as Float32Array);
-  for (const [name, s] of await adam.state(named)) out.set(name, s.data);
-  return out;
-}
-
-/**
- * worstRelative over the tensors of b by name (step-reads.test.ts's measure), the key bias
- * (in_proj_bias[d, 2d)) left out: softmax does not see it, so its gradient is rounding noise, which
- * Adam's g/√v turns into a step of ±lr with any sign on either backend.
- */
-function worstNamed(a: Map<string, Float32Array>, b: Map<string, Float32Array>): { error: number; at: string } {
-  const d = stepConfig.d_model;
-  let r = { error: 0, at: '' };
-  for (const [name, want] of b) {
-    const got = Float32Array.from(a.get(name) ?? []);
-    if (name.includes('in_proj_bias') && got.length === want.length) got.set(want.subarray(d, 2 * d), d);
-    const e = worstRelative([got], [want]);
-    if (!(e <= r.error)) r = { error: e, at: name };
-  }
-  return r;
-}
 
 /** Counts the calls of `name` on webgpu while f runs (the registered kernel wrapped, then put back). */
 async function counting<T>(names: string[], f: () => Promise<T>): Promise<{ calls: number[]; out: T }> {
@@ -385,8 +320,8 @@ test('webgpu trainStep on both kernels: two steps give cpu’s losses, weights a
     adam.dispose();
     return { first, second, after, t: adam.step, parameters };
   };
-  if (!(await webgpu(t))) return;
-  const want = await on('cpu', run);
+  if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
+  const want = await onBackend('cpu', run);
   const { calls, out: got } = await counting([SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE], run);
   assert.deepEqual(calls, [2, 2 * got.parameters], 'one loss kernel a step, one Adam kernel a parameter a step');
   assert.ok(got.first.applied && got.second.applied);
@@ -395,6 +330,6 @@ test('webgpu trainStep on both kernels: two steps give cpu’s losses, weights a
     assert.ok(Math.abs(got[k].loss - want[k].loss) <= 1e-4 * want[k].loss, `${k} loss ${got[k].loss}, ${want[k].loss}`);
     assert.ok(Math.abs(got[k].nll - want[k].nll) <= 1e-4 * want[k].nll, `${k} nll ${got[k].nll}, ${want[k].nll}`);
   }
-  const w = worstNamed(got.after, want.after);
+  const w = worstByName(got.after, want.after, stepConfig.d_model);
   assert.ok(w.error <= 1e-4, `${w.at}: relative error ${w.error}`);
 });

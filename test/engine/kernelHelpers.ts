@@ -1,0 +1,108 @@
+/**
+ * What the kernel and step tests share: repeatable inputs, running on another backend and coming
+ * back, and comparing a model's parameters and Adam moments across backends.
+ */
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import * as tf from '@tensorflow/tfjs-core';
+import { type BackendName, initBackend } from '../../src/engine/backend';
+import { namedVariables } from '../../src/engine/model/params';
+import type { Transformer } from '../../src/engine/model/transformer';
+import type { Adam } from '../../src/engine/train/adam';
+import { cannotRun } from '../helpers';
+
+/** n values in [−scale, scale) from a small LCG: repeatable, no symmetry. */
+export function lcgValues(n: number, seed: number, scale = 1): Float32Array {
+  let x = seed >>> 0;
+  return Float32Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return ((x / 2 ** 32) * 2 - 1) * scale;
+  });
+}
+
+/** A tensor of lcgValues. */
+export const filled = (shape: number[], seed: number, scale = 1): tf.Tensor =>
+  tf.tensor(
+    lcgValues(
+      shape.reduce((a, b) => a * b, 1),
+      seed,
+      scale,
+    ),
+    shape,
+  );
+
+/** Runs f with `backend` active (its tensors made there), then makes `back` active again. */
+export async function onBackend<T>(
+  backend: BackendName,
+  f: () => Promise<T>,
+  back: BackendName = 'webgpu',
+): Promise<T> {
+  await initBackend(backend);
+  try {
+    return await f();
+  } finally {
+    await initBackend(back);
+  }
+}
+
+/**
+ * Worst |a − b| / max(|b|, rms(b)) over the arrays, per element (a tiny b against the rest of its
+ * array); not finite is the worst.
+ */
+export function worstRelative(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
+  let worst = 0;
+  b.forEach((want, i) => {
+    const got = a[i]!;
+    assert.equal(got.length, want.length);
+    const rms = Math.sqrt(Array.from(want).reduce((s, x) => s + x * x, 0) / want.length) || 1;
+    for (let k = 0; k < want.length; k++)
+      worst = Math.max(worst, Math.abs(got[k]! - want[k]!) / Math.max(Math.abs(want[k]!), rms));
+    if (Array.from(got).some((x) => !Number.isFinite(x))) worst = Infinity;
+  });
+  return worst;
+}
+
+/** Every parameter and Adam moment by name, as plain arrays. */
+export async function snapshot(model: Transformer, adam: Adam): Promise<Map<string, Float32Array>> {
+  const named = namedVariables(model.params);
+  const out = new Map<string, Float32Array>();
+  for (const [name, p] of named) out.set(name, (await p.data()) as Float32Array);
+  for (const [name, s] of await adam.state(named)) out.set(name, s.data);
+  return out;
+}
+
+/**
+ * worstRelative over the tensors of b by name, the key bias (in_proj_bias[d, 2d)) left out: softmax
+ * does not see it, so its gradient is rounding noise, which Adam's g/√v turns into a step of ±lr
+ * with any sign on either backend.
+ */
+export function worstByName(
+  a: Map<string, Float32Array>,
+  b: Map<string, Float32Array>,
+  d: number,
+): { error: number; at: string } {
+  let r = { error: 0, at: '' };
+  for (const [name, want] of b) {
+    const got = Float32Array.from(a.get(name) ?? []);
+    assert.equal(got.length, want.length, `${name}: missing or resized`);
+    if (name.includes('in_proj_bias')) got.set(want.subarray(d, 2 * d), d);
+    const e = worstRelative([got], [want]);
+    if (!(e <= r.error)) r = { error: e, at: name };
+  }
+  return r;
+}
+
+/**
+ * Makes webgpu active and checks that it has `kernels`; false (after cannotRun, which fails the test
+ * unless the run allows the skip "webgpu") when Dawn does not load here.
+ */
+export async function useWebgpu(t: TestContext, kernels: readonly string[] = []): Promise<boolean> {
+  try {
+    await initBackend('webgpu');
+  } catch (err) {
+    cannotRun(t, 'webgpu', (err as Error).message);
+    return false;
+  }
+  for (const name of kernels) assert.ok(tf.getKernel(name, 'webgpu'), `${name} is not registered on webgpu`);
+  return true;
+}
