@@ -22,26 +22,13 @@ import {
 } from '../../src/engine/backend/trainingOps';
 import { attendBlock, attendTo, causalMask, paddingMask, projectKeysValues } from '../../src/engine/model/attention';
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
-import { namedVariables } from '../../src/engine/model/params';
-import { Transformer } from '../../src/engine/model/transformer';
-import { maxAbsDiff, REPO, smallConfig, TOY_BATCH } from '../helpers';
-import { filled } from './kernelHelpers';
+import { maxAbsDiff, REPO } from '../helpers';
+import { filled, weighted, wholeModelBothWays } from './kernelHelpers';
 
 before(async () => {
   await initBackend('wasm');
   assert.ok(hasTrainingKernels(), 'the native addon must load here (npm test builds it)');
 });
-
-/** A fixed, non-uniform upstream gradient for an output of this shape (every position matters differently). */
-const upstream = new Map<string, tf.Tensor>();
-function upstreamFor(shape: number[]): tf.Tensor {
-  const key = shape.join('x');
-  if (!upstream.has(key)) upstream.set(key, tf.keep(filled(shape, 99)));
-  return upstream.get(key)!;
-}
-
-/** Σ y ⊙ upstream: a scalar whose gradient sends `upstream` into y. */
-const weighted = (y: tf.Tensor): tf.Scalar => tf.sum(tf.mul(y, upstreamFor(y.shape)));
 
 /** f's value and its gradients with respect to xs, as plain arrays. */
 async function valueAndGrads(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor[]) {
@@ -191,26 +178,12 @@ test('self- and cross-attention over whole sequences equal attention.ts attendTo
 
 for (const order of [{ norm_first: false }, { norm_first: true, final_norm: true }])
   test(`a whole ${order.norm_first ? 'pre-LN' : 'post-LN'} model: logits and every parameter’s gradient equal the unfused path’s`, async () => {
-    const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);
-    const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
-    const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
-    const vars = namedVariables(model.params).map(([, v]) => v);
-    const pass = async () => {
-      const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
-      const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
-      tf.dispose([value, ...Object.values(grads)]);
-      return out;
-    };
-    const fusedRun = await pass();
-    useTrainingKernels(false);
-    const plain = await pass().finally(() => useTrainingKernels(true));
-    assert.ok(Math.abs(fusedRun.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)));
-    vars.forEach((v, i) => {
-      const diff = maxAbsDiff(fusedRun.grads[i], plain.grads[i]);
-      assert.ok(diff <= 1e-5, `${v.name}: max |fused − unfused| = ${diff}`);
+    const { names, fused, plain } = await wholeModelBothWays(order);
+    assert.ok(Math.abs(fused.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)));
+    names.forEach((name, i) => {
+      const diff = maxAbsDiff(fused.grads[i], plain.grads[i]);
+      assert.ok(diff <= 1e-5, `${name}: max |fused − unfused| = ${diff}`);
     });
-    tf.dispose([src, tgt]);
-    model.dispose();
   });
 
 test('the training kernels refuse arrays shorter than their sizes and impossible layouts, naming the argument', () => {

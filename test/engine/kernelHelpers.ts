@@ -6,10 +6,12 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { type BackendName, initBackend } from '../../src/engine/backend';
+import { useTrainingKernels } from '../../src/engine/backend/trainingOps';
+import type { TransformerConfig } from '../../src/engine/model/config';
 import { namedVariables } from '../../src/engine/model/params';
-import type { Transformer } from '../../src/engine/model/transformer';
+import { Transformer } from '../../src/engine/model/transformer';
 import type { Adam } from '../../src/engine/train/adam';
-import { cannotRun } from '../helpers';
+import { cannotRun, smallConfig, TOY_BATCH } from '../helpers';
 
 /** n values in [−scale, scale) from a small LCG: repeatable, no symmetry. */
 export function lcgValues(n: number, seed: number, scale = 1): Float32Array {
@@ -105,4 +107,44 @@ export async function useWebgpu(t: TestContext, kernels: readonly string[] = [])
   }
   for (const name of kernels) assert.ok(tf.getKernel(name, 'webgpu'), `${name} is not registered on webgpu`);
   return true;
+}
+
+/** Tensors and backend buffers before and after `f`: none may be left behind. */
+export async function leakFree(what: string, f: () => Promise<void>): Promise<void> {
+  const backend = tf.backend() as tf.KernelBackend & { numDataIds(): number };
+  const [tensors, ids] = [tf.memory().numTensors, backend.numDataIds()];
+  await f();
+  assert.equal(tf.memory().numTensors, tensors, `${what} leaves tensors behind`);
+  assert.equal(backend.numDataIds(), ids, `${what} leaves ${tf.getBackend()} data behind`);
+}
+
+/** Σ y ⊙ u, u = filled(y's shape, 99): a scalar whose gradient sends a fixed, non-uniform u into y. */
+export const weighted = (y: tf.Tensor): tf.Scalar => tf.tidy(() => tf.sum(tf.mul(y, filled(y.shape, 99))));
+
+type Pass = { loss: number; grads: unknown[] };
+
+/**
+ * A whole model's Σ logits ⊙ u (training mode, dropout 0) and every parameter's gradient, on the
+ * active backend with its training kernels and without them (the unfused tfjs ops).
+ */
+export async function wholeModelBothWays(order: Partial<TransformerConfig>) {
+  const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);
+  const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
+  const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
+  const vars = namedVariables(model.params).map(([, v]) => v);
+  const pass = async (): Promise<Pass> => {
+    const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
+    const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
+    tf.dispose([value, ...Object.values(grads)]);
+    return out;
+  };
+  try {
+    const fused = await pass();
+    useTrainingKernels(false);
+    const plain = await pass().finally(() => useTrainingKernels(true));
+    return { names: vars.map((v) => v.name), fused, plain };
+  } finally {
+    tf.dispose([src, tgt]);
+    model.dispose();
+  }
 }

@@ -22,18 +22,14 @@ import {
   LAYER_NORM,
   LINEAR_GRAD,
   NORM_GRAD,
-  useTrainingKernels,
 } from '../../src/engine/backend/trainingOps';
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
-import { namedVariables } from '../../src/engine/model/params';
-import { Transformer } from '../../src/engine/model/transformer';
-import { maxAbsDiff, smallConfig, TOY_BATCH } from '../helpers';
-import { filled, lcgValues, onBackend, useWebgpu } from './kernelHelpers';
+import { maxAbsDiff } from '../helpers';
+import { filled, lcgValues, leakFree, onBackend, useWebgpu, weighted, wholeModelBothWays } from './kernelHelpers';
 
 const BLOCK_KERNELS = [LINEAR, LINEAR_GRAD, DROPOUT, DROPOUT_ADD_NORM, LAYER_NORM, NORM_GRAD];
 
 /** Σ y ⊙ u, u fixed per shape: a scalar whose gradient sends a non-uniform upstream gradient into y. */
-const weighted = (y: tf.Tensor): tf.Scalar => tf.tidy(() => tf.sum(tf.mul(y, filled(y.shape, 99))));
 
 /** f's output and its gradients with respect to xs, as plain arrays. */
 async function outputAndGrads(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor[]) {
@@ -69,15 +65,6 @@ function plainLinear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, relu: boolean, ro
   const [ws, bs] = rows[1] > 0 ? [tf.slice(w, [rows[0], 0], [rows[1], -1]), tf.slice(b, [rows[0]], [rows[1]])] : [w, b];
   const y = linear(x, ws, bs);
   return relu ? tf.relu(y) : y;
-}
-
-/** Tensors and webgpu buffers before and after `f`: none may be left behind. */
-async function leakFree(what: string, f: () => Promise<void>) {
-  const backend = tf.backend() as tf.KernelBackend & { numDataIds(): number };
-  const [tensors, ids] = [tf.memory().numTensors, backend.numDataIds()];
-  await f();
-  assert.equal(tf.memory().numTensors, tensors, `${what} leaves tensors behind`);
-  assert.equal(backend.numDataIds(), ids, `${what} leaves webgpu data behind`);
 }
 
 test('webgpu LINEAR: rank-1, 2 and 3 x, ReLU on and off, blocks of rows of a stacked [3d, d] W — outputs and gradients equal matMul + add (+ relu)', async (t) => {
@@ -258,26 +245,12 @@ test('webgpu, every block kernel (attention.ts’s too): a post-LN and a pre-LN 
   if (!(await useWebgpu(t, BLOCK_KERNELS))) return;
   assert.ok(hasTrainingKernels(), 'webgpu has every training kernel');
   for (const order of [{ norm_first: false }, { norm_first: true, final_norm: true }]) {
-    const model = new Transformer(smallConfig({ dropout: 0, ...order }), undefined, 3);
-    const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
-    const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
-    const vars = namedVariables(model.params).map(([, v]) => v);
-    const pass = async () => {
-      const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
-      const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
-      tf.dispose([value, ...Object.values(grads)]);
-      return out;
-    };
-    const fused = await pass();
-    useTrainingKernels(false);
-    const plain = await pass().finally(() => useTrainingKernels(true));
+    const { names, fused, plain } = await wholeModelBothWays(order);
     const what = order.norm_first ? 'pre-LN' : 'post-LN';
     assert.ok(Math.abs(fused.loss - plain.loss) <= 1e-5 * Math.max(1, Math.abs(plain.loss)), `${what}: loss`);
-    vars.forEach((v, i) => {
+    names.forEach((name, i) => {
       const diff = relDiff(fused.grads[i], plain.grads[i]);
-      assert.ok(diff <= 1e-5, `${what} ${v.name}: max |fused − unfused| / max(1, max |unfused|) = ${diff}`);
+      assert.ok(diff <= 1e-5, `${what} ${name}: max |fused − unfused| / max(1, max |unfused|) = ${diff}`);
     });
-    tf.dispose([src, tgt]);
-    model.dispose();
   }
 });

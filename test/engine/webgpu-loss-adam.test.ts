@@ -20,7 +20,7 @@ import { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 import { smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { trainStep, type StepOptions } from '../../src/engine/train/step';
 import { smallConfig, TOY_BATCH } from '../helpers';
-import { onBackend, snapshot, useWebgpu, worstByName, worstRelative } from './kernelHelpers';
+import { leakFree, onBackend, snapshot, useWebgpu, worstByName, worstRelative } from './kernelHelpers';
 
 /** Runs f with `name` unregistered on webgpu (adam.ts and loss.ts then take their tfjs ops), then registers it again. */
 async function withoutKernel<T>(name: string, f: () => Promise<T>): Promise<T> {
@@ -40,15 +40,6 @@ function values(n: number, seed: number, scale = 1): Float32Array {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
     return ((x / 2 ** 32) * 2 - 1) * scale;
   });
-}
-
-/** Tensors and backend buffers before and after `f`: none may be left behind. */
-async function leakFree(what: string, f: () => Promise<void>) {
-  const backend = tf.backend() as tf.KernelBackend & { numDataIds(): number };
-  const [tensors, ids] = [tf.memory().numTensors, backend.numDataIds()];
-  await f();
-  assert.equal(tf.memory().numTensors, tensors, `${what} leaves tensors behind`);
-  assert.equal(backend.numDataIds(), ids, `${what} leaves webgpu data behind`);
 }
 
 /** §5.4's q as train/loss.ts makes it: confidence, spread, H(q); scale = 1/tokens. */
