@@ -3,6 +3,7 @@
  * optional clipping by global norm, and an Adam update at the scheduled learning rate.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { SUM_OF_SQUARES, sumOfSquares } from '../backend/webgpu/sumOfSquares';
 import { namedVariables } from '../model/params';
 import { headGradNorms } from '../telemetry/heads';
 import type { Transformer } from '../model/transformer';
@@ -82,12 +83,15 @@ export async function trainStep(
       return r.loss;
     }, vars);
     for (const [v, mask] of opts.gradMask ?? []) grads[v.name] = tf.mul(grads[v.name]!, mask);
-    // Global L2 norm. Summed pairwise, not with addN: one addN shader over every parameter exceeds
-    // WebGPU's storage-buffer limit per stage (8 on lavapipe) and the pipeline fails to build.
+    // Global L2 norm. WebGPU allows 8 storage buffers per shader stage (on lavapipe; tfjs asks for
+    // the default limit): one addN shader over every parameter exceeds it and its pipeline fails to
+    // build. So where the backend has SUM_OF_SQUARES (webgpu), Σ g² is that kernel, a program per 6
+    // gradients (backend/webgpu/sumOfSquares.ts); elsewhere tfjs's ops, summed pairwise.
+    const gs = Object.values(grads);
     const norm = tf.sqrt(
-      Object.values(grads)
-        .map((g) => tf.sum(tf.square(g)))
-        .reduce((a, b) => tf.add(a, b)),
+      tf.getKernel(SUM_OF_SQUARES, tf.getBackend())
+        ? sumOfSquares(gs)
+        : gs.map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)),
     );
     return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
   });

@@ -9,11 +9,13 @@ import { registerWebgpuAdam } from './adamUpdate';
 import { registerWebgpuAttention } from './attention';
 import { registerWebgpuBlocks } from './blocks';
 import { registerWebgpuLoss } from './loss';
+import { registerWebgpuSumOfSquares } from './sumOfSquares';
 
 export function registerWebgpuTrainingOps(): void {
   registerWebgpuAttention();
   registerWebgpuBlocks();
   registerWebgpuLoss();
   registerWebgpuAdam();
+  registerWebgpuSumOfSquares();
   registerTrainingGradients();
 }

@@ -1,0 +1,119 @@
+/**
+ * Σ over several float32 tensors of Σ x² on webgpu (SUM_OF_SQUARES), for train/step.ts's global
+ * gradient norm: tfjs's ops take three dispatches a parameter (square, sum, add), this kernel one a
+ * group of GROUP parameters and one at the end. WebGPU allows 8 storage buffers a shader stage
+ * (tfjs asks for the default limit) and a program's output is one of them, so a program reads at
+ * most 7: GROUP gradients and the running partial sums.
+ * 1. a program per group: W workgroups (from the total size), each thread strides over every
+ *    tensor of the group with step W·WG, its Σ x² summed over the workgroup; partial [W] =
+ *    the previous group's partial + this group's (the first group has none);
+ * 2. one workgroup sums the W partials → [1], a scalar view of it (none when W = 1).
+ * W ≤ 1024: a 37000×512 embedding is ~72 elements a thread, not one workgroup's long serial sum.
+ * Only adds and multiplies: a NaN or ±Inf element (or a square that overflows) makes the result
+ * NaN or +Inf, which the step's finite check needs. No gradient: it runs on gradients, off the tape.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { addKernel, product, type KernelFunc } from '../kernels';
+import { disposeAll, REDUCE_SUM, reshape, runProgram, type Uniform, type WebgpuBackend } from './program';
+
+export const SUM_OF_SQUARES = 'AttentionDebuggerSumOfSquares';
+
+/** Gradients a program reads, with the partial sums of the groups before it: 7 storage buffers. */
+const GROUP = 6;
+/** Threads a workgroup. */
+const WG = 256;
+/** Elements a thread sums, about, before the partials are capped at MAX_WORKGROUPS. */
+const PER_THREAD = 16;
+/** Partial sums at most: the final pass's workgroup reads MAX_WORKGROUPS / WG each thread. */
+const MAX_WORKGROUPS = 1024;
+
+/** Σ over `xs` of Σ x², a float32 scalar, by the active backend's SUM_OF_SQUARES (train/step.ts checks it has one). */
+export const sumOfSquares = (xs: tf.Tensor[]): tf.Scalar =>
+  tf.engine().runKernel(SUM_OF_SQUARES, { ...xs } as unknown as tf.NamedTensorMap) as tf.Scalar;
+
+/** Workgroups of the group programs (their partial's length) for `total` elements in all. */
+export const partialCount = (total: number): number =>
+  Math.min(MAX_WORKGROUPS, Math.max(1, Math.ceil(total / (WG * PER_THREAD))));
+
+/** The inputs in any number (a map or an array, as addN's), float32 → Σ Σ x² as a float32 scalar. */
+const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
+  const backend = be as WebgpuBackend;
+  const xs = Object.values(inputs) as tf.TensorInfo[];
+  for (const x of xs)
+    if (x.dtype !== 'float32') throw new TypeError(`${SUM_OF_SQUARES} sums float32 tensors, not ${x.dtype}`);
+  if (xs.length === 0) return backend.makeTensorInfo([], 'float32', new Float32Array([0]));
+  const sizes = xs.map((x) => product(x.shape));
+  const w = partialCount(sizes.reduce((a, b) => a + b, 0));
+  // Flat views (no copy): one pipeline per group size and per which sizes are 1 or W, not per rank.
+  const flat = xs.map((x, k) => reshape(backend, x, [sizes[k]!]));
+  let partial: tf.TensorInfo | undefined;
+  for (let from = 0; from < flat.length; from += GROUP) {
+    const group = flat.slice(from, from + GROUP);
+    const names = group.map((_, j) => `g${j}`);
+    const terms = names.map(
+      (g, j) => `
+        for (var i = index; i < uniforms.n${j}; i = i + uniforms.threads) {
+          let x = ${g}[i];
+          acc = acc + x * x;
+        }`,
+    );
+    const uniforms: Uniform[] = [
+      { name: 'threads', type: 'i32', value: w * WG },
+      ...group.map((_, j): Uniform => ({ name: `n${j}`, type: 'i32', value: sizes[from + j]! })),
+    ];
+    // [W]: the partial of workgroup w, plus the groups' before it
+    const next = runProgram(backend, {
+      key: `sumsq_${group.length}${partial ? '_chained' : ''}`,
+      inputs: { ...Object.fromEntries(names.map((g, j) => [g, group[j]!])), ...(partial ? { partial } : {}) },
+      outputShape: [w],
+      workgroup: WG,
+      workgroups: w,
+      uniforms,
+      prelude: REDUCE_SUM,
+      main: `
+        let tid = i32(localIndex);
+        var acc = 0.0;
+        ${terms.join('')}
+        let total = workgroupSum(acc, tid);
+        let at = index / WG;
+        if (tid == 0 && at < uniforms.size) {
+          result[at] = total${partial ? ' + partial[at]' : ''};
+        }`,
+    });
+    if (partial) disposeAll(backend, [partial]);
+    partial = next;
+  }
+  disposeAll(backend, flat);
+  const last = partial!;
+  // [1]: the W partials summed by one workgroup
+  const sum =
+    w === 1
+      ? last
+      : runProgram(backend, {
+          key: 'sumsq_partials',
+          inputs: { last },
+          outputShape: [1],
+          workgroup: WG,
+          workgroups: 1,
+          uniforms: [{ name: 'parts', type: 'i32', value: w }],
+          prelude: REDUCE_SUM,
+          main: `
+            let tid = i32(localIndex);
+            var acc = 0.0;
+            for (var i = tid; i < uniforms.parts; i = i + WG) {
+              acc = acc + last[i];
+            }
+            let total = workgroupSum(acc, tid);
+            if (tid == 0) {
+              result[0] = total;
+            }`,
+        });
+  const out = reshape(backend, sum, []);
+  disposeAll(backend, w === 1 ? [last] : [last, sum]);
+  return out;
+};
+
+/** Idempotent; after tfjs-backend-webgpu is loaded. */
+export function registerWebgpuSumOfSquares(): void {
+  addKernel(SUM_OF_SQUARES, 'webgpu', sumOfSquaresKernel);
+}
