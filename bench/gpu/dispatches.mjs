@@ -1,17 +1,25 @@
 // What a training step asks of the GPU, counted rather than timed, so it can be read on any adapter
 // (lavapipe here): compute dispatches (tfjs-backend-webgpu's recordAndSubmit), queue submissions and
-// reads back to the CPU in one step of trainStep on webgpu, with the engine's webgpu training kernels
-// (backend/webgpu/) and without them (useTrainingKernels(false): tfjs's own ops, as before issue 15),
-// and whether any read came before the update was dispatched.
+// reads back to the CPU in one step of trainStep on webgpu, and how many reads came before the
+// update was dispatched; for this tree and for the engine before its webgpu kernels (ENGINE_BEFORE
+// in bench/lib/build.mjs, bundled from a worktree and counted in a child process).
 //   node bench/gpu/dispatches.mjs [--configs tiny,issue] [--batch 32] [--len 32] [--vocab 8000]
 import console from 'node:console';
+import { execFileSync } from 'node:child_process';
 import process from 'node:process';
-import { loadEngine } from '../lib/build.mjs';
+import { bundleEngineAt, ENGINE_BEFORE, loadEngine } from '../lib/build.mjs';
 import { engineAdapter, parseArgs, writeResult } from '../lib/common.mjs';
 
-const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000 });
+const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000, child: false });
+if (!args.child) {
+  // The engine before, in its own process (one tfjs per process); its rows come back as JSON.
+  const env = { ...process.env, BENCH_ENGINE_BUNDLE: await bundleEngineAt(ENGINE_BEFORE) };
+  const argv = [...process.argv.slice(1), '--child'];
+  const out = execFileSync(process.execPath, argv, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  process.env.DISPATCHES_BEFORE = out.trim().split('\n').at(-1);
+}
 const engine = await loadEngine();
-const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep, useTrainingKernels } = engine;
+const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = engine;
 await initBackend('webgpu');
 const adapter = engineAdapter(engine);
 const SHAPES = { tiny: ['tiny', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }], base: ['base', {}] };
@@ -65,8 +73,7 @@ for (const name of args.configs.split(',')) {
   const [preset, overrides] = SHAPES[name] ?? [name, {}];
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
   const batch = makeBatch(config, args.batch, args.len);
-  for (const kernels of [false, true]) {
-    useTrainingKernels(kernels);
+  {
     const model = new Transformer(config, undefined, 1);
     const adam = new Adam(PAPER_ADAM);
     const step = (seed) => trainStep(model, adam, batch, { lr: 1e-4, labelSmoothing: 0.1, seed });
@@ -78,16 +85,22 @@ for (const name of args.configs.split(',')) {
     });
     adam.dispose();
     model.dispose();
-    rows.push({ config: name, kernels: kernels ? 'engine webgpu kernels' : 'tfjs ops (before)', ...tally });
-    console.log(`${name}, ${rows.at(-1).kernels}: ${JSON.stringify(tally)}`);
+    const engineName = args.child ? `before (${ENGINE_BEFORE})` : 'this tree';
+    rows.push({ config: name, engine: engineName, ...tally });
+    console.error(`${name}, ${engineName}: ${JSON.stringify(tally)}`);
   }
 }
-useTrainingKernels(true);
+if (args.child) {
+  console.log(JSON.stringify(rows));
+  process.exit(0);
+}
+const before = JSON.parse(process.env.DISPATCHES_BEFORE);
+rows.splice(0, rows.length, ...rows.flatMap((r, i) => [before[i], r]));
 console.log(`# one training step on webgpu, batch ${args.batch} x ${args.len}, vocab ${args.vocab}; ${adapter?.line}`);
-console.log('config  path                      dispatches  submits  reads  reads before the update');
+console.log('config  engine                    dispatches  submits  reads  reads before the update');
 for (const r of rows)
   console.log(
-    `${r.config.padEnd(6)}  ${r.kernels.padEnd(24)}  ${String(r.dispatches).padStart(10)}  ${String(r.submits).padStart(7)}  ${String(r.reads).padStart(5)}  ${r.readsBeforeUpdate}`,
+    `${r.config.padEnd(6)}  ${r.engine.padEnd(24)}  ${String(r.dispatches).padStart(10)}  ${String(r.submits).padStart(7)}  ${String(r.reads).padStart(5)}  ${r.readsBeforeUpdate}`,
   );
 writeResult('gpu-dispatches', { args, adapter: adapter?.line, rows });
 process.exit(0);

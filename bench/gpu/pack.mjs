@@ -5,16 +5,14 @@
 // tests; and .gpu-kit/debs/ the Vulkan loader and OpenBLAS (Debian's), for an image that lacks them. The
 // repository's tracked files travel beside it (fixtures, bench scripts, Python peers).
 //   node bench/gpu/pack.mjs [--before COMMIT]   (builds first: npm run build's bundles and the tests;
-//   and the engine at COMMIT, default 198c3d2, the last before its webgpu kernels, as "before")
+//   and the engine at COMMIT, default ENGINE_BEFORE in bench/lib/build.mjs, as "before")
 // Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|train|all]
 import console from 'node:console';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import process from 'node:process';
-import { bundleEngine, engineBundle, root } from '../lib/build.mjs';
-import { nodeBundle } from '../../scripts/esbuild-options.mjs';
+import { bundleEngine, bundleEngineAt, ENGINE_BEFORE, engineBundle, root } from '../lib/build.mjs';
 import { GPU_TESTS } from './tests.mjs';
 
 const kit = join(root, '.gpu-kit');
@@ -25,24 +23,11 @@ console.log('building dist/ and out/test/ (node scripts/build.mjs --tests) and t
 sh(process.execPath, ['scripts/build.mjs', '--tests']);
 await bundleEngine();
 
-// "Before": the engine at BEFORE (the last commit without its webgpu kernels, issue 15), bundled from
-// a worktree with this tree's bench entry, so that one GPU run times both (BENCH_ENGINE_BUNDLE).
-const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : '198c3d2';
-const beforeBundle = join(root, 'out', 'bench', 'engine-before.js');
-const worktree = mkdtempSync(join(tmpdir(), 'gpu-kit-before-'));
-sh('git', ['worktree', 'add', '--quiet', '--detach', worktree, BEFORE]);
-try {
-  symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'));
-  copyFileSync(join(root, 'bench', 'lib', 'engine.ts'), join(worktree, 'bench', 'lib', 'engine.ts'));
-  const esbuild = await import('esbuild');
-  await esbuild.build({
-    ...nodeBundle,
-    entryPoints: [join(worktree, 'bench', 'lib', 'engine.ts')],
-    outfile: beforeBundle,
-  });
-} finally {
-  sh('git', ['worktree', 'remove', '--force', worktree]);
-}
+// "Before": the engine at BEFORE (the last commit without its webgpu kernels, issue 15), so that one
+// GPU run times both (run.sh train-before).
+const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : ENGINE_BEFORE;
+const beforeBundle = join(root, 'out', 'bench', 'engine-before.js'); // the name run.sh loads
+copyFileSync(await bundleEngineAt(BEFORE), beforeBundle);
 
 // Downloads are kept outside the kit, which travels whole.
 const cache = join(root, 'out', 'gpu-kit-cache');

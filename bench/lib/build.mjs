@@ -3,7 +3,9 @@
 // Where esbuild is not installed (the GPU machine, which gets the bundle from bench/gpu/pack.mjs),
 // the bundle already there is loaded as it is.
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
@@ -32,4 +34,27 @@ export async function loadEngine() {
   if (!(await bundleEngine()) && !existsSync(engineBundle))
     throw new Error(`esbuild is not installed and ${engineBundle} is missing: run npm install, or unpack the GPU kit`);
   return createRequire(import.meta.url)(engineBundle);
+}
+
+/** The last commit before the engine had its webgpu kernels (issue 15): the GPU benches' "before". */
+export const ENGINE_BEFORE = '198c3d2';
+
+/**
+ * Bundles the engine as it was at `commit` (a git worktree with this tree's bench entry and
+ * node_modules) to out/bench/engine-<commit>.js, for BENCH_ENGINE_BUNDLE; returns its path.
+ */
+export async function bundleEngineAt(commit) {
+  const outfile = join(root, 'out', 'bench', `engine-${commit}.js`);
+  const worktree = mkdtempSync(join(tmpdir(), 'engine-at-'));
+  const git = (...args) => execFileSync('git', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  git('worktree', 'add', '--quiet', '--detach', worktree, commit);
+  try {
+    symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'));
+    copyFileSync(join(root, 'bench', 'lib', 'engine.ts'), join(worktree, 'bench', 'lib', 'engine.ts'));
+    const esbuild = await import('esbuild');
+    await esbuild.build({ ...nodeBundle, entryPoints: [join(worktree, 'bench', 'lib', 'engine.ts')], outfile });
+  } finally {
+    git('worktree', 'remove', '--force', worktree);
+  }
+  return outfile;
 }
