@@ -82,4 +82,6 @@ rmSync(staging, { recursive: true, force: true });
 const total = Number(mib(archive)) + readdirSync(debs).reduce((n, f) => n + Number(mib(join(debs, f))), 0);
 console.log(`${relative(root, archive)}: ${mib(archive)} MiB; debs: ${readdirSync(debs).join(', ')}`);
 console.log(`carry: .gpu-kit (${total.toFixed(1)} MiB of the device's 64 MiB, plus the tracked tree)`);
-console.log('on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, train)');
+console.log(
+  'on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, train-before, train)',
+);

@@ -10,6 +10,11 @@ export const GPU_TESTS = [
   'engine/leaks.test.ts',
   'engine/webgpu-attention.test.ts',
   'engine/webgpu-blocks.test.ts',
+  'engine/webgpu-loss-adam.test.ts',
+  'engine/webgpu-sum-of-squares.test.ts',
+  'engine/adam-gate.test.ts',
   'engine/step-reads.test.ts',
+  'engine/block-kernels.test.ts',
+  'engine/backend.test.ts',
   'decode/greedy-step.test.ts',
 ];
