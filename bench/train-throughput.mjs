@@ -59,7 +59,7 @@ const THREADS = gpu ? [1] : [...new Set([1, Math.min(2, availableParallelism())]
 const adapter = gpu ? engineAdapter(engine) : null;
 // --unfused: the engine without its training kernels (backend/trainingOps.ts), as before issue 18.
 if (args.unfused) useTrainingKernels(false);
-const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${adapter ? `; adapter ${adapter.line}` : ''}${args.unfused ? '; training kernels off (--unfused)' : ''}`;
+const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${adapter ? `; adapter ${adapter.line}` : ''}${args.unfused ? '; training kernels off (--unfused)' : ''}${process.env.BENCH_ENGINE_BUNDLE ? `; engine ${process.env.BENCH_ENGINE_BUNDLE}` : ''}`;
 const peerArgs = ['--warmup', String(args.warmup), '--lr', String(args.lr), '--device', args.device];
 const peer = await startPeer('train-throughput.py', peerArgs);
 const fair = gpu

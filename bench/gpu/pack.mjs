@@ -9,7 +9,7 @@
 // Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|train|all]
 import console from 'node:console';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import process from 'node:process';
 import { bundleEngine, bundleEngineAt, ENGINE_BEFORE, engineBundle, root } from '../lib/build.mjs';
@@ -28,6 +28,7 @@ await bundleEngine();
 const BEFORE = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : ENGINE_BEFORE;
 const beforeBundle = join(root, 'out', 'bench', 'engine-before.js'); // the name run.sh loads
 copyFileSync(await bundleEngineAt(BEFORE), beforeBundle);
+writeFileSync(join(root, 'out', 'bench', 'engine-before.commit'), `${BEFORE}\n`);
 
 // Downloads are kept outside the kit, which travels whole.
 const cache = join(root, 'out', 'gpu-kit-cache');
@@ -72,6 +73,7 @@ const files = [
   'dist/native/blas.node',
   relative(root, engineBundle),
   relative(root, beforeBundle),
+  'out/bench/engine-before.commit',
   ...tests,
 ];
 for (const f of files) if (!existsSync(join(root, f))) throw new Error(`missing ${f}: did the build fail?`);

@@ -35,6 +35,7 @@ if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$icd" ]; then exp
 {
   echo "# $(date -u +%FT%TZ) bench/gpu/run.sh $what $rehearse at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "node $(node --version) at $(command -v node)"
+  echo "before (train-before): the engine at $(cat out/bench/engine-before.commit)"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   node bench/gpu/adapter.mjs
 } 2>&1 | tee "$out/adapter.txt"
