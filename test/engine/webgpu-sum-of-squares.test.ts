@@ -10,12 +10,8 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import {
-  partialCount,
-  registerWebgpuSumOfSquares,
-  SUM_OF_SQUARES,
-  sumOfSquares,
-} from '../../src/engine/backend/webgpu/sumOfSquares';
+import { SUM_OF_SQUARES, sumOfSquares } from '../../src/engine/backend/trainingOps';
+import { partialCount, registerWebgpuSumOfSquares } from '../../src/engine/backend/webgpu/sumOfSquares';
 import { namedVariables } from '../../src/engine/model/params';
 import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';

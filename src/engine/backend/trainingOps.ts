@@ -30,6 +30,8 @@ export const LAYER_NORM = 'AttentionDebuggerLayerNorm';
 export const SELF_ATTENTION = 'AttentionDebuggerSelfAttention';
 export const CROSS_ATTENTION = 'AttentionDebuggerCrossAttention';
 export const ATTENTION_GRAD = 'AttentionDebuggerAttentionGrad';
+/** Σ over several tensors of Σ x² (the global gradient norm's square): webgpu/sumOfSquares.ts. */
+export const SUM_OF_SQUARES = 'AttentionDebuggerSumOfSquares';
 
 export interface TrainingAddon {
   dropout(x: Float32Array, y: Float32Array, n: number, rate: number, seed: number): void;
@@ -332,4 +334,15 @@ export function dropoutAddNorm(
 /** LayerNorm(x) over the last axis, one kernel each way. Needs hasTrainingKernels(). */
 export function blockLayerNorm(x: tf.Tensor, gain: tf.Tensor, bias: tf.Tensor, eps: number): tf.Tensor {
   return tf.engine().runKernel(LAYER_NORM, { x, gain, bias }, { eps }) as tf.Tensor;
+}
+
+/**
+ * Σ over `xs` of Σ x², a float32 scalar: the active backend's SUM_OF_SQUARES where it has one (a
+ * program per 6 tensors on webgpu), else tfjs's ops summed pairwise. Not with addN: one addN shader
+ * over every parameter exceeds WebGPU's 8 storage buffers per stage and its pipeline fails to build.
+ */
+export function sumOfSquares(xs: tf.Tensor[]): tf.Scalar {
+  if (tf.getKernel(SUM_OF_SQUARES, tf.getBackend()))
+    return tf.engine().runKernel(SUM_OF_SQUARES, { ...xs } as unknown as tf.NamedTensorMap) as tf.Scalar;
+  return xs.map((x) => tf.sum(tf.square(x))).reduce((a, b) => tf.add(a, b)) as tf.Scalar;
 }

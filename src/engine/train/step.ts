@@ -3,7 +3,7 @@
  * optional clipping by global norm, and an Adam update at the scheduled learning rate.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { SUM_OF_SQUARES, sumOfSquares } from '../backend/webgpu/sumOfSquares';
+import { sumOfSquares } from '../backend/trainingOps';
 import { namedVariables } from '../model/params';
 import { headGradNorms } from '../telemetry/heads';
 import type { Transformer } from '../model/transformer';
@@ -83,16 +83,8 @@ export async function trainStep(
       return r.loss;
     }, vars);
     for (const [v, mask] of opts.gradMask ?? []) grads[v.name] = tf.mul(grads[v.name]!, mask);
-    // Global L2 norm. WebGPU allows 8 storage buffers per shader stage (on lavapipe; tfjs asks for
-    // the default limit): one addN shader over every parameter exceeds it and its pipeline fails to
-    // build. So where the backend has SUM_OF_SQUARES (webgpu), Σ g² is that kernel, a program per 6
-    // gradients (backend/webgpu/sumOfSquares.ts); elsewhere tfjs's ops, summed pairwise.
-    const gs = Object.values(grads);
-    const norm = tf.sqrt(
-      tf.getKernel(SUM_OF_SQUARES, tf.getBackend())
-        ? sumOfSquares(gs)
-        : gs.map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)),
-    );
+    // Global L2 norm (one kernel for every gradient where the backend has it: backend/trainingOps.ts).
+    const norm = tf.sqrt(sumOfSquares(Object.values(grads)));
     return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
   });
   const headNormTensor = (): tf.Tensor => {

@@ -12,7 +12,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import { attentionSizes, type AttentionSizes, CROSS_ATTENTION, SELF_ATTENTION } from '../trainingOps';
 import type { WebgpuBackend, WebgpuProgram } from './program';
 import { addKernel, type KernelFunc } from '../kernels';
-import { registerWebgpuAttentionGrad } from './attentionGrad';
 
 /** Threads per workgroup: a row's keys (and its dk output columns) are shared among them. */
 export const WG = 64;
@@ -198,5 +197,4 @@ const attentionKernel: KernelFunc = ({ inputs, backend, attrs }) => {
 export function registerWebgpuAttention(): void {
   addKernel(SELF_ATTENTION, 'webgpu', attentionKernel);
   addKernel(CROSS_ATTENTION, 'webgpu', attentionKernel);
-  registerWebgpuAttentionGrad();
 }

@@ -7,12 +7,14 @@
 import { registerTrainingGradients } from '../trainingOps';
 import { registerWebgpuAdam } from './adamUpdate';
 import { registerWebgpuAttention } from './attention';
+import { registerWebgpuAttentionGrad } from './attentionGrad';
 import { registerWebgpuBlocks } from './blocks';
 import { registerWebgpuLoss } from './loss';
 import { registerWebgpuSumOfSquares } from './sumOfSquares';
 
 export function registerWebgpuTrainingOps(): void {
   registerWebgpuAttention();
+  registerWebgpuAttentionGrad();
   registerWebgpuBlocks();
   registerWebgpuLoss();
   registerWebgpuAdam();

@@ -1,5 +1,5 @@
 /**
- * Σ over several float32 tensors of Σ x² on webgpu (SUM_OF_SQUARES), for train/step.ts's global
+ * Σ over several float32 tensors of Σ x² on webgpu (trainingOps.ts SUM_OF_SQUARES), for the global
  * gradient norm: tfjs's ops take three dispatches a parameter (square, sum, add), this kernel one a
  * group of GROUP parameters and one at the end. WebGPU allows 8 storage buffers a shader stage
  * (tfjs asks for the default limit) and a program's output is one of them, so a program reads at
@@ -14,9 +14,8 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { addKernel, product, type KernelFunc } from '../kernels';
+import { SUM_OF_SQUARES } from '../trainingOps';
 import { disposeAll, REDUCE_SUM, reshape, runProgram, type Uniform, type WebgpuBackend } from './program';
-
-export const SUM_OF_SQUARES = 'AttentionDebuggerSumOfSquares';
 
 /** Gradients a program reads, with the partial sums of the groups before it: 7 storage buffers. */
 const GROUP = 6;
@@ -26,10 +25,6 @@ const WG = 256;
 const PER_THREAD = 16;
 /** Partial sums at most: the final pass's workgroup reads MAX_WORKGROUPS / WG each thread. */
 const MAX_WORKGROUPS = 1024;
-
-/** Σ over `xs` of Σ x², a float32 scalar, by the active backend's SUM_OF_SQUARES (train/step.ts checks it has one). */
-export const sumOfSquares = (xs: tf.Tensor[]): tf.Scalar =>
-  tf.engine().runKernel(SUM_OF_SQUARES, { ...xs } as unknown as tf.NamedTensorMap) as tf.Scalar;
 
 /** Workgroups of the group programs (their partial's length) for `total` elements in all. */
 export const partialCount = (total: number): number =>
