@@ -9,8 +9,18 @@
 import console from 'node:console';
 import process from 'node:process';
 import { loadEngine } from './lib/build.mjs';
-import { engineAdapter, header, median, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
-import { isGpuComparison, requireFairBlas, requireFairGpu, startPeer } from './lib/peer.mjs';
+import {
+  engineAdapter,
+  header,
+  labelled,
+  median,
+  now,
+  parseArgs,
+  peakRssMiB,
+  roundsTable,
+  writeResult,
+} from './lib/common.mjs';
+import { isGpuComparison, requireFairComparison, startPeer } from './lib/peer.mjs';
 
 const args = parseArgs({
   sizes: '1024,2048',
@@ -30,9 +40,7 @@ const adapter = gpu ? engineAdapter(engine) : null;
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${adapter ? `; adapter ${adapter.line}` : ''}`;
 const peerArgs = ['--reps', String(args.reps), '--warmup', String(args.warmup), '--device', args.device];
 const peer = await startPeer('matmul.py', peerArgs);
-const fair = gpu
-  ? requireFairGpu(peer, { backend, adapter }, args)
-  : requireFairBlas(peer, { backend, matMul: matMulDetail() });
+const fair = requireFairComparison(peer, { backend, matMul: matMulDetail(), adapter }, args);
 
 /** Seconds per product: on the CPU the median of --reps, each read back as a caller would. */
 async function cpuSeconds(a, b) {
@@ -86,7 +94,8 @@ for (const n of sizes) {
 }
 const peerEnd = await peer.finish();
 const title = `matmul, ${args.rounds} interleaved rounds a size (each the median of ${args.reps} after ${args.warmup} warm-up)`;
-header(fair.rehearsal ? `REHEARSAL (not a measurement): ${title}` : title, engineInfo, peerEnd.info);
+const label = labelled('matmul', title, gpu, fair);
+header(label.title, engineInfo, peerEnd.info);
 const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
 roundsTable(rows, 'GFLOP/s', rss);
 const peak = peerEnd.info.fp32_peak_tflops;
@@ -97,7 +106,7 @@ for (const r of rows.filter((x) => x.peerTf32)) {
     `${r.name}: PyTorch with TF32 ${tf32.toFixed(0)} GFLOP/s (engine/TF32 ${(e / tf32).toFixed(3)})${ofPeak}`,
   );
 }
-writeResult(gpu ? `matmul-gpu${fair.rehearsal ? '-rehearsal' : ''}` : 'matmul', {
+writeResult(label.name, {
   title,
   args,
   engine: engineInfo,

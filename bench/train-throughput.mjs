@@ -10,8 +10,7 @@
 // Each side runs at its best thread setting (1 or 2 threads, --probe steps each); --unfused: the
 // engine without its training kernels (issue 18's "before"), written to train-throughput-unfused.json;
 // --name: the result's file name instead (bench/results/<name>.json).
-// issue = d_model 256, 4 heads, 2+2 layers, d_ff 1024 (the small preset with 2+2 layers);
-// base-25k = the paper's base model on a batch of ~25k target tokens (400 x 64), as it trained.
+// Configs: bench/lib/trainCase.mjs (issue = small with 2+2 layers; base-25k = base on ~25k tokens).
 // On a GPU (issue 15): --backend webgpu --device cuda [--rehearse]; the peer then runs in full fp32
 // and, each round, with TF32 as well (its own figure; the ratio is against fp32).
 import process from 'node:process';
@@ -20,8 +19,19 @@ import console from 'node:console';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEngine, root } from './lib/build.mjs';
-import { engineAdapter, header, median, now, parseArgs, peakRssMiB, roundsTable, writeResult } from './lib/common.mjs';
-import { isGpuComparison, requireFairBlas, requireFairGpu, startPeer } from './lib/peer.mjs';
+import { makeBatch, TRAIN_SHAPES } from './lib/trainCase.mjs';
+import {
+  engineAdapter,
+  header,
+  labelled,
+  median,
+  now,
+  parseArgs,
+  peakRssMiB,
+  roundsTable,
+  writeResult,
+} from './lib/common.mjs';
+import { isGpuComparison, requireFairComparison, startPeer } from './lib/peer.mjs';
 
 const args = parseArgs({
   configs: 'tiny,small,issue',
@@ -62,41 +72,14 @@ if (args.unfused) useTrainingKernels(false);
 const engineInfo = `${tf.version_core} backend ${backend}; matMul ${matMulDetail()}${adapter ? `; adapter ${adapter.line}` : ''}${args.unfused ? '; training kernels off (--unfused)' : ''}${process.env.BENCH_ENGINE_BUNDLE ? `; engine ${process.env.BENCH_ENGINE_BUNDLE}` : ''}`;
 const peerArgs = ['--warmup', String(args.warmup), '--lr', String(args.lr), '--device', args.device];
 const peer = await startPeer('train-throughput.py', peerArgs);
-const fair = gpu
-  ? requireFairGpu(peer, { backend, adapter }, args)
-  : requireFairBlas(peer, { backend, matMul: matMulDetail() });
-
-// A name → [preset, overrides, batch shape (default --batch x --len)].
-const SHAPES = {
-  tiny: ['tiny', {}],
-  small: ['small', {}],
-  issue: ['small', { encoder_layers: 2, decoder_layers: 2 }],
-  base: ['base', {}],
-  'base-25k': ['base', {}, { batch: 400, len: 64 }],
-};
-
-/** A fixed batch of full-length rows (no padding): ids in [3, V) from a small LCG; BOS 1, EOS 2. */
-function makeBatch(c, rows, len, seed) {
-  let x = seed >>> 0;
-  const next = () => 3 + ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) % (c.tgt_vocab - 3));
-  const src = [];
-  const tgtIn = [];
-  const tgtOut = [];
-  for (let b = 0; b < rows; b++) {
-    src.push([...Array.from({ length: len - 1 }, next), c.eos_id]);
-    const t = Array.from({ length: len - 1 }, next);
-    tgtIn.push([c.bos_id, ...t]);
-    tgtOut.push([...t, c.eos_id]);
-  }
-  return { src, tgtIn, tgtOut };
-}
+const fair = requireFairComparison(peer, { backend, matMul: matMulDetail(), adapter }, args);
 
 const dir = join(root, 'out', 'bench');
 mkdirSync(dir, { recursive: true });
 const shape = (c) => `d${c.d_model} h${c.heads} ff${c.d_ff} ${c.encoder_layers}+${c.decoder_layers}`;
 const results = [];
 for (const name of args.configs.split(',')) {
-  const [preset, overrides, shapeOf = args] = SHAPES[name] ?? [name, {}];
+  const [preset, overrides, shapeOf = args] = TRAIN_SHAPES[name] ?? [name, {}];
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
   const batch = makeBatch(config, shapeOf.batch, shapeOf.len, 1);
   const file = join(dir, `train-${name}.json`);
@@ -169,7 +152,8 @@ for (const name of args.configs.split(',')) {
 const peerEnd = await peer.finish();
 
 const title = `training throughput, batch ${args.batch} x ${args.len} tokens, vocab ${args.vocab}; ${args.rounds} interleaved rounds of ${args.steps} steps a side after ${args.warmup} warm-up`;
-header(fair.rehearsal ? `REHEARSAL (not a measurement): ${title}` : title, engineInfo, peerEnd.info);
+const label = labelled(args.unfused ? 'train-throughput-unfused' : 'train-throughput', title, gpu, fair);
+header(label.title, engineInfo, peerEnd.info);
 const rss = { engine: peakRssMiB(), peer: peerEnd.rss };
 roundsTable(results, 'target tokens/s', rss);
 for (const r of results.filter((x) => x.peerTf32)) {
@@ -179,8 +163,7 @@ for (const r of results.filter((x) => x.peerTf32)) {
   );
 }
 if (peerEnd.device_mib) console.log(`PyTorch's peak GPU memory: ${peerEnd.device_mib.toFixed(0)} MiB`);
-const name = args.unfused ? 'train-throughput-unfused' : 'train-throughput';
-writeResult(args.name || (gpu ? `${name}-gpu${fair.rehearsal ? '-rehearsal' : ''}` : name), {
+writeResult(args.name || label.name, {
   title,
   args,
   engine: engineInfo,

@@ -9,35 +9,21 @@ import { execFileSync } from 'node:child_process';
 import process from 'node:process';
 import { bundleEngineAt, ENGINE_BEFORE, loadEngine } from '../lib/build.mjs';
 import { engineAdapter, parseArgs, writeResult } from '../lib/common.mjs';
+import { makeBatch, TRAIN_SHAPES } from '../lib/trainCase.mjs';
 
 const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000, child: false });
-if (!args.child) {
-  // The engine before, in its own process (one tfjs per process); its rows come back as JSON.
+/** The engine before's rows, counted in its own process (one tfjs per process), back as JSON. */
+async function countBefore() {
   const env = { ...process.env, BENCH_ENGINE_BUNDLE: await bundleEngineAt(ENGINE_BEFORE) };
   const argv = [...process.argv.slice(1), '--child'];
   const out = execFileSync(process.execPath, argv, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  process.env.DISPATCHES_BEFORE = out.trim().split('\n').at(-1);
+  return JSON.parse(out.trim().split('\n').at(-1));
 }
+const before = args.child ? [] : await countBefore();
 const engine = await loadEngine();
 const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = engine;
 await initBackend('webgpu');
 const adapter = engineAdapter(engine);
-const SHAPES = { tiny: ['tiny', {}], issue: ['small', { encoder_layers: 2, decoder_layers: 2 }], base: ['base', {}] };
-
-/** A fixed batch of full-length rows, ids from a small LCG (as train-throughput.mjs). */
-function makeBatch(c, rows, len) {
-  let x = 1;
-  const next = () => 3 + ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) % (c.tgt_vocab - 3));
-  const row = (first, last) => [...first, ...Array.from({ length: len - 1 }, next), ...last];
-  const rowsOf = (f) => Array.from({ length: rows }, f);
-  const tgt = rowsOf(() => Array.from({ length: len - 1 }, next));
-  return {
-    src: rowsOf(() => row([], [c.eos_id])),
-    tgtIn: tgt.map((t) => [c.bos_id, ...t]),
-    tgtOut: tgt.map((t) => [...t, c.eos_id]),
-  };
-}
-
 /** Counts the backend's dispatches, submissions and reads while `run` runs; notes reads before `mark()`. */
 async function count(run) {
   const be = tf.backend();
@@ -70,7 +56,7 @@ async function count(run) {
 
 const rows = [];
 for (const name of args.configs.split(',')) {
-  const [preset, overrides] = SHAPES[name] ?? [name, {}];
+  const [preset, overrides] = TRAIN_SHAPES[name] ?? [name, {}];
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
   const batch = makeBatch(config, args.batch, args.len);
   {
@@ -94,13 +80,12 @@ if (args.child) {
   console.log(JSON.stringify(rows));
   process.exit(0);
 }
-const before = JSON.parse(process.env.DISPATCHES_BEFORE);
-rows.splice(0, rows.length, ...rows.flatMap((r, i) => [before[i], r]));
+const table = rows.flatMap((r, i) => [before[i], r]);
 console.log(`# one training step on webgpu, batch ${args.batch} x ${args.len}, vocab ${args.vocab}; ${adapter?.line}`);
 console.log('config  engine                    dispatches  submits  reads  reads before the update');
-for (const r of rows)
+for (const r of table)
   console.log(
     `${r.config.padEnd(6)}  ${r.engine.padEnd(24)}  ${String(r.dispatches).padStart(10)}  ${String(r.submits).padStart(7)}  ${String(r.reads).padStart(5)}  ${r.readsBeforeUpdate}`,
   );
-writeResult('gpu-dispatches', { args, adapter: adapter?.line, rows });
+writeResult('gpu-dispatches', { args, adapter: adapter?.line, rows: table });
 process.exit(0);

@@ -82,6 +82,14 @@ export function header(title, engineInfo, peer) {
     console.log(`peer:   PyTorch ${peer.torch} (${peer.python}); BLAS ${peer.blas}; torch threads ${peer.threads}`);
 }
 
+/** A result's name and title, labelled for a GPU comparison (`-gpu`) and a rehearsal (bench/lib/peer.mjs). */
+export function labelled(name, title, gpu, fair) {
+  return {
+    name: gpu ? `${name}-gpu${fair.rehearsal ? '-rehearsal' : ''}` : name,
+    title: fair.rehearsal ? `REHEARSAL (not a measurement): ${title}` : title,
+  };
+}
+
 /** The engine's GPU adapter for a bench's checks and header: { software, line }, or null. */
 export function engineAdapter(engine) {
   const probe = engine.probeGpu();

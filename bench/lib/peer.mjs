@@ -87,6 +87,16 @@ export function requireFairGpu(peer, engine, { device, rehearse }) {
 /** Which check applies: a GPU comparison (--device cuda or --backend webgpu) or the BLAS one. */
 export const isGpuComparison = (backend, device) => backend === 'webgpu' || device !== 'cpu';
 
+/**
+ * The check that applies, before anything is timed: requireFairGpu for a GPU comparison, else
+ * requireFairBlas. `engine`: { backend, matMul, adapter }; `args`: the bench's { device, rehearse }.
+ * Returns what each side runs on, and `rehearsal`.
+ */
+export function requireFairComparison(peer, engine, args) {
+  if (isGpuComparison(engine.backend, args.device)) return requireFairGpu(peer, engine, args);
+  return { ...requireFairBlas(peer, engine), rehearsal: false };
+}
+
 /** The BLAS-like libraries mapped into process `pid` (its /proc/<pid>/maps), resolved paths. */
 export function mappedBlas(pid = process.pid) {
   const libs = [];

@@ -62,6 +62,18 @@ export interface InferenceAddon {
 }
 
 /**
+ * The rows of w (and b) a LINEAR or its gradient uses, [from, count]: attrs.rows when its count is
+ * positive, else all of them; checked against w's and b's sizes.
+ */
+export function linearRows(w: tf.TensorInfo, b: tf.TensorInfo | undefined, rows: [number, number]): [number, number] {
+  const all = w.shape[0]!;
+  const [from, count] = rows[1] > 0 ? rows : [0, all];
+  if (from < 0 || from + count > all || (b && b.shape[0] !== all))
+    throw new RangeError(`rows ${from}…${from + count - 1} of a [${w.shape}] weight with a [${b?.shape}] bias`);
+  return [from, count];
+}
+
+/**
  * x [..., in], w [out, in], b [out] → [..., out]; attrs.relu; attrs.rows [from, count] (count > 0):
  * rows from … from + count − 1 of w and b alone (W^Q, W^K or W^V of the stacked [3d, d], [3d]: a
  * view of contiguous rows, where a tfjs slice copied them, ~0.5 ms a matrix on wasm).
@@ -71,9 +83,7 @@ function linearKernel(ops: InferenceAddon): KernelFunc {
     const { x, w, b } = inputs as Record<'x' | 'w' | 'b', tf.TensorInfo>;
     const { relu, rows } = attrs as { relu: boolean; rows: [number, number] };
     const inDim = x.shape[x.shape.length - 1]!;
-    const [from, outDim] = rows[1] > 0 ? rows : [0, w.shape[0]!];
-    if (from < 0 || from + outDim > w.shape[0]! || b.shape[0] !== w.shape[0])
-      throw new RangeError(`rows ${from}…${from + outDim - 1} of a [${w.shape}] weight with a [${b.shape}] bias`);
+    const [from, outDim] = linearRows(w, b, rows);
     const be = backend as WasmBackend;
     const y = be.makeOutput([...x.shape.slice(0, -1), outDim], 'float32');
     const n = product(x.shape.slice(0, -1));

@@ -11,7 +11,7 @@
  * otherwise): SmoothedCrossEntropy and AdamUpdate.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
+import { addKernel, f32, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
 
 export const SMOOTHED_CROSS_ENTROPY = 'AttentionDebuggerSmoothedCrossEntropy';
 export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
@@ -119,7 +119,7 @@ function smoothedCrossEntropy(ops: OpsAddon): KernelFunc {
     const rowLoss = b.makeOutput([n], 'float32');
     const rowNll = b.makeOutput([n], 'float32');
     const grad = b.makeOutput([n, v], 'float32');
-    const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+    const f = (t: tf.TensorInfo): Float32Array => f32(b, t);
     ops.smoothedXent(
       f(logits),
       b.typedArrayFromHeap(targets) as Int32Array,
@@ -138,7 +138,6 @@ function smoothedCrossEntropy(ops: OpsAddon): KernelFunc {
   };
 }
 
-/** p, g, m, v → p', m', v' (PyTorch's Adam; see train/adam.ts) */
 /**
  * p, g, m, v → p', m', v' (Adam's update, native/ops.c); with `ok` (a bool scalar), p, m, v as they
  * were where it is false: the gate of train/adam.ts, inside the kernel.
@@ -149,7 +148,7 @@ function adamUpdate(ops: OpsAddon): KernelFunc {
     const a = attrs as { lr: number; beta1: number; beta2: number; epsilon: number; c1: number; c2: number };
     const b = backend as WasmBackend;
     const outs = [p, m, v].map((t) => b.makeOutput(t.shape, 'float32'));
-    const f = (t: tf.TensorInfo): Float32Array => b.typedArrayFromHeap(t) as Float32Array;
+    const f = (t: tf.TensorInfo): Float32Array => f32(b, t);
     if (ok && b.typedArrayFromHeap(ok)[0] === 0) {
       outs.forEach((o, i) => f(o).set(f([p, m, v][i]!)));
       return outs;

@@ -15,7 +15,7 @@
  * dropout's draws, which come from a counter-based generator (norm.c) instead of tfjs's.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { addLayerNormKernel, type InferenceAddon, LINEAR } from './inferenceOps';
+import { addLayerNormKernel, type InferenceAddon, LINEAR, linearRows } from './inferenceOps';
 import { addKernel, f32, type KernelFunc, product, type WasmBackend } from './kernels';
 
 export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
@@ -94,7 +94,7 @@ function linearGradKernel(ops: TrainingAddon): KernelFunc {
     const { dy, x, w, y } = inputs as Record<'dy' | 'x' | 'w' | 'y', tf.TensorInfo>;
     const { relu, rows } = attrs as { relu: boolean; rows: [number, number] };
     const inDim = x.shape[x.shape.length - 1]!;
-    const [from, outDim] = rows[1] > 0 ? rows : [0, w.shape[0]!];
+    const [from, outDim] = linearRows(w, undefined, rows);
     const be = backend as WasmBackend;
     const outs = [be.makeOutput(x.shape, 'float32'), be.makeOutput(w.shape, 'float32')];
     outs.push(be.makeOutput([w.shape[0]!], 'float32'));

@@ -5,7 +5,7 @@
  * (trainingOps.ts) is this kernel on dy, which draws the forward mask again.
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import type { KernelFunc } from '../kernels';
+import { type KernelFunc, product } from '../kernels';
 import { DROPOUT_MASK, dropoutUniforms, perElement, runProgram, type WebgpuBackend } from './program';
 
 /** x (any shape) → x ⊙ m; attrs.rate, attrs.seed. Element i is x's flat index i, as in norm.c. */
@@ -16,7 +16,7 @@ export const dropoutKernel: KernelFunc = ({ inputs, backend, attrs }) => {
     key: 'dropout',
     inputs: { x },
     outputShape: x.shape,
-    ...perElement(x.shape.reduce((a, b) => a * b, 1)),
+    ...perElement(product(x.shape)),
     uniforms: dropoutUniforms(rate, seed),
     prelude: DROPOUT_MASK,
     // As norm.c: x·scale where kept, +0 where dropped (not x·0, which is −0 for negative x).

@@ -11,14 +11,14 @@
  * dbias = Σ rows dy (column sums over rows, program.ts columnSum).
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import type { KernelFunc } from '../kernels';
+import { type KernelFunc, product } from '../kernels';
 import {
   columnSum,
   disposeAll,
   DROPOUT_MASK,
   dropoutUniforms,
   perElement,
-  REDUCE_SUM,
+  REDUCE,
   runProgram,
   type Uniform,
   type WebgpuBackend,
@@ -36,7 +36,7 @@ interface NormAttrs {
 /** The uniforms and WGSL both passes share: z(k) for flat index k, and a row's μ and 1/√(σ² + ε). */
 function normShared(x: tf.TensorInfo, residual: boolean, attrs: NormAttrs) {
   const d = x.shape[x.shape.length - 1]!;
-  const n = d > 0 ? x.shape.reduce((a, b) => a * b, 1) / d : 0;
+  const n = d > 0 ? product(x.shape) / d : 0;
   const uniforms: Uniform[] = [
     { name: 'rows', type: 'i32', value: n },
     { name: 'd', type: 'i32', value: d },
@@ -50,7 +50,7 @@ function normShared(x: tf.TensorInfo, residual: boolean, attrs: NormAttrs) {
       return ${residual ? 'x[k] + r[k] * dropoutMask(u32(k))' : 'x[k]'};
     }`;
   const prelude = `${zAt}
-    ${REDUCE_SUM}
+    ${REDUCE}
     // Row \`row\`'s (μ, 1/√(σ² + ε)), σ² from a second pass over z − μ; call from uniform control flow.
     fn rowStats(row : i32, tid : i32) -> vec2<f32> {
       let valid = row < uniforms.rows; // a dispatch folded into y and z may run a few extra workgroups

@@ -9,7 +9,8 @@
  * linearGradKernel over native/blas.c linear_backward), since fusedLinear uses LINEAR for decoding too.
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import type { KernelFunc } from '../kernels';
+import { linearRows } from '../inferenceOps';
+import { type KernelFunc, product } from '../kernels';
 import {
   columnSum,
   disposeAll,
@@ -28,13 +29,10 @@ interface LinearAttrs {
 
 /** The rows of W in use ([from, count]) and the sizes of x [..., in] as [n, in]. */
 function linearDims(x: tf.TensorInfo, w: tf.TensorInfo, b: tf.TensorInfo | undefined, rows: [number, number]) {
-  const inDim = x.shape[x.shape.length - 1]!;
   const all = w.shape[0]!;
-  const [from, outDim] = rows[1] > 0 ? rows : [0, all];
-  if (from < 0 || from + outDim > all || (b && b.shape[0] !== all))
-    throw new RangeError(`rows ${from}…${from + outDim - 1} of a [${w.shape}] weight with a [${b?.shape}] bias`);
-  const n = x.shape.slice(0, -1).reduce((p, q) => p * q, 1);
-  return { inDim, all, from, outDim, n, block: outDim < all };
+  const [from, outDim] = linearRows(w, b, rows);
+  const n = product(x.shape.slice(0, -1));
+  return { inDim: x.shape[x.shape.length - 1]!, all, from, outDim, n, block: outDim < all };
 }
 
 /** x [..., in], w [out, in], b [out] → [..., out] (count rows of W and b with attrs.rows); attrs.relu. */

@@ -12,7 +12,7 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import { SMOOTHED_CROSS_ENTROPY } from '../nativeOps';
 import { addKernel, type KernelFunc } from '../kernels';
-import { disposeAll, perElement, REDUCE_SUM, runProgram, type Uniform, type WebgpuBackend } from './program';
+import { disposeAll, perElement, REDUCE, runProgram, type Uniform, type WebgpuBackend } from './program';
 
 /** Threads per row in the reduction (V is thousands of classes). */
 const ROW_WORKGROUP = 256;
@@ -42,22 +42,6 @@ const ROW_TARGET = `
     return select(-1, t, t != uniforms.pad && t >= 0 && t < uniforms.v);
   }`;
 
-/** WGSL: max(value) over the workgroup, in REDUCE_SUM's `red` (from uniform control flow). */
-const REDUCE_MAX = `
-  fn workgroupMax(value : f32, tid : i32) -> f32 {
-    red[tid] = value;
-    workgroupBarrier();
-    for (var s = WG / 2; s > 0; s = s / 2) {
-      if (tid < s) {
-        red[tid] = max(red[tid], red[tid + s]);
-      }
-      workgroupBarrier();
-    }
-    let top = red[0];
-    workgroupBarrier();
-    return top;
-  }`;
-
 /** logits [N, V] float32, targets [N] int32 → rowLoss [N], rowNll [N], grad [N, V]; attrs as train/loss.ts passes them. */
 const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
   const { logits, targets } = inputs as { logits: tf.TensorInfo; targets: tf.TensorInfo };
@@ -82,8 +66,7 @@ const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) 
       { name: 'spread', type: 'f32', value: a.spread },
       { name: 'entropy', type: 'f32', value: a.entropy },
     ],
-    prelude: `${REDUCE_SUM}
-      ${REDUCE_MAX}
+    prelude: `${REDUCE}
       ${ROW_TARGET}`,
     main: `
       let tid = i32(localIndex);

@@ -85,18 +85,14 @@ export function runProgram(backend: WebgpuBackend, spec: ProgramSpec): tf.Tensor
 /** One thread per element of `size`, `workgroup` threads a workgroup. */
 export const perElement = (size: number, workgroup = 64) => ({ workgroup, workgroups: Math.ceil(size / workgroup) });
 
-/**
- * WGSL: sum(value) over the workgroup into red[0], visible to all threads after it returns (call it
- * from uniform control flow; `red` is `var<workgroup> red : array<f32, WG>`).
- */
-export const REDUCE_SUM = `
-  var<workgroup> red : array<f32, WG>;
-  fn workgroupSum(value : f32, tid : i32) -> f32 {
+/** WGSL: fn `name`(value, tid), `combine` of the workgroup's values, via `red` (a tree over WG lanes). */
+const workgroupReduce = (name: string, combine: (a: string, b: string) => string) => `
+  fn ${name}(value : f32, tid : i32) -> f32 {
     red[tid] = value;
     workgroupBarrier();
     for (var s = WG / 2; s > 0; s = s / 2) {
       if (tid < s) {
-        red[tid] = red[tid] + red[tid + s];
+        red[tid] = ${combine('red[tid]', 'red[tid + s]')};
       }
       workgroupBarrier();
     }
@@ -104,6 +100,15 @@ export const REDUCE_SUM = `
     workgroupBarrier();
     return total;
   }`;
+
+/**
+ * WGSL: workgroupSum(value, tid) and workgroupMax(value, tid) over the workgroup, the result visible
+ * to all threads after they return (call them from uniform control flow).
+ */
+export const REDUCE = `
+  var<workgroup> red : array<f32, WG>;
+  ${workgroupReduce('workgroupSum', (a, b) => `${a} + ${b}`)}
+  ${workgroupReduce('workgroupMax', (a, b) => `max(${a}, ${b})`)}`;
 
 const kernel = (name: string): KernelFunc => {
   const config = tf.getKernel(name, 'webgpu');

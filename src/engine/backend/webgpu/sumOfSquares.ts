@@ -15,7 +15,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { addKernel, product, type KernelFunc } from '../kernels';
 import { SUM_OF_SQUARES } from '../trainingOps';
-import { disposeAll, REDUCE_SUM, reshape, runProgram, type Uniform, type WebgpuBackend } from './program';
+import { disposeAll, REDUCE, reshape, runProgram, type Uniform, type WebgpuBackend } from './program';
 
 /** Gradients a program reads, with the partial sums of the groups before it: 7 storage buffers. */
 const GROUP = 6;
@@ -64,7 +64,7 @@ const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
       workgroup: WG,
       workgroups: w,
       uniforms,
-      prelude: REDUCE_SUM,
+      prelude: REDUCE,
       main: `
         let tid = i32(localIndex);
         var acc = 0.0;
@@ -91,7 +91,7 @@ const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
           workgroup: WG,
           workgroups: 1,
           uniforms: [{ name: 'parts', type: 'i32', value: w }],
-          prelude: REDUCE_SUM,
+          prelude: REDUCE,
           main: `
             let tid = i32(localIndex);
             var acc = 0.0;
