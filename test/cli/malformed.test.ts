@@ -8,29 +8,51 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { before, test } from 'node:test';
 import { REPO } from '../helpers';
 import { scratch } from '../train/helpers';
-import { MALFORMED, micro, type MalformedCase } from './malformed-inputs';
+import { BOUNDED_SIZES } from './bounded-sizes';
+import { HOSTILE_FILES } from './hostile-files';
+import { MALFORMED } from './malformed-inputs';
+import { micro, type MalformedCase } from './malformed-plants';
+import { ONE_WRITER } from './one-writer';
+import { SILENT_INPUTS } from './silent-inputs';
 
 const cliJs = join(REPO, 'dist', 'cli.js');
 const cli = (args: string[], input?: string) =>
   spawnSync(process.execPath, [cliJs, ...args], { encoding: 'utf8', cwd: REPO, input: input ?? '' });
 
-/** Every file and folder under `root` with a hash of its bytes, in a stable order ('absent' when none). */
+/**
+ * Every file and folder under `root` with a hash of its bytes, in a stable order ('absent' when none).
+ * Links are hashed as their target's name and special files (FIFOs, devices) as their kind, never
+ * followed or opened, so a row may plant a FIFO or a link to /dev/zero.
+ */
 function hashTree(root: string): string {
   if (!existsSync(root)) return 'absent';
   const h = createHash('sha256');
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir).sort()) {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) {
-        h.update(`dir ${relative(root, path)}\n`);
+      const at = relative(root, path);
+      const s = lstatSync(path);
+      if (s.isDirectory()) {
+        h.update(`dir ${at}\n`);
         walk(path);
-      } else
-        h.update(`file ${relative(root, path)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}\n`);
+      } else if (s.isSymbolicLink()) h.update(`link ${at} → ${readlinkSync(path)}\n`);
+      else if (!s.isFile()) h.update(`special ${at} ${s.mode} ${s.rdev}\n`);
+      else h.update(`file ${at} ${createHash('sha256').update(readFileSync(path)).digest('hex')}\n`);
     }
   };
   walk(root);
@@ -65,8 +87,11 @@ function plant(c: MalformedCase, folder: string): void {
   }
 }
 
-MALFORMED.forEach((c, i) => {
-  test(`malformed input (${c.item === 'fork' ? 'issue 13, fork' : `issue 12 #${c.item}`}): ${c.name}`, () => {
+const ROWS = [...MALFORMED, ...HOSTILE_FILES, ...ONE_WRITER, ...BOUNDED_SIZES, ...SILENT_INPUTS];
+
+ROWS.forEach((c, i) => {
+  const item = c.item === 'fork' ? 'issue 13, fork' : `issue ${c.issue ?? 12} #${c.item}`;
+  test(`malformed input (${item}): ${c.name}`, () => {
     const folder = join(dir, `case-${i}`);
     mkdirSync(folder);
     plant(c, folder);
