@@ -99,10 +99,12 @@ function makeRun(name: string): string {
   writeFileSync(join(dir, 'config.json'), JSON.stringify(CONFIG));
   writeFileSync(join(dir, 'vocab.json'), '{"kind": "task", "size": 7}\n');
   writeFileSync(join(dir, 'status.json'), JSON.stringify({ state: 'running', step: 2, time: 1, writer: 'pytorch' }));
-  // two whole lines, a resumed step 2 (allowed), and a line being written (no \n yet: allowed)
+  // three whole lines, step 3 again after a resume from the step-2 checkpoint (allowed), and a line being
+  // written (no \n yet: allowed)
   writeFileSync(
     join(dir, 'metrics.jsonl'),
-    '{"step": 1, "lr": 0.1, "loss": 2.0, "grad_norm": null}\n{"step": 2, "lr": 0.1, "loss": 1.5}\n{"step": 2, "lr": 0.1, "loss": 1.4}\n{"step": 3, "l',
+    '{"step": 1, "lr": 0.1, "loss": 2.0, "grad_norm": null}\n{"step": 2, "lr": 0.1, "loss": 1.5}\n' +
+      '{"step": 3, "lr": 0.1, "loss": 1.4}\n{"step": 3, "lr": 0.1, "loss": 1.3}\n{"step": 4, "l',
   );
   writeFileSync(
     join(dir, 'events.jsonl'),
@@ -126,10 +128,29 @@ function makeRun(name: string): string {
 }
 
 const valid = makeRun('valid');
+/** metrics.jsonl with one line for each step given, in that order. */
+const metricsOf = (...steps: number[]) => steps.map((step) => `{"step": ${step}, "lr": 0.1, "loss": 1}\n`).join('');
 const brief = (ps: RunProblem[]) => ps.map((p) => [p.file, p.line, p.field]);
 
 test('a folder built from the format passes, with what the format allows', () => {
   assert.deepEqual(checkRunFolder(valid), []);
+});
+
+test('steps a resume logs again are not reported, nor a writer.lock', () => {
+  const dir = join(work, 'resumes');
+  cpSync(valid, dir, { recursive: true });
+  writeFileSync(join(dir, 'writer.lock'), JSON.stringify({ pid: 1, host: 'h', started: 1, command: 'train' }));
+  // logged every step, back to the step-2 checkpoint twice; started over before any checkpoint
+  for (const steps of [
+    [1, 2, 3, 4, 3, 3, 4, 5],
+    [1, 2, 1, 2, 3],
+  ]) {
+    writeFileSync(join(dir, 'metrics.jsonl'), metricsOf(...steps));
+    assert.deepEqual(checkRunFolder(dir), [], `${steps}`);
+  }
+  // logged every other step: a resume from step 2 logs step 4 again after 6
+  writeFileSync(join(dir, 'metrics.jsonl'), metricsOf(2, 4, 6, 4, 6, 8));
+  assert.deepEqual(checkRunFolder(dir), []);
 });
 
 test('each planted defect is reported once with its file, line and field', () => {
@@ -161,6 +182,29 @@ test('each planted defect is reported once with its file, line and field', () =>
         ),
       ['metrics.jsonl', 2, 'step'],
       /steps count from 1/,
+    ],
+    [
+      // a resume from the step-2 checkpoint may log step 3 again (line 4), but none logs step 4 twice
+      'two writers interleaved',
+      (d) => writeFileSync(join(d, 'metrics.jsonl'), metricsOf(1, 2, 3, 3, 4, 4, 5, 5)),
+      ['metrics.jsonl', 6, 'step'],
+      /^step 4 again \(line 5 has it\): .*; 2 lines go back in all; two trainers wrote this run at once$/,
+    ],
+    [
+      'out of order',
+      (d) => writeFileSync(join(d, 'metrics.jsonl'), metricsOf(1, 3, 2)),
+      ['metrics.jsonl', 3, 'step'],
+      /^step 2 after step 3: .*checkpoints\/ has none from which step 2 comes next/,
+    ],
+    [
+      // the engine drops the lines past its checkpoint when it resumes: even step 3 after the step-2 checkpoint
+      'engine step twice',
+      (d) => {
+        writeFileSync(join(d, 'config.json'), JSON.stringify({ ...CONFIG, writer: 'engine' }));
+        writeFileSync(join(d, 'metrics.jsonl'), metricsOf(1, 2, 3, 3));
+      },
+      ['metrics.jsonl', 4, 'step'],
+      /^step 3 again \(line 3 has it\): the engine writes each step once/,
     ],
     [
       'events',

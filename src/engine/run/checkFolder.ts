@@ -6,7 +6,8 @@
  *
  * What the format allows is not a problem: a last .jsonl line without its `\n` (a write in
  * progress), `*.tmp-<pid>-<ms>` files (a writer killed mid-write), an optimizer file without its
- * model file (killed between the two renames), repeated metrics steps after a resume.
+ * model file (killed between the two renames), metrics steps repeated by a resume from a checkpoint
+ * (stepOrder.ts: but not two writers' interleaved steps), a writer's writer.lock.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import {
   stepOf,
 } from '../../protocol/runFolder';
 import { checkCheckpoint, checkOptimizer, checkSnapshot, type RunProblem } from './checkTensors';
+import { type StepLine, stepOrderProblem } from './stepOrder';
 
 export type { RunProblem } from './checkTensors';
 
@@ -136,7 +138,7 @@ function checkJsonLines(
   dir: string,
   file: string,
   problems: RunProblem[],
-  check: (row: Obj, at: (field: string, message: string) => void) => void,
+  check: (row: Obj, at: (field: string, message: string) => void, line: number) => void,
 ): void {
   const path = join(dir, file);
   if (!existsSync(path)) return;
@@ -152,7 +154,7 @@ function checkJsonLines(
       return;
     }
     if (!isObj(row)) return void problems.push({ file, line, message: 'expected a JSON object' });
-    check(row, (field, message) => problems.push({ file, line, field, message }));
+    check(row, (field, message) => problems.push({ file, line, field, message }), line);
   });
 }
 
@@ -247,15 +249,27 @@ export function checkRunFolder(dir: string): RunProblem[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [{ file: '.', message: `${dir}: no such folder` }];
   const problems: RunProblem[] = [];
   const config = checkConfig(dir, problems);
-  let version: unknown;
+  let raw: Obj = {};
   try {
-    version = (JSON.parse(readFileSync(join(dir, RUN_FILES.config), 'utf8')) as Obj).run_format_version;
+    raw = JSON.parse(readFileSync(join(dir, RUN_FILES.config), 'utf8')) as Obj;
   } catch {
-    version = undefined; // reported by checkConfig
+    // reported by checkConfig
   }
+  const version = isObj(raw) ? raw.run_format_version : undefined;
   checkVocab(dir, config, problems);
   checkStatus(dir, version, problems);
-  checkJsonLines(dir, RUN_FILES.metrics, problems, checkMetricsRow);
+  const steps: StepLine[] = [];
+  checkJsonLines(dir, RUN_FILES.metrics, problems, (row, at, line) => {
+    checkMetricsRow(row, at);
+    if (isInt(row.step, 1)) steps.push({ line, step: row.step });
+  });
+  const saved = listFolder(dir, RUN_FILES.checkpoints).map((f) => stepOf(CHECKPOINT_FILE, f));
+  const order = stepOrderProblem(
+    steps,
+    isObj(raw) ? raw.writer : undefined,
+    saved.filter((s) => s !== undefined),
+  );
+  if (order) problems.push(order);
   checkJsonLines(dir, RUN_FILES.telemetry, problems, checkTelemetryRow);
   checkJsonLines(dir, RUN_FILES.events, problems, checkEventRow);
   checkCheckpoints(dir, config, problems);
