@@ -3,7 +3,7 @@
  * state_dict names them (params.ts). Loads checkpoints PyTorch wrote in this layout and our own.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { modelFields, validateConfig, type TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES, uniqueVariables, variablePrefix, type Params } from '../model/params';
@@ -12,6 +12,7 @@ import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../../protocol/runFolder';
 import { writeFileAtomic } from '../io/atomicFile';
 import { readSafetensors, writeSafetensors, type NamedTensor } from './safetensors';
 import { readJsonFile } from '../io/json';
+import { FileRefused, kindOf, linkNote } from '../io/regularFile';
 
 export function readConfig(path: string): TransformerConfig {
   return validateConfig(readJsonFile(path), path);
@@ -38,7 +39,13 @@ export function checkpointStep(weightsPath: string): number {
  */
 export function resolveCheckpoint(path: string): { configPath: string; weightsPath: string } {
   if (!existsSync(path)) throw new Error(`${path}: no such file or folder`);
-  if (statSync(path).isFile()) {
+  const s = statSync(path);
+  if (!s.isFile() && !s.isDirectory())
+    throw new FileRefused(
+      path,
+      `${linkNote(path)}: ${kindOf(s)}, not a regular file nor a folder; name a .safetensors file or a folder`,
+    );
+  if (s.isFile()) {
     const near = [join(dirname(path), 'config.json'), join(dirname(path), '..', 'config.json')].find(existsSync);
     if (!near) throw new Error(`${path}: no config.json beside it or in its parent folder`);
     return { configPath: near, weightsPath: path };
@@ -142,10 +149,12 @@ function vocabularyNear(weightsPath: string): string | undefined {
   return dir && existsSync(join(dir, RUN_FILES.vocab)) ? join(dir, RUN_FILES.vocab) : undefined;
 }
 
+/** Whether two JSON files hold the same value; false when one is not JSON, refused when one is not a regular file. */
 function sameJson(a: string, b: string): boolean {
   try {
-    return JSON.stringify(JSON.parse(readFileSync(a, 'utf8'))) === JSON.stringify(JSON.parse(readFileSync(b, 'utf8')));
-  } catch {
+    return JSON.stringify(readJsonFile(a)) === JSON.stringify(readJsonFile(b));
+  } catch (err) {
+    if (err instanceof FileRefused) throw err;
     return false;
   }
 }

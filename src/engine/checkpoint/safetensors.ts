@@ -4,7 +4,7 @@
  * offsets relative to the end of the header. Every inconsistency is an error naming the file and
  * the tensor; nothing is trusted before it is checked.
  */
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../io/regularFile';
 import { writeFileAtomic } from '../io/atomicFile';
 
 export interface NamedTensor {
@@ -48,7 +48,7 @@ function toFloat32(bytes: Buffer, dtype: string, count: number): Float32Array {
 
 /** Parses a safetensors file into float32 tensors (F32, F64, F16 and BF16 are accepted). */
 export function readSafetensors(path: string): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
-  const buf = readFileSync(path);
+  const buf = readRegularFile(path, 'tensors');
   const fail = (msg: string): never => {
     throw new Error(`${path}: ${msg}`);
   };

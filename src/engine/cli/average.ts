@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { listCheckpoints } from '../checkpoint';
 import { averageCheckpoints } from '../checkpoint/average';
 import { writeSafetensors } from '../checkpoint/safetensors';
+import { checkOutputFile } from '../io/outputFile';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder' },
   last: { type: 'string', help: 'how many of the newest checkpoints (default 5)' },
-  out: { type: 'string', help: 'file to write (default RUN/checkpoints/average-last-N.safetensors)' },
+  out: { type: 'string', help: 'file to write (default RUN/checkpoints/average-last-N.safetensors); a new file' },
+  force: { type: 'boolean', help: 'replace --out if it is a regular file already (never a file of a run)' },
 };
 
 export async function averageCommand(argv: string[]): Promise<number> {
@@ -21,7 +23,8 @@ export async function averageCommand(argv: string[]): Promise<number> {
   const chosen = all.slice(-n);
   const out =
     (options.out as string) ?? join(options.run as string, 'checkpoints', `average-last-${chosen.length}.safetensors`);
-  writeSafetensors(out, averageCheckpoints(chosen.map((c) => c.path)), {
+  const target = checkOutputFile(out, options.force === true);
+  writeSafetensors(target, averageCheckpoints(chosen.map((c) => c.path)), {
     averaged_steps: chosen.map((c) => c.step).join(','),
   });
   process.stdout.write(`${JSON.stringify({ out, steps: chosen.map((c) => c.step) })}\n`);

@@ -3,6 +3,7 @@
  * file (train/batchFile.ts has the format), so that another trainer (the PyTorch peer of
  * bench/equal-time.mjs) trains on the very batches the engine's trainer takes, in its order.
  */
+import { checkOutputFile } from '../io/outputFile';
 import { openRun } from '../run/setup';
 import { writeRunBatches } from '../train/batchFile';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
@@ -10,7 +11,8 @@ import { numberOption, type OptionSpec, parseCommand, UsageError } from './args'
 const specs: Record<string, OptionSpec> = {
   run: { type: 'string', help: 'run folder (its data, vocabulary, batch_tokens and seed decide the batches)' },
   steps: { type: 'string', help: 'how many training batches: those of steps 1…N of a new run' },
-  out: { type: 'string', help: 'file to write (int32 ids; format in src/engine/train/batchFile.ts)' },
+  out: { type: 'string', help: 'file to write (int32 ids; format in src/engine/train/batchFile.ts); a new file' },
+  force: { type: 'boolean', help: 'replace --out if it is a regular file already (never a file of a run)' },
 };
 
 export async function batchesCommand(argv: string[]): Promise<number> {
@@ -25,8 +27,9 @@ export async function batchesCommand(argv: string[]): Promise<number> {
   if (!options.out) throw new UsageError('batches: --out FILE is required');
   if (options.steps === undefined) throw new UsageError('batches: --steps N is required');
   const steps = numberOption(options.steps, 'steps', 0, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
+  const target = checkOutputFile(options.out as string, options.force === true);
   const { run, settings, data } = openRun(options.run as string);
-  const written = writeRunBatches(data, settings, steps, options.out as string);
+  const written = writeRunBatches(data, settings, steps, target);
   process.stdout.write(
     `${JSON.stringify({ run: run.path, out: options.out, steps, validation: written.validation, bytes: written.bytes })}\n`,
   );

@@ -1,5 +1,6 @@
 /** `evaluate`: decode a run's held-out split and score it: BLEU as sacreBLEU prints it, and exact matches. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../io/atomicFile';
 import { join } from 'node:path';
 import { initBackend } from '../backend';
 import { loadRunCheckpoint } from '../checkpoint';
@@ -63,8 +64,9 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     });
     const dir = join(run.path, 'eval');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${split}.hyp`), hyps.map((h) => `${h}\n`).join(''));
-    writeFileSync(join(dir, `${split}.ref`), refs.map((r) => `${r}\n`).join(''));
+    // atomic writes: a FIFO or a device in RUN/eval is refused by name, never opened (io/atomicFile.ts)
+    writeFileAtomic(join(dir, `${split}.hyp`), [Buffer.from(hyps.map((h) => `${h}\n`).join(''))]);
+    writeFileAtomic(join(dir, `${split}.ref`), [Buffer.from(refs.map((r) => `${r}\n`).join(''))]);
     process.stdout.write(`${formatBleu(bleu)}\n`);
     process.stderr.write(`exact matches: ${exact}/${ids.length}; hypotheses in ${join(dir, `${split}.hyp`)}\n`);
     return 0;

@@ -1,4 +1,5 @@
 /** `train --fork PARENT[@STEP]` and the changes a fork takes (issue 13; run/fork.ts makes the folder). */
+import { existsSync } from 'node:fs';
 import { FORK_SETTINGS, type ForkChanges, type ForkSpec } from '../run/fork';
 import type { TrainingSettings } from '../run/settings';
 import { type OptionSpec, type Parsed, UsageError } from './args';
@@ -54,6 +55,12 @@ export function forkOption(
     );
   const text = String(options.fork);
   const m = /^(.*)@(\d+)$/.exec(text);
+  const at = /^(.+)@([^@/]*)$/.exec(text);
+  if (!m && at && !existsSync(text))
+    throw new UsageError(
+      `--fork ${text}: "${at[2]}" after @ is not a step; give ${at[1]}@STEP with a whole number ` +
+        `(e.g. ${at[1]}@100), or ${at[1]} alone for its newest checkpoint`,
+    );
   const dropout = options.dropout === undefined ? undefined : Number(options.dropout);
   if (dropout !== undefined && !(dropout >= 0 && dropout < 1))
     throw new UsageError(`--dropout: expected a number in [0, 1), got "${options.dropout}"`);

@@ -2,7 +2,7 @@
 // number of lines (train.en / train.de, as fairseq and OpenNMT), or one TSV file (source<TAB>target).
 // Errors name the file and the 1-based line. Pairs longer than maxLength tokens on either side, and
 // pairs with an empty side, are skipped and counted, never fatal.
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../io/regularFile';
 import { pretokenize } from './tokenize';
 import { mulberry32, shuffleInPlace } from './random';
 
@@ -99,7 +99,7 @@ function firstInvalidLine(bytes: Uint8Array): number {
 }
 
 export function readLines(file: string): string[] {
-  return decodeLines(readFileSync(file), file);
+  return decodeLines(readRegularFile(file, 'text'), file);
 }
 
 function describe(source: CorpusSource): string {

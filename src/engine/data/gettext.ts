@@ -14,7 +14,8 @@
 // so identifiers like LC_ALL_MESSAGES survive. printf directives (%s, %d, %1$s) are kept as-is:
 // they must be copied verbatim by a translator, which is a fair thing to learn. Whitespace runs
 // (including newlines) become one space so every pair fits on one line.
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync } from 'node:fs';
+import { readRegularFile } from '../io/regularFile';
 import { join } from 'node:path';
 import { TextDecoder } from 'node:util';
 import type { SentencePair } from './corpus';
@@ -118,7 +119,7 @@ export function parseMo(bytes: Uint8Array, file = '<mo>'): MoCatalog {
 }
 
 export function readMo(file: string): MoCatalog {
-  return parseMo(readFileSync(file), file);
+  return parseMo(readRegularFile(file, 'text'), file);
 }
 
 /** Strip mnemonic accelerators and collapse whitespace (see the header comment for the rules). */

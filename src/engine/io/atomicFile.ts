@@ -2,7 +2,8 @@
  * Files written whole or not at all, for every writer of a run folder (checkpoints, config.json,
  * the vocabulary, snapshots): a reader or a process killed mid-write never sees half a file.
  */
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { kindOf, linkNote } from './regularFile';
 
 /** Marks the temp files of writeFileAtomic: `<file>.tmp-<pid>-<time>`. */
 export const TEMP_SUFFIX = /\.tmp-\d+-\d+$/;
@@ -40,18 +41,69 @@ function writeChunks(fd: number, chunks: Uint8Array[]): void {
   }
 }
 
-/** Writes the file whole or not at all: a temp file in the same folder, fsync, then rename. */
+/** What an errno means for a file being written, in words. */
+const WRITE_ERRORS: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EISDIR: 'it is a folder',
+  EACCES: 'permission denied',
+  EPERM: 'not permitted',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'over the disk quota',
+};
+
+/** An error of a write, naming the file being written (never its temp file) and what went wrong. */
+function writeError(path: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (!code) return err as Error;
+  return new Error(`${path}: cannot be written (${WRITE_ERRORS[code] ?? code})`);
+}
+
+/**
+ * Refuses to replace or append to what is not a regular file: a rename over a folder, a FIFO or a
+ * device (or a link to one) would fail, or replace a device node with a file; an append to a FIFO
+ * would block.
+ */
+export function checkReplaceable(path: string): void {
+  let s;
+  try {
+    s = statSync(path);
+  } catch {
+    return; // not there (or a link to nothing): the rename creates it
+  }
+  if (!s.isFile())
+    throw new Error(
+      `${path}${linkNote(path)}: ${kindOf(s)}, not a regular file; the engine writes only regular files: remove it`,
+    );
+}
+
+/**
+ * Writes the file whole or not at all: a temp file in the same folder, fsync, then rename. Errors
+ * name `path`, never the temp file, which is removed.
+ */
 export function writeFileAtomic(path: string, chunks: Uint8Array[]): void {
+  checkReplaceable(path);
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  const fd = openSync(tmp, 'w');
+  let fd: number;
+  try {
+    fd = openSync(tmp, 'w');
+  } catch (err) {
+    throw writeError(path, err);
+  }
   try {
     writeChunks(fd, chunks);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
     unlinkSync(tmp);
-    throw err;
+    throw writeError(path, err);
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    unlinkSync(tmp);
+    throw writeError(path, err);
+  }
 }

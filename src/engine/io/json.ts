@@ -3,7 +3,7 @@
  * never the file's contents (V8's message quotes them: `"root:x:0:0:"... is not valid JSON` for a
  * config pointed at /etc/passwd), and a missing file called missing.
  */
-import { readFileSync } from 'node:fs';
+import { readTextFile } from './regularFile';
 
 /** V8's JSON.parse message without the text it quotes from the input. */
 function jsonErrorText(err: unknown): string {
@@ -14,17 +14,12 @@ function jsonErrorText(err: unknown): string {
     .replace(/ is not valid JSON$/, '');
 }
 
-/** The parsed contents of `path`, or an error `PATH: not found` / `PATH:LINE: not valid JSON at column C (why)`. */
+/**
+ * The parsed contents of `path`, or an error `PATH: not found` / `PATH:LINE: not valid JSON at column C (why)`;
+ * a path that is not a regular file of at most READ_LIMITS.json is refused unopened (regularFile.ts).
+ */
 export function readJsonFile(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(
-      `${path}: ${code === 'ENOENT' ? 'not found' : `cannot be read (${code ?? (err as Error).message})`}`,
-    );
-  }
+  const text = readTextFile(path, 'json');
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -9,7 +9,8 @@
  * model file (killed between the two renames), metrics steps repeated by a resume from a checkpoint
  * (stepOrder.ts: but not two writers' interleaved steps), a writer's writer.lock.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { FileRefused, readTextFile } from '../io/regularFile';
 import { join } from 'node:path';
 import { ConfigError, validateConfig, type TransformerConfig } from '../model/config';
 import { TEMP_SUFFIX } from '../io/atomicFile';
@@ -40,9 +41,13 @@ export function formatProblem(p: RunProblem): string {
 
 function readJson(dir: string, file: string, problems: RunProblem[]): unknown {
   try {
-    return JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    return JSON.parse(readTextFile(join(dir, file), 'json'));
   } catch (err) {
-    problems.push({ file, message: `not valid JSON (${(err as Error).message})` });
+    const refused = err instanceof FileRefused;
+    problems.push({
+      file,
+      message: refused ? err.reason : `not valid JSON (${(err as Error).message})`,
+    });
     return undefined;
   }
 }
@@ -142,7 +147,14 @@ function checkJsonLines(
 ): void {
   const path = join(dir, file);
   if (!existsSync(path)) return;
-  const lines = readFileSync(path, 'utf8').split('\n');
+  let lines: string[];
+  try {
+    lines = readTextFile(path, 'lines').split('\n');
+  } catch (err) {
+    if (!(err instanceof FileRefused)) throw err;
+    problems.push({ file, message: err.reason });
+    return;
+  }
   lines.pop(); // after the last '\n': empty, or a partial line the writer is still appending
   lines.forEach((text, i) => {
     const line = i + 1;
@@ -251,7 +263,7 @@ export function checkRunFolder(dir: string): RunProblem[] {
   const config = checkConfig(dir, problems);
   let raw: Obj = {};
   try {
-    raw = JSON.parse(readFileSync(join(dir, RUN_FILES.config), 'utf8')) as Obj;
+    raw = JSON.parse(readTextFile(join(dir, RUN_FILES.config), 'json')) as Obj;
   } catch {
     // reported by checkConfig
   }

@@ -3,7 +3,7 @@
  * nn.Transformer layout, and the optimizer's moments beside it) and format-2 attention snapshots.
  * Pure checks: nothing is written; every problem names the file and the tensor or field.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { checkRegularFile, FileRefused, readRegularFile } from '../io/regularFile';
 import { readSafetensors } from '../checkpoint/safetensors';
 import type { TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES } from '../model/params';
@@ -44,65 +44,63 @@ export function readHeader(
     problems.push({ file, ...(field ? { field } : {}), message });
     return undefined;
   };
-  const size = statSync(path).size;
-  if (size < 8) return fail(`${size} bytes: too short for a safetensors file (torn or truncated)`);
-  const fd = openSync(path, 'r');
-  let header: unknown;
+  let size: number;
   try {
-    const prefix = Buffer.alloc(8);
-    readSync(fd, prefix, 0, 8, 0);
-    const n = Number(prefix.readBigUInt64LE(0));
-    if (n > MAX_HEADER || 8 + n > size)
-      return fail(`header length ${n} runs past the end of the file (${size} bytes): torn or not safetensors`);
-    const text = Buffer.alloc(n);
-    readSync(fd, text, 0, n, 8);
-    try {
-      header = JSON.parse(text.toString('utf8'));
-    } catch (err) {
-      return fail(`header is not valid JSON (${(err as Error).message})`);
-    }
-    if (typeof header !== 'object' || header === null || Array.isArray(header))
-      return fail('header is not a JSON object');
-    const dataLength = size - 8 - n;
-    const tensors = new Map<string, HeaderEntry>();
-    let metadata: Record<string, unknown> = {};
-    const spans: [number, number, string][] = [];
-    for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
-      if (name === '__metadata__') {
-        if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-          return fail('__metadata__ must be an object of strings', '__metadata__');
-        metadata = raw as Record<string, unknown>;
-        continue;
-      }
-      const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-      if (typeof e !== 'object' || e === null || typeof e.dtype !== 'string' || !(e.dtype in BYTES))
-        return fail(`dtype ${JSON.stringify(e?.dtype)} is not one of ${Object.keys(BYTES).join(', ')}`, name);
-      if (!Array.isArray(e.shape) || !e.shape.every((s) => Number.isInteger(s) && s >= 0))
-        return fail(`shape ${JSON.stringify(e.shape)} is not a list of sizes`, name);
-      const o = e.data_offsets;
-      if (!Array.isArray(o) || o.length !== 2 || !o.every((x) => Number.isInteger(x) && x >= 0) || o[1] < o[0])
-        return fail(`bad data_offsets ${JSON.stringify(o)}`, name);
-      const shape = e.shape as number[];
-      const need = shape.reduce((a, b) => a * b, 1) * BYTES[e.dtype]!;
-      if (o[1] - o[0] !== need)
-        return fail(`shape [${shape}] of ${e.dtype} needs ${need} bytes, data_offsets span ${o[1] - o[0]}`, name);
-      if (o[1] > dataLength)
-        return fail(`data [${o[0]}, ${o[1]}) runs past the end of the data (${dataLength} bytes): torn file`, name);
-      tensors.set(name, { dtype: e.dtype, shape, offsets: [o[0], o[1]] });
-      spans.push([o[0], o[1], name]);
-    }
-    spans.sort((a, b) => a[0] - b[0]);
-    let end = 0;
-    for (const [begin, stop, name] of spans) {
-      if (begin !== end) return fail(`data starts at ${begin}, expected ${end} (a gap or an overlap)`, name);
-      end = stop;
-    }
-    if (end !== dataLength)
-      return fail(`the tensors cover ${end} of the ${dataLength} data bytes after the header (torn or padded file)`);
-    return { tensors, metadata };
-  } finally {
-    closeSync(fd);
+    size = checkRegularFile(path, 'tensors').size; // a FIFO or a link to a device is refused unopened
+  } catch (err) {
+    if (!(err instanceof FileRefused)) throw err;
+    return fail(err.reason);
   }
+  if (size < 8) return fail(`${size} bytes: too short for a safetensors file (torn or truncated)`);
+  let header: unknown;
+  const n = Number(readRegularFile(path, 'tensors', 0, 8).readBigUInt64LE(0));
+  if (n > MAX_HEADER || 8 + n > size)
+    return fail(`header length ${n} runs past the end of the file (${size} bytes): torn or not safetensors`);
+  const text = readRegularFile(path, 'tensors', 8, n);
+  try {
+    header = JSON.parse(text.toString('utf8'));
+  } catch (err) {
+    return fail(`header is not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    return fail('header is not a JSON object');
+  const dataLength = size - 8 - n;
+  const tensors = new Map<string, HeaderEntry>();
+  let metadata: Record<string, unknown> = {};
+  const spans: [number, number, string][] = [];
+  for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
+    if (name === '__metadata__') {
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+        return fail('__metadata__ must be an object of strings', '__metadata__');
+      metadata = raw as Record<string, unknown>;
+      continue;
+    }
+    const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    if (typeof e !== 'object' || e === null || typeof e.dtype !== 'string' || !(e.dtype in BYTES))
+      return fail(`dtype ${JSON.stringify(e?.dtype)} is not one of ${Object.keys(BYTES).join(', ')}`, name);
+    if (!Array.isArray(e.shape) || !e.shape.every((s) => Number.isInteger(s) && s >= 0))
+      return fail(`shape ${JSON.stringify(e.shape)} is not a list of sizes`, name);
+    const o = e.data_offsets;
+    if (!Array.isArray(o) || o.length !== 2 || !o.every((x) => Number.isInteger(x) && x >= 0) || o[1] < o[0])
+      return fail(`bad data_offsets ${JSON.stringify(o)}`, name);
+    const shape = e.shape as number[];
+    const need = shape.reduce((a, b) => a * b, 1) * BYTES[e.dtype]!;
+    if (o[1] - o[0] !== need)
+      return fail(`shape [${shape}] of ${e.dtype} needs ${need} bytes, data_offsets span ${o[1] - o[0]}`, name);
+    if (o[1] > dataLength)
+      return fail(`data [${o[0]}, ${o[1]}) runs past the end of the data (${dataLength} bytes): torn file`, name);
+    tensors.set(name, { dtype: e.dtype, shape, offsets: [o[0], o[1]] });
+    spans.push([o[0], o[1], name]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  let end = 0;
+  for (const [begin, stop, name] of spans) {
+    if (begin !== end) return fail(`data starts at ${begin}, expected ${end} (a gap or an overlap)`, name);
+    end = stop;
+  }
+  if (end !== dataLength)
+    return fail(`the tensors cover ${end} of the ${dataLength} data bytes after the header (torn or padded file)`);
+  return { tensors, metadata };
 }
 
 function stepMetadata(metadata: Record<string, unknown>, step: number, file: string, problems: RunProblem[]): void {

@@ -6,7 +6,7 @@
  * A folder written without telemetry (a PyTorch RunWriter) gets its per-head rows from its
  * snapshots, and the health checks run on them here, as they would in the engine's own training.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FIRST_POLL,
@@ -25,24 +25,23 @@ import { snapshotAttention, toMetricRow } from '../server/convert';
 import { HealthMonitor } from '../telemetry/checks';
 import { telemetryRow } from '../telemetry/telemetry';
 import { type MetricsRow, RunDir } from './runDir';
+import { checkRegularFile, FileRefused, readRegularFile } from '../io/regularFile';
+import { readJsonFile } from '../io/json';
 import type { Snapshot } from './snapshots';
 
-/** Complete lines of a file from where the last read stopped; `reset` when the file was rewritten. */
+/**
+ * Complete lines of a file from where the last read stopped; `reset` when the file was rewritten. A
+ * path that is there but not a regular file (a FIFO, a link to /dev/zero) is refused by name.
+ */
 export function newLines(path: string, from: FilePosition): { lines: string[]; at: FilePosition; reset: boolean } {
   if (!existsSync(path)) return { lines: [], at: { offset: 0, ino: 0 }, reset: from.offset > 0 };
-  const fd = openSync(path, 'r');
-  try {
-    const { size, ino } = fstatSync(fd);
-    const reset = from.offset > 0 && (ino !== from.ino || size < from.offset);
-    const start = reset ? 0 : from.offset;
-    const buf = Buffer.alloc(size - start);
-    readSync(fd, buf, 0, buf.length, start);
-    const end = buf.lastIndexOf(0x0a);
-    const text = end < 0 ? '' : buf.subarray(0, end + 1).toString('utf8');
-    return { lines: text.split('\n').filter((l) => l.trim()), at: { offset: start + end + 1, ino }, reset };
-  } finally {
-    closeSync(fd);
-  }
+  const { size, ino } = checkRegularFile(path, 'lines');
+  const reset = from.offset > 0 && (ino !== from.ino || size < from.offset);
+  const start = reset ? 0 : from.offset;
+  const buf = readRegularFile(path, 'lines', start, size - start);
+  const end = buf.lastIndexOf(0x0a);
+  const text = end < 0 ? '' : buf.subarray(0, end + 1).toString('utf8');
+  return { lines: text.split('\n').filter((l) => l.trim()), at: { offset: start + end + 1, ino }, reset };
 }
 
 /** Parses lines, keeping those `keep` maps to a value (a torn or malformed line is skipped). */
@@ -99,9 +98,11 @@ function activityOf(run: RunDir, now: number): Pick<RunPoll, 'activity' | 'state
   const lastWrite = Math.max(0, ...times);
   let status: { state?: unknown; step?: unknown; message?: unknown } = {};
   try {
-    status = JSON.parse(readFileSync(run.statusPath, 'utf8')) as typeof status;
-  } catch {
-    // no status.json (a format-1 folder), or one being replaced: judge by the files' times
+    status = readJsonFile(run.statusPath) as typeof status;
+  } catch (err) {
+    // no status.json (a format-1 folder), or one being replaced: judge by the files' times; but a
+    // status.json that is a FIFO, a device or a folder is refused by name
+    if (err instanceof FileRefused && existsSync(run.statusPath)) throw err;
   }
   const state = RUN_STATES.find((s) => s === status.state) ?? null;
   const step = Number.isInteger(status.step) && (status.step as number) >= 0 ? (status.step as number) : null;
@@ -165,7 +166,8 @@ export function pollRun(
   for (const step of withSnapshots || !ownTelemetry ? fresh : []) {
     try {
       snaps.push(run.readSnapshot(step));
-    } catch {
+    } catch (err) {
+      if (err instanceof FileRefused && existsSync(err.path)) throw err; // a FIFO, a link to a device: never whole
       break; // not whole yet (a writer that does not rename into place): read again next time
     }
   }

@@ -8,7 +8,7 @@
  * created, whole, beside its final name (RunDir.createWhole).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { copyFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkFinite, checkTensors, listCheckpoints } from '../checkpoint';
 import { readSafetensors, writeSafetensors } from '../checkpoint/safetensors';
@@ -17,6 +17,8 @@ import { validateConfig } from '../model/config';
 import { checkHeadIds, headElements } from '../model/headParams';
 import { initialValue, parameterSpecs } from '../model/params';
 import { RunDir } from './runDir';
+import { writeFileAtomic } from '../io/atomicFile';
+import { readRegularFile } from '../io/regularFile';
 import { openRun } from './setup';
 import { RESUME_FIELDS, type TrainingSettings, validateSettings } from './settings';
 
@@ -133,7 +135,7 @@ export function createFork(spec: ForkSpec): { step: number; out: string } {
   const { raw } = run.readConfig();
   const record = { parent: resolve(run.path), step, changes: spec.changes };
   RunDir.createWhole(spec.out, (staged) => {
-    if (existsSync(run.vocabPath)) copyFileSync(run.vocabPath, staged.vocabPath);
+    if (existsSync(run.vocabPath)) writeFileAtomic(staged.vocabPath, [readRegularFile(run.vocabPath, 'json')]);
     staged.writeConfig({
       ...raw,
       ...config,

@@ -16,7 +16,6 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -26,7 +25,8 @@ import {
 import { basename, dirname, join, resolve } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
-import { TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
+import { checkReplaceable, TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
+import { readTextFile } from '../io/regularFile';
 import type { TransformerConfig } from '../model/config';
 import {
   checkpointName,
@@ -41,11 +41,14 @@ import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots'
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { readJsonFile } from '../io/json';
 
-/** Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. */
+/**
+ * Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. A path that
+ * is there but not a regular file (a FIFO, a link to /dev/zero) is refused by name (io/regularFile.ts).
+ */
 function readJsonLines<T>(path: string): T[] {
   if (!existsSync(path)) return [];
   const rows: T[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of readTextFile(path, 'lines').split('\n')) {
     if (!line.trim()) continue;
     try {
       rows.push(JSON.parse(line) as T);
@@ -149,6 +152,19 @@ export class RunDir {
 
   exists(): boolean {
     return existsSync(this.configPath);
+  }
+
+  /**
+   * Refuses, before a resume writes anything, what its writes would fail on or replace: a run file
+   * that is there but is not a regular file (a folder, a FIFO, a link to a device), and a
+   * checkpoints/ or snapshots/ that is not a folder. Errors name the file.
+   */
+  checkWritable(): void {
+    const files = [this.configPath, this.vocabPath, this.statusPath, this.metricsPath, this.telemetryPath];
+    for (const path of [...files, this.eventsPath]) checkReplaceable(path);
+    for (const dir of [this.checkpointsDir, this.snapshotsDir])
+      if (existsSync(dir) && !statSync(dir).isDirectory())
+        throw new Error(`${dir}: not a folder; a run keeps its ${basename(dir)} in a folder of that name`);
   }
 
   writeConfig(config: object): void {

@@ -3,7 +3,7 @@
  * safetensors file a step (a [layers, heads, queries, keys] tensor `<kind>.<pair>` per kind and
  * pair; token labels in the metadata); format 1 was nested JSON arrays of one pair, still read.
  */
-import { readFileSync } from 'node:fs';
+import { readJsonFile } from '../io/json';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { RUN_FORMAT_VERSION, snapshotTensorName } from '../../protocol/runFolder';
 import { readSafetensors, writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
@@ -87,7 +87,7 @@ type Nested = number[][][][];
 
 /** Format 1: {"step", "src", "tgt", "attention": {kind: [layer][head][query][key]}}. */
 function readLegacy(path: string): Snapshot {
-  const raw = JSON.parse(readFileSync(path, 'utf8')) as {
+  const raw = readJsonFile(path) as {
     step: number;
     src: string[];
     tgt: string[];

@@ -15,6 +15,7 @@ export function startTrainer(
   opts: { resume: boolean },
 ): { trainer: Trainer; from: number; warnings: string[] } {
   const { run, config, settings, data } = opened;
+  if (opts.resume) run.checkWritable(); // every file a resume writes is checked before its first write
   const model = new Transformer(config, undefined, settings.seed);
   const trainer = new Trainer(run, model, settings, data, bleuEvaluator(data, settings));
   try {
