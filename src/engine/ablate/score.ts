@@ -13,7 +13,7 @@ import { ablationGates } from './gates';
 
 /** The test pairs a head is scored on, their reference texts and the metric (headReport.ts shares it). */
 export function testSplit(runDir: string, limit: number) {
-  const { run, data, dataSpec } = openRun(runDir);
+  const { run, data, dataSpec } = openRun(runDir, {}, 'read');
   const test = data.test.slice(0, limit);
   if (!test.length) throw new Error(`${run.path} has no test split to score heads on`);
   const task = dataSpec.kind === 'task';

@@ -38,7 +38,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     (n) => Number.isInteger(n) && n >= 1,
     'a whole number ≥ 1',
   );
-  const { run, data } = openRun(options.run as string);
+  const { run, data } = openRun(options.run as string, {}, 'read');
   const ids = (split === 'test' ? data.test : data.valid).slice(0, limit);
   const text = (split === 'test' ? data.testText : data.validText).slice(0, limit);
   if (ids.length === 0) throw new UsageError(`evaluate: ${run.path} has no ${split} split`);

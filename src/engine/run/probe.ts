@@ -22,7 +22,7 @@ export function probesOf(data: PreparedData, settings: TrainingSettings): Probes
 
 /** The probe batch of a run folder as model inputs: sources (EOS last) and targets (BOS first). */
 export function probeBatchOf(runDir: string): { src: number[][]; tgt: number[][] } {
-  const o = openRun(runDir);
+  const o = openRun(runDir, {}, 'read');
   const { batch } = probesOf(o.data, o.settings);
   if (!batch.length) throw new Error(`${runDir}: the run has no pairs to average head outputs over`);
   return { src: batch.map((p) => p.src), tgt: batch.map((p) => [BOS, ...p.tgt]) };

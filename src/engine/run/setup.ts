@@ -4,10 +4,7 @@
  * resumed, not replaced. Everything is checked before anything is written, and a new run folder
  * appears whole (staged beside it, then renamed) or not at all.
  */
-import * as tf from '@tensorflow/tfjs-core';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { totalmem } from 'node:os';
-import { constants } from 'node:buffer';
 import {
   ConfigError,
   configFromPreset,
@@ -21,7 +18,6 @@ import {
   validateConfig,
   type TransformerConfig,
 } from '../model/config';
-import { parameterSpecs, SHARED_NAMES } from '../model/params';
 import { corpusDirection, prepareData, type DataSpec, type PreparedData } from '../data/dataset';
 import { RUN_FORMAT, RUN_FORMAT_VERSION } from '../../protocol/runFolder';
 import { RunDir } from './runDir';
@@ -33,6 +29,8 @@ import {
   type TrainingSettings,
 } from './settings';
 import { readJsonFile } from '../io/json';
+import { checkTrainingMemory } from './memory';
+import { pytorchTrainingError, readingDataSpec, readingSettings, writtenByPytorch } from './pytorchRun';
 
 export interface NewRun {
   out: string;
@@ -82,42 +80,6 @@ function readConfigFile(path: string): Record<string, unknown> {
 function baseSettings(configName: string, file: Record<string, unknown> | null): TrainingSettings {
   const fromFile = (file?.training ?? {}) as Partial<TrainingSettings>;
   return { ...(TRAINING_DEFAULTS[configName] ?? TRAINING_DEFAULTS.tiny), ...fromFile };
-}
-
-/** The wasm backend's heap: 4 GiB less a page (emscripten's maximum). */
-const WASM_HEAP = 4294901760;
-const GiB = 1024 ** 3;
-
-/**
- * Refuses a model that cannot train here, before anything is allocated: a tensor larger than one
- * array can hold, or weights, gradients and Adam's two moments (16 bytes a parameter, a lower
- * bound: activations come on top) above the backend's memory.
- */
-export function checkTrainingMemory(
-  config: TransformerConfig,
-  source: string,
-  backend = tf.engine().backendName,
-): void {
-  let params = 0;
-  for (const spec of parameterSpecs(config)) {
-    if (config.share_embeddings && SHARED_NAMES.includes(spec.name)) continue;
-    const count = spec.shape.reduce((a, b) => a * b, 1);
-    if (count > constants.MAX_LENGTH)
-      throw new Error(
-        `${source}: tensor "${spec.name}" [${spec.shape}] would hold ${count} values, more than one array can ` +
-          `(${constants.MAX_LENGTH}); make d_model, d_ff or the vocabulary smaller`,
-      );
-    params += count;
-  }
-  const bytes = params * 16;
-  const [limit, what] =
-    backend === 'wasm' ? [WASM_HEAP, "the wasm backend's heap"] : [totalmem(), "this machine's memory"];
-  if (bytes > limit)
-    throw new Error(
-      `${source}: ${(params / 1e6).toFixed(1)} M parameters need at least ${(bytes / GiB).toFixed(1)} GiB to train ` +
-        `(16 bytes each: weights, gradients and Adam's two moments), more than ${what} ` +
-        `(${(limit / GiB).toFixed(1)} GiB); make d_model, d_ff, the layers or the vocabulary smaller`,
-    );
 }
 
 /** Checks that fail only once training runs, made before anything is written: positions and the batch budget. */
@@ -183,7 +145,11 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
       })
     : validateConfig({ ...DEFAULT_SPECIAL_IDS, ...file, ...vocab }, spec.config);
   const modelSource = isPreset ? `preset ${spec.config}` : spec.config;
-  checkTrainingMemory(config, modelSource);
+  checkTrainingMemory(config, modelSource, {
+    tokens: settings.batch_tokens,
+    accumulate: settings.accumulate,
+    name: spec.overrides.batch_tokens !== undefined ? '--batch-tokens' : 'batch_tokens',
+  });
   checkData(config, settings, data, isPreset ? '--config' : spec.config);
   for (const field of ['freeze_heads', 'mask_heads'] as const)
     if (settings[field]?.length)
@@ -220,17 +186,28 @@ export function createRun(spec: NewRun): OpenRun {
 /**
  * Opens an existing run; `overrides` may change what a resume may change (settings.ts
  * RESUME_FIELDS: more steps, what is observed). Nothing is written here: `commit()` records the
- * changed settings once the resume has succeeded.
+ * changed settings once the resume has succeeded. `use` 'read' (evaluate, heads, probes) also
+ * opens a run PyTorch wrote, which 'train' (resume, fork, batches) refuses.
  */
-export function openRun(path: string, overrides: Partial<TrainingSettings> = {}): OpenRun {
+export function openRun(
+  path: string,
+  overrides: Partial<TrainingSettings> = {},
+  use: 'train' | 'read' = 'train',
+): OpenRun {
   const run = new RunDir(path);
   if (!run.exists()) throw new Error(`${path}: not a run folder (no config.json)`);
   const { model, raw } = run.readConfig();
+  // A PyTorch run is read (its data and vocabulary), never trained on: pytorchRun.ts says why.
+  const pytorch = writtenByPytorch(raw);
+  if (pytorch && use === 'train') throw pytorchTrainingError(run.configPath);
   checkResumeOverrides(overrides, path);
-  const settings = validateSettings({ ...(raw.training as object), ...overrides }, run.configPath);
-  const recorded = raw.data as DataSpec | undefined;
-  if (!recorded || typeof recorded !== 'object' || !('kind' in recorded))
+  const settings = pytorch
+    ? readingSettings(model)
+    : validateSettings({ ...(raw.training as object), ...overrides }, run.configPath);
+  const given = raw.data as DataSpec | undefined;
+  if (!given || typeof given !== 'object' || !('kind' in given))
     throw new Error(`${run.configPath}: data: missing the data spec of the run`);
+  const recorded = pytorch ? readingDataSpec(given) : given;
   // A run recorded without its direction was read in the order of its time: alphabetically.
   const dataSpec: DataSpec =
     recorded.kind === 'files' && !(recorded.srcLang && recorded.tgtLang)
