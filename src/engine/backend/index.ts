@@ -10,6 +10,7 @@ import { describeAdapter, probeGpu, whyNotAutoWebgpu } from './gpuProbe';
 import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
 import { registerWebgpuTrainingOps } from './webgpu';
+import { noteAdapter } from './webgpu/errors';
 
 export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -35,6 +36,7 @@ async function loadWebgpu(): Promise<void> {
     throw new Error(
       'Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)',
     );
+  noteAdapter((adapter as { info?: Record<string, string> }).info ?? {});
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   require('@tensorflow/tfjs-backend-webgpu');
   registerWebgpuTrainingOps();

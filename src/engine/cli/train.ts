@@ -15,6 +15,7 @@ const NUMERIC: Record<string, NumericSetting> = {
   warmup: 'warmup',
   'lr-factor': 'lr_factor',
   'batch-tokens': 'batch_tokens',
+  accumulate: 'accumulate',
   'label-smoothing': 'label_smoothing',
   'clip-norm': 'clip_norm',
   seed: 'seed',
@@ -56,6 +57,12 @@ const specs: Record<string, OptionSpec> = {
       { type: 'string', help: `training setting ${key}` } as OptionSpec,
     ]),
   ),
+  accumulate: {
+    type: 'string',
+    help:
+      "split each step's batch (--batch-tokens) into N micro-batches, one Adam step for them all: the same step " +
+      'in about 1/N of the activation memory (default 1; a resume may change it). A step the GPU fails exits with code 4',
+  },
 };
 
 function dataSpec(o: Record<string, string | boolean | undefined>): DataSpec {
@@ -90,7 +97,7 @@ function checkResumeOptions(o: Record<string, string | boolean | undefined>): vo
       throw new UsageError(
         `train --resume: --${flag} is fixed when a run is created (its checkpoints and data position depend on it); ` +
           `a resume may change only --steps (a new total: "train N more steps" is --steps CURRENT+N) and ` +
-          'the intervals of checkpoints, evaluation, snapshots and telemetry',
+          'the intervals of checkpoints, evaluation, snapshots and telemetry, and --accumulate',
       );
 }
 
@@ -195,6 +202,11 @@ export async function trainCommand(argv: string[]): Promise<number> {
       `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps, ...(paused ? { breakpoint: paused } : {}) })}\n`,
     );
     return paused ? 3 : 0;
+  } catch (err) {
+    if (!(err instanceof GpuTrainingFailure)) throw err;
+    progress.end();
+    process.stderr.write(`attention-debugger: ${err.message}\n`);
+    return GPU_FAILED_EXIT;
   } finally {
     clearTimeout(timer);
     process.off('SIGINT', onSignal);

@@ -7,6 +7,7 @@ export interface TrainingSettings {
   warmup: number; // warmup_steps of eq. 3
   lr_factor: number; // scales eq. 3
   batch_tokens: number; // padded source + target tokens a batch (§5.1: ~25,000 + 25,000)
+  accumulate?: number; // micro-batches a batch is split into, one Adam step for them all (default 1: train/accumulate.ts)
   label_smoothing: number; // ε_ls (§5.4)
   clip_norm: number; // 0: no clipping
   seed: number;
@@ -86,6 +87,7 @@ export const TRAINING_DEFAULTS: Record<string, TrainingSettings> = {
 /** Every field of "training" in config.json (a --config file with another is refused, with the nearest name). */
 export const TRAINING_FIELDS: readonly string[] = [
   ...Object.keys(PAPER),
+  'accumulate',
   'telemetry_every',
   'telemetry_pairs',
   'checks',
@@ -94,9 +96,10 @@ export const TRAINING_FIELDS: readonly string[] = [
 ];
 
 /**
- * What a resume may change: the step budget (train on to more steps in all) and what is observed
- * while training. The recipe and the data stay as the run was created: its checkpoints, Adam's
- * moments and its data position mean something only with them.
+ * What a resume may change: the step budget (train on to more steps in all), what is observed
+ * while training, and the micro-batches a step's batch is split into (to fit the GPU's memory). The
+ * recipe and the data stay as the run was created: its checkpoints, Adam's moments and its data
+ * position mean something only with them.
  */
 export const RESUME_FIELDS: readonly (keyof TrainingSettings)[] = [
   'steps',
@@ -107,6 +110,7 @@ export const RESUME_FIELDS: readonly (keyof TrainingSettings)[] = [
   'telemetry_every',
   'telemetry_pairs',
   'checks',
+  'accumulate', // how a step's batch is computed, not what it is: the step is the same (train/accumulate.ts)
 ];
 
 /** Refuses resume overrides of the recipe or the data, naming the first such setting. */
@@ -147,6 +151,8 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
     fail('label_smoothing', `expected a number in [0, 1), got ${JSON.stringify(s.label_smoothing)}`);
   if (typeof s.clip_norm !== 'number' || !(s.clip_norm >= 0))
     fail('clip_norm', `expected a number ≥ 0, got ${JSON.stringify(s.clip_norm)}`);
+  if (s.accumulate !== undefined && (!Number.isInteger(s.accumulate) || s.accumulate < 1))
+    fail('accumulate', `expected a whole number ≥ 1, got ${JSON.stringify(s.accumulate)}`);
   for (const f of ['telemetry_every', 'telemetry_pairs'] as const)
     if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) < 0))
       fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);

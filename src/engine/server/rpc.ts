@@ -1,6 +1,9 @@
 /** Typed request handlers and notifications over vscode-jsonrpc, validated against src/protocol on both ends. */
 import { ErrorCodes, type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { type NotificationDef, type RequestDef, validate } from '../../protocol/rpc';
+import { GpuError, gpuAdvice, guardGpu } from '../backend/webgpu/errors';
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, handler: (params: P) => Promise<R>): void {
   // vscode-jsonrpc calls a handler with (token) when there are no params, (params, token) when they
@@ -13,12 +16,14 @@ export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, han
     if (badParams) throw new ResponseError(ErrorCodes.InvalidParams, badParams);
     let result: R;
     try {
-      result = await handler(params as P);
+      // On webgpu, a Dawn error during the request fails it (backend/webgpu/errors.ts) instead of
+      // answering from invalid buffers; the engine goes on answering.
+      result = await guardGpu(def.method, () => handler(params as P));
     } catch (err) {
       // The user reads this message: send it as it is (vscode-jsonrpc would prefix "Request … failed
       // with message:"), keeping a ResponseError's own code and data.
       if (err instanceof ResponseError) throw err;
-      const message = err instanceof Error ? err.message : String(err);
+      const message = err instanceof GpuError ? `${err.message}. ${gpuAdvice(err)}` : errorMessage(err);
       if (heapCorrupted(err)) {
         // Every later kernel would fail the same way: answer, then exit for the client to restart a clean engine.
         process.stderr.write(`[engine] the WebAssembly heap is corrupted (${message}); exiting to be restarted\n`);

@@ -76,6 +76,36 @@ export class Adam {
     return [tf.sub(p, tf.mul(step, lr)), m1, v1];
   }
 
+  /**
+   * The parameters, their moments and t as they are now, to put back after a step that failed on the
+   * GPU (train/step.ts). No copies: each kept tensor shares its variable's data, which an update
+   * replaces (assign) rather than writes, so the old values stay whole until dispose().
+   */
+  keep(vars: tf.Variable[]): { restore(): void; dispose(): void } {
+    const step = this.step;
+    const kept = vars.map((p) => ({ p, value: tf.clone(p), m: this.m.get(p), v: this.v.get(p) }));
+    const moments = kept.map(({ m, v }) => [m && tf.clone(m), v && tf.clone(v)] as const);
+    return {
+      restore: () => {
+        this.step = step;
+        kept.forEach(({ p, value, m, v }, i) => {
+          p.assign(value);
+          for (const [store, before, now, old] of [
+            [this.m, m, this.m.get(p), moments[i]![0]],
+            [this.v, v, this.v.get(p), moments[i]![1]],
+          ] as const) {
+            if (before && old) before.assign(old);
+            else if (now) {
+              now.dispose(); // made by the failed step: absent before it
+              store.delete(p);
+            }
+          }
+        });
+      },
+      dispose: () => tf.dispose([...kept.map((k) => k.value), ...moments.flat().filter((t) => t !== undefined)]),
+    };
+  }
+
   /** The moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */
   async state(named: [string, tf.Variable][]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
     const out = new Map<string, { shape: number[]; data: Float32Array }>();

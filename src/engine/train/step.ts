@@ -10,6 +10,8 @@ import type { Transformer } from '../model/transformer';
 import type { Batch } from '../data/batchStream';
 import type { Adam } from './adam';
 import { smoothedLossFromLogits } from './loss';
+import { microBatches } from './accumulate';
+import { type GpuWatch, watchGpu } from '../backend/webgpu/errors';
 
 export interface StepOptions {
   lr: number;
@@ -26,6 +28,10 @@ export interface StepOptions {
    * the update there is exactly 0 (trainer.ts HeldHeads).
    */
   gradMask?: Map<tf.Variable, tf.Tensor>;
+  /** Micro-batches the batch is split into, one Adam step for them all (accumulate.ts); default 1. */
+  accumulate?: number;
+  /** Names the step in a GPU error ("step 12"). */
+  work?: string;
 }
 
 export interface StepResult {
@@ -52,41 +58,109 @@ export function computesAsynchronously(backend: string = tf.getBackend()): boole
   return backend === 'webgpu' || backend === 'tensorflow';
 }
 
+/** What the forward and backward passes leave for the update: kept, the caller disposes them. */
+interface Gradients {
+  loss: tf.Scalar;
+  nll: tf.Scalar;
+  gradNorm: tf.Scalar;
+  /** Per variable, in `vars` order: summed over the micro-batches, masked, not yet clipped. */
+  grads: tf.Tensor[];
+}
+
+/**
+ * Forward and backward passes over the batch in `accumulate` micro-batches (accumulate.ts), each
+ * loss normalised by the whole batch's `tokens`, so the sums are the whole batch's loss and gradient.
+ */
+function gradients(
+  model: Transformer,
+  vars: tf.Variable[],
+  batch: Batch,
+  opts: StepOptions,
+  tokens: number,
+): Gradients {
+  const c = model.config;
+  let seed = opts.seed ?? 0;
+  const ctx = { training: true, nextSeed: opts.seed === undefined ? undefined : () => seed++ };
+  let sums: tf.Tensor[] | undefined; // [loss, nll, ...grads]
+  for (const part of microBatches(batch, opts.accumulate ?? 1, c.pad_id)) {
+    const one = tf.tidy(() => {
+      const src = tf.tensor2d(part.src, undefined, 'int32'); // [B, S]
+      const tgtIn = tf.tensor2d(part.tgtIn, undefined, 'int32'); // [B, T]
+      const tgtOut = tf.reshape(tf.tensor2d(part.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
+      let nllValue: tf.Scalar | undefined;
+      const { value, grads } = tf.variableGrads(() => {
+        const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
+        const r = smoothedLossFromLogits(
+          tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D,
+          tgtOut,
+          c.pad_id,
+          opts.labelSmoothing,
+          tokens,
+        );
+        nllValue = r.nll; // kept: survives the gradient scope; disposed below
+        return r.loss;
+      }, vars);
+      return [value, nllValue!, ...vars.map((v) => grads[v.name]!)];
+    });
+    const before = sums;
+    sums = before ? tf.tidy(() => before.map((s, i) => tf.add(s, one[i]!))) : one;
+    if (before) tf.dispose([...before, ...one]);
+  }
+  const [loss, nll, ...summed] = sums!;
+  return tf.tidy(() => {
+    const grads = vars.map((v, i) => {
+      const mask = opts.gradMask?.get(v);
+      return mask ? tf.mul(summed[i]!, mask) : tf.keep(summed[i]!);
+    });
+    // Global L2 norm (one kernel for every gradient where the backend has it: backend/trainingOps.ts).
+    const gradNorm = tf.sqrt(sumOfSquares(grads)) as tf.Scalar;
+    if (opts.gradMask?.size) tf.dispose(summed.filter((g) => !grads.includes(g)));
+    return { loss: loss as tf.Scalar, nll: nll as tf.Scalar, gradNorm, grads };
+  });
+}
+
+/**
+ * The step, watched on the GPU (backend/webgpu/errors.ts): an error Dawn reports during it, or a
+ * lost device, fails it with a GpuError and leaves the parameters, Adam's moments and t as they were,
+ * bit for bit. The forward and backward passes are checked before the update is encoded; the update
+ * replaces tensors rather than writing them, so until its own check the old ones are kept to put back.
+ */
 export async function trainStep(
   model: Transformer,
   optimizer: Adam,
   batch: Batch,
   opts: StepOptions,
 ): Promise<StepResult> {
-  const c = model.config;
-  const named = namedVariables(model.params);
-  const vars = named.map(([, v]) => v);
-  const tokens = countTokens(batch.tgtOut, c.pad_id);
-  let seed = opts.seed ?? 0;
-  const ctx = { training: true, nextSeed: opts.seed === undefined ? undefined : () => seed++ };
+  const vars = namedVariables(model.params).map(([, v]) => v);
+  const watch = watchGpu(opts.work ?? 'a training step');
+  const kept = watch.active ? optimizer.keep(vars) : undefined;
+  try {
+    const r = await unwatchedStep(model, optimizer, batch, opts, vars, watch);
+    await watch.close('update');
+    return r;
+  } catch (err) {
+    try {
+      await watch.close(); // a GpuError from here explains err
+    } finally {
+      kept?.restore();
+    }
+    throw err;
+  } finally {
+    kept?.dispose();
+  }
+}
+
+async function unwatchedStep(
+  model: Transformer,
+  optimizer: Adam,
+  batch: Batch,
+  opts: StepOptions,
+  vars: tf.Variable[],
+  watch: GpuWatch,
+): Promise<StepResult> {
+  const tokens = countTokens(batch.tgtOut, model.config.pad_id);
   // 1. Forward pass, loss, gradients and their global norm (kept: the update waits for the check).
-  const [loss, nll, gradNorm, ...gradList] = tf.tidy(() => {
-    const src = tf.tensor2d(batch.src, undefined, 'int32'); // [B, S]
-    const tgtIn = tf.tensor2d(batch.tgtIn, undefined, 'int32'); // [B, T]
-    const tgtOut = tf.reshape(tf.tensor2d(batch.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
-    let nllValue: tf.Scalar | undefined;
-    const { value, grads } = tf.variableGrads(() => {
-      const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
-      const r = smoothedLossFromLogits(
-        tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D,
-        tgtOut,
-        c.pad_id,
-        opts.labelSmoothing,
-        tokens,
-      );
-      nllValue = r.nll; // kept: survives the gradient scope; disposed below
-      return r.loss;
-    }, vars);
-    for (const [v, mask] of opts.gradMask ?? []) grads[v.name] = tf.mul(grads[v.name]!, mask);
-    // Global L2 norm (one kernel for every gradient where the backend has it: backend/trainingOps.ts).
-    const norm = tf.sqrt(sumOfSquares(Object.values(grads)));
-    return [value, nllValue!, norm, ...vars.map((v) => grads[v.name]!)];
-  });
+  const { loss, nll, gradNorm, grads: gradList } = gradients(model, vars, batch, opts, tokens);
   const headNormTensor = (): tf.Tensor => {
     const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
     return tf.tidy(() => headGradNorms(model, (param) => gradList[index.get(param)!]!));
@@ -119,6 +193,9 @@ export async function trainStep(
   let asked: tf.Tensor | undefined; // per-head norms of a telemetry step, read with the scalars
   try {
     if (computesAsynchronously()) {
+      // Dawn's errors so far (an allocation that failed, a dispatch refused) fail the step before
+      // its update is encoded; the GPU keeps working meanwhile (errors.ts).
+      await watch.check('forward and backward passes');
       // A read here would make the CPU wait for the forward and backward passes and leave the GPU
       // idle while Adam's kernels are encoded. So the finite check runs on the device, the update
       // is dispatched gated on it, and only then are the scalars read.

@@ -30,6 +30,8 @@ import { telemetryRow } from '../telemetry/telemetry';
 import { trainStep } from './step';
 import { trainingStream, validationBatches } from './batchFile';
 import { heldHeadsMask } from './heldHeads';
+import { GpuError, gpuAdapterInWords, guardGpu } from '../backend/webgpu/errors';
+import { gpuFailure } from './gpuFailure';
 
 export interface TrainerCallbacks {
   /** The batch that step `step` (from 1) is about to train on, as the step gets it. */
@@ -167,8 +169,11 @@ export class Trainer {
   }
 
   async checkpoint(): Promise<void> {
-    const weights = await tensorsOf(this.model.params);
-    const optim = await this.optimizer.state(namedVariables(this.model.params));
+    // Read whole from the GPU before anything is written: a read the GPU failed writes no checkpoint.
+    const [weights, optim] = await guardGpu(`the checkpoint of step ${this.step}`, async () => [
+      await tensorsOf(this.model.params),
+      await this.optimizer.state(namedVariables(this.model.params)),
+    ]);
     this.run.writeCheckpoint(this.step, weights, optim, this.position);
   }
 
@@ -176,7 +181,9 @@ export class Trainer {
   async snapshot(): Promise<Attention | undefined> {
     if (!this.probe) return undefined;
     const tgtIn = [BOS, ...this.probe.tgt];
-    const [pair] = await attentionOfPairs(this.model, [this.probe.src], [tgtIn]);
+    const [pair] = await guardGpu(`the probe's attention at step ${this.step}`, () =>
+      attentionOfPairs(this.model, [this.probe!.src], [tgtIn]),
+    );
     const src = this.data.vocab.tokens(this.probe.src);
     const tgt = this.data.vocab.tokens(tgtIn);
     this.run.writeSnapshot({
@@ -195,8 +202,10 @@ export class Trainer {
   private async telemetry(gradNorms: Float32Array | undefined, callbacks: TrainerCallbacks): Promise<Finding[]> {
     const src = this.probeBatch.map((p) => p.src);
     const tgt = this.probeBatch.map((p) => [BOS, ...p.tgt]);
-    const pairs = await attentionOfPairs(this.model, src, tgt);
-    const outputs = await headOutputNorms(this.model, src, tgt);
+    const [pairs, outputs] = await guardGpu(`telemetry at step ${this.step}`, async () => [
+      await attentionOfPairs(this.model, src, tgt),
+      await headOutputNorms(this.model, src, tgt),
+    ]);
     const row = telemetryRow(this.step, pairs, {
       ...(gradNorms ? { grad_norm: Array.from(gradNorms) } : {}),
       output_norm: Array.from(outputs),
@@ -206,9 +215,13 @@ export class Trainer {
     const findings = this.monitor.onTelemetry(row);
     if (this.telemetryRows++ % PROBE_EVERY === 0) {
       const modes = (c: CheckName) => checkMode(this.settings, c) !== 'off';
-      if (modes('mask_leak')) findings.push(...(await maskLeak(this.model, this.step, src[0]!, tgt[0]!)));
-      if (modes('padding_leak') && src.length > 1)
-        findings.push(...(await paddingLeak(this.model, this.step, src.slice(0, 2), tgt.slice(0, 2))));
+      const probes = async (): Promise<Finding[]> => [
+        ...(modes('mask_leak') ? await maskLeak(this.model, this.step, src[0]!, tgt[0]!) : []),
+        ...(modes('padding_leak') && src.length > 1
+          ? await paddingLeak(this.model, this.step, src.slice(0, 2), tgt.slice(0, 2))
+          : []),
+      ];
+      findings.push(...(await guardGpu(`the mask probes at step ${this.step}`, probes)));
     }
     return findings;
   }
@@ -233,10 +246,12 @@ export class Trainer {
   /** Validation loss (and BLEU when an evaluator was given). */
   async evaluate(): Promise<Pick<MetricsRow, 'val_loss' | 'val_bleu'>> {
     const batches = validationBatches(this.data, this.settings);
-    const v = await validationLoss(this.model, batches, this.settings.label_smoothing);
-    const out: Pick<MetricsRow, 'val_loss' | 'val_bleu'> = { val_loss: v.loss };
-    if (this.bleu && this.settings.bleu_sentences > 0) out.val_bleu = await this.bleu(this.model, this.step);
-    return out;
+    return guardGpu(`validation at step ${this.step}`, async () => {
+      const v = await validationLoss(this.model, batches, this.settings.label_smoothing);
+      const out: Pick<MetricsRow, 'val_loss' | 'val_bleu'> = { val_loss: v.loss };
+      if (this.bleu && this.settings.bleu_sentences > 0) out.val_bleu = await this.bleu(this.model, this.step);
+      return out;
+    });
   }
 
   /** Trains until settings.steps or stop(); returns the last step done. status.json says how it ended. */
@@ -249,7 +264,18 @@ export class Trainer {
       const state = paused ? 'paused' : step >= this.settings.steps ? 'completed' : 'stopped';
       this.run.writeStatus(state, step, paused?.message);
       return step;
-    } catch (err) {
+    } catch (thrown) {
+      // A GPU error: the failed work was not kept (step.ts); say how much was asked and how to go on.
+      const err =
+        thrown instanceof GpuError
+          ? gpuFailure(thrown, {
+              runPath: this.run.path,
+              config: this.model.config,
+              settings: this.settings,
+              checkpoint: this.run.newestCheckpointStep(),
+              adapter: gpuAdapterInWords(),
+            })
+          : thrown;
       this.run.writeStatus('failed', this.step, (err as Error).message);
       throw err;
     }
@@ -272,6 +298,8 @@ export class Trainer {
         seed: s.seed * 1_000_003 + this.step * 1000,
         headGradNorms: telemetry,
         gradMask: this.gradMask,
+        accumulate: s.accumulate ?? 1,
+        work: `step ${this.step + 1}`,
       });
       const seconds = (performance.now() - started) / 1000;
       this.step++;
@@ -285,7 +313,11 @@ export class Trainer {
         grad_norm: r.gradNorm,
         time: Date.now(),
       };
-      const site = r.applied ? undefined : await locateNonFinite(this.model, batch, r.headGradNorms);
+      const site = r.applied
+        ? undefined
+        : await guardGpu(`step ${this.step}: locating the non-finite value`, () =>
+            locateNonFinite(this.model, batch, r.headGradNorms),
+          );
       const findings = this.monitor.onStep(this.step, r.loss, r.gradNorm, site);
       const evaluated = r.applied && s.eval_every && this.step % s.eval_every === 0;
       if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
