@@ -22,6 +22,8 @@ export const RUN_FILES = {
   telemetry: 'telemetry.jsonl',
   events: 'events.jsonl',
   status: 'status.json',
+  /** The trainer that writes the run, while it does (src/engine/run/lock.ts); readers ignore it. */
+  lock: 'writer.lock',
   checkpoints: 'checkpoints',
   snapshots: 'snapshots',
 } as const;

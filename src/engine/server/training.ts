@@ -143,8 +143,12 @@ export class TrainingService {
 
   /** Starts the loop without awaiting it. */
   private begin(opened: OpenRun, resume: boolean): RunSummary {
-    const { trainer, from } = startTrainer(opened, { resume });
+    const { trainer, from, warnings } = startTrainer(opened, {
+      resume,
+      command: `serve (the extension's engine), train/${resume ? 'resume' : 'start'}`,
+    });
     const runDir = opened.run.path;
+    for (const warning of warnings) this.log('warn', warning);
     let pending: MetricRow[] = [];
     let lastFlush = 0;
     const flush = (): void => {

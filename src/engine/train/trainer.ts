@@ -73,6 +73,8 @@ export class Trainer {
   readonly warnings: string[] = [];
   /** The finding that paused the run (a breakpoint), if one did. */
   breakpoint: RunEvent | undefined;
+  /** The run folder's lock (run/lock.ts), released by dispose(). */
+  lock: { release(): void } | undefined;
 
   constructor(
     readonly run: RunDir,
@@ -348,6 +350,7 @@ export class Trainer {
   }
 
   dispose(): void {
+    this.lock?.release();
     tf.dispose([...this.gradMask.values()]);
     this.optimizer.dispose();
     this.model.dispose();
