@@ -17,3 +17,5 @@ export { prepareData } from '../../src/engine/data/dataset';
 export { saveCheckpoint } from '../../src/engine/checkpoint';
 export { useTrainingKernels } from '../../src/engine/backend/trainingOps';
 export { setBlasThreads } from '../../src/engine/backend/native';
+export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasmHeap';
+export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';

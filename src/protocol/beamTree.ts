@@ -17,6 +17,12 @@ import {
 } from './check';
 
 export const EARLY_STOPS = ['exact', 'first-k'] as const;
+
+/**
+ * The widest beam a request or the CLI may ask for: 3 times the paper's widest, 21 (§6.3); every
+ * step scores beam × vocabulary hypotheses (engine/run/limits.ts BEAM_LIMIT says it to CLI users).
+ */
+export const MAX_BEAM = 64;
 /**
  * When a sentence's beam search stops.
  * - exact: only when no live hypothesis can still beat the k-th best finished one under the

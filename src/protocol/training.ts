@@ -20,7 +20,7 @@ import {
 } from './check';
 import { checkFollowState, type FollowState } from './follow';
 import { checkInputPair, type InputPair } from './attention';
-import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop } from './beamTree';
+import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop, MAX_BEAM } from './beamTree';
 import { checkHeadReport, type HeadReport } from './heads';
 import { type Ablation, type AblationEffect, checkAblation, checkAblationEffect } from './ablation';
 import {
@@ -218,7 +218,7 @@ export const attentionGet: RequestDef<AttentionParams, AttentionResult> = {
     runDir: isAbsolutePath,
     step: optional(isIndex),
     input: checkInputPair,
-    beam: optional(intIn(1, 64)),
+    beam: optional(intIn(1, MAX_BEAM)),
   }),
   checkResult: object({
     attention: checkWireAttention,
@@ -248,7 +248,7 @@ export const beamTreeGet: RequestDef<BeamTreeParams, BeamTreeView> = {
     runDir: isAbsolutePath,
     step: optional(isIndex),
     input: checkInputPair,
-    beam: optional(intIn(1, 64)),
+    beam: optional(intIn(1, MAX_BEAM)),
     alpha: optional(numberIn(0, 10)),
     earlyStop: optional(oneOf(EARLY_STOPS)),
   }),

@@ -1,5 +1,6 @@
 /** A small, strict command-line parser: `--name value`, `--name=value`, boolean `--flag`. */
 import { EARLY_STOPS, type EarlyStop } from '../../protocol/beamTree';
+import { BEAM_LIMIT, overLimit } from '../run/limits';
 
 export interface OptionSpec {
   /** 'string' takes a value; 'boolean' is a flag. */
@@ -100,8 +101,11 @@ export function decodingOptions(options: Parsed['options']): { beamSize: number;
   const earlyStop = (options['early-stop'] ?? 'exact') as EarlyStop;
   if (!EARLY_STOPS.includes(earlyStop))
     throw new UsageError(`--early-stop must be one of ${EARLY_STOPS.join(', ')}, got ${JSON.stringify(earlyStop)}`);
+  const beamSize = numberOption(options.beam, 'beam', 4, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
+  const wide = overLimit('--beam', beamSize, BEAM_LIMIT);
+  if (wide) throw new UsageError(wide);
   return {
-    beamSize: numberOption(options.beam, 'beam', 4, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1'),
+    beamSize,
     alpha: numberOption(options.alpha, 'alpha', 0.6, (n) => n >= 0, 'a number ≥ 0'),
     earlyStop,
   };

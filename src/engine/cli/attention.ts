@@ -5,6 +5,8 @@ import { initBackend } from '../backend';
 import { checkpointStep, loadCheckpoint, loadRunCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { attentionOfPairs } from '../inspect';
 import { BOS, EOS } from '../data/specialTokens';
+import { checkAttentionSize } from '../run/attentionSize';
+import { overLimit } from '../run/limits';
 import { RunDir } from '../run/runDir';
 import { loadVocabulary } from '../data/vocabulary';
 import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
@@ -57,6 +59,17 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       : { model: loadCheckpoint(where), weightsPath: resolveCheckpoint(where).weightsPath };
   const { ablation, gates } = ablationGatesOption(options, model, options.run as string | undefined) ?? {};
   try {
+    // Sizes before work: every token a position, every map within what the engine computes at once.
+    const [srcFlag, tgtFlag] = vocabSize !== undefined ? ['--src', '--tgt'] : ['--src-ids', '--tgt-ids'];
+    const positions = { max: model.config.max_len, why: "the model's max_len: a position each" };
+    for (const [flag, ids] of [
+      [srcFlag, src],
+      [tgtFlag, tgt],
+    ] as const) {
+      const over = overLimit(`${flag} tokens`, ids.length, positions);
+      if (over) throw new UsageError(over);
+    }
+    checkAttentionSize(model.config, src.length, tgt.length);
     const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads);
     const attention: Attention = {
       source: { runDir: where, step: checkpointStep(weightsPath), checkpoint: weightsPath, input: 'input' },

@@ -4,6 +4,7 @@ import { listCheckpoints } from '../checkpoint';
 import { averageCheckpoints } from '../checkpoint/average';
 import { writeSafetensors } from '../checkpoint/safetensors';
 import { checkOutputFile } from '../io/outputFile';
+import { overLimit } from '../run/limits';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 
 const specs: Record<string, OptionSpec> = {
@@ -20,6 +21,10 @@ export async function averageCommand(argv: string[]): Promise<number> {
   const n = numberOption(options.last, 'last', 5, (x) => Number.isInteger(x) && x >= 1, 'a whole number ≥ 1');
   const all = listCheckpoints(options.run as string);
   if (all.length === 0) throw new UsageError(`average: ${options.run} has no checkpoints`);
+  // The default takes what there is; a --last past the run's checkpoints asks for ones it does not hold.
+  const held = { max: all.length, why: `the checkpoints ${options.run} holds` };
+  const over = options.last !== undefined && overLimit('--last', n, held);
+  if (over) throw new UsageError(over);
   const chosen = all.slice(-n);
   const out =
     (options.out as string) ?? join(options.run as string, 'checkpoints', `average-last-${chosen.length}.safetensors`);

@@ -4,6 +4,7 @@
  * bench/equal-time.mjs) trains on the very batches the engine's trainer takes, in its order.
  */
 import { checkOutputFile } from '../io/outputFile';
+import { batchFileStepsLimit, overLimit } from '../run/limits';
 import { openRun } from '../run/setup';
 import { writeRunBatches } from '../train/batchFile';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
@@ -29,6 +30,8 @@ export async function batchesCommand(argv: string[]): Promise<number> {
   const steps = numberOption(options.steps, 'steps', 0, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
   const target = checkOutputFile(options.out as string, options.force === true);
   const { run, settings, data } = openRun(options.run as string);
+  const long = overLimit('--steps', steps, batchFileStepsLimit(settings.batch_tokens));
+  if (long) throw new UsageError(long);
   const written = writeRunBatches(data, settings, steps, target);
   process.stdout.write(
     `${JSON.stringify({ run: run.path, out: options.out, steps, validation: written.validation, bytes: written.bytes })}\n`,

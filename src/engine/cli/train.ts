@@ -8,6 +8,7 @@ import { createFork, describeFork } from '../run/fork';
 import { FORK_SPECS, forkOption } from './forkOptions';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
+import { overLimit, SETTING_LIMITS, telemetryPairsLimit } from '../run/limits';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 
 const NUMERIC: Record<string, NumericSetting> = {
@@ -107,6 +108,8 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
     if (o[flag] === undefined) continue;
     const n = Number(o[flag]);
     if (!Number.isFinite(n)) throw new UsageError(`--${flag}: expected a number, got "${o[flag]}"`);
+    const over = key in SETTING_LIMITS && overLimit(`--${flag}`, n, SETTING_LIMITS[key as keyof typeof SETTING_LIMITS]);
+    if (over) throw new UsageError(over);
     out[key] = n;
   }
   if (typeof o['break-on'] === 'string') {
@@ -150,6 +153,10 @@ export async function trainCommand(argv: string[]): Promise<number> {
         overrides: changes,
       });
   const { run, config, settings, data } = opened;
+  const pairs = changes.telemetry_pairs;
+  const probe =
+    pairs !== undefined && overLimit('--telemetry-pairs', pairs, telemetryPairsLimit(config, settings.max_length));
+  if (probe) throw new UsageError(probe);
   const done = options.resume ? run.newestCheckpointStep() : undefined;
   if (changes.steps !== undefined && done !== undefined && changes.steps <= done)
     throw new UsageError(

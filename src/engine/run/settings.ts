@@ -1,5 +1,6 @@
 import { CHECKS, type CheckMode, type CheckName } from '../../protocol/telemetry';
 import { DEFAULT_CHECK_MODES } from '../telemetry/checks';
+import { overLimit, SETTING_LIMITS } from './limits';
 
 /** Training settings: the paper's recipe by default, with sizes that suit each preset. Saved in config.json under "training". */
 export interface TrainingSettings {
@@ -145,6 +146,10 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
   for (const f of NON_NEGATIVE_INT)
     if (!Number.isInteger(s[f]) || (s[f] as number) < 0)
       fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
+  for (const [f, limit] of Object.entries(SETTING_LIMITS)) {
+    const over = overLimit(f, s[f as keyof typeof SETTING_LIMITS], limit);
+    if (over) throw new Error(`${source}: ${over}`);
+  }
   if (typeof s.lr_factor !== 'number' || !(s.lr_factor > 0))
     fail('lr_factor', `expected a positive number, got ${JSON.stringify(s.lr_factor)}`);
   if (typeof s.label_smoothing !== 'number' || !(s.label_smoothing >= 0 && s.label_smoothing < 1))
