@@ -3,7 +3,7 @@
  * state_dict names them (params.ts). Loads checkpoints PyTorch wrote in this layout and our own.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { modelFields, validateConfig, type TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES, uniqueVariables, variablePrefix, type Params } from '../model/params';
@@ -12,7 +12,7 @@ import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../../protocol/runFolder';
 import { writeFileAtomic } from '../io/atomicFile';
 import { readSafetensors, writeSafetensors, type NamedTensor } from './safetensors';
 import { readJsonFile } from '../io/json';
-import { FileRefused, kindOf, linkNote } from '../io/regularFile';
+import { FileRefused, folderEntries, kindOf, linkNote } from '../io/regularFile';
 
 export function readConfig(path: string): TransformerConfig {
   return validateConfig(readJsonFile(path), path);
@@ -21,8 +21,7 @@ export function readConfig(path: string): TransformerConfig {
 /** The checkpoints of a run folder (`checkpoints/step-N.safetensors`), oldest first. */
 export function listCheckpoints(runDir: string): { step: number; path: string }[] {
   const dir = join(runDir, RUN_FILES.checkpoints);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
+  return folderEntries(dir)
     .map((f) => ({ step: stepOf(CHECKPOINT_FILE, f) ?? -1, path: join(dir, f) }))
     .filter((c) => c.step >= 0)
     .sort((a, b) => a.step - b.step);

@@ -16,6 +16,7 @@ import {
   fstatSync,
   lstatSync,
   openSync,
+  readdirSync,
   readlinkSync,
   readSync,
   type Stats,
@@ -119,6 +120,21 @@ export function checkRegularFile(path: string, kind: ReadKind): Stats {
         `${WHAT[kind]}; is it the right file?`,
     );
   return s;
+}
+
+/**
+ * The names in a folder, or none when `path` is not there; a `path` that is there but is not a
+ * folder (a file named `checkpoints`) is refused by name rather than failing with a raw ENOTDIR.
+ */
+export function folderEntries(path: string): string[] {
+  let s: Stats;
+  try {
+    s = statSync(path);
+  } catch {
+    return [];
+  }
+  if (!s.isDirectory()) throw new FileRefused(path, `${linkNote(path)}: ${kindOf(s)}, not a folder; remove it`);
+  return readdirSync(path);
 }
 
 /** Opens a checked file for reading; a FIFO swapped in since the check does not block the open. */

@@ -26,7 +26,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import { checkReplaceable, TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
-import { readTextFile } from '../io/regularFile';
+import { folderEntries, readTextFile } from '../io/regularFile';
 import type { TransformerConfig } from '../model/config';
 import {
   checkpointName,
@@ -128,6 +128,8 @@ export class RunDir {
     const target = resolve(path);
     const parent = dirname(target);
     const name = basename(target);
+    for (let up = parent; !existsSync(up) || !statSync(up).isDirectory(); up = dirname(up))
+      if (existsSync(up)) throw new Error(`--out ${path}: ${up} is not a folder; choose another --out`);
     mkdirSync(parent, { recursive: true });
     for (const f of readdirSync(parent))
       if (f.startsWith(`.${name}.tmp-`) && isDeadWritersTemp(f))
@@ -162,9 +164,7 @@ export class RunDir {
   checkWritable(): void {
     const files = [this.configPath, this.vocabPath, this.statusPath, this.metricsPath, this.telemetryPath];
     for (const path of [...files, this.eventsPath]) checkReplaceable(path);
-    for (const dir of [this.checkpointsDir, this.snapshotsDir])
-      if (existsSync(dir) && !statSync(dir).isDirectory())
-        throw new Error(`${dir}: not a folder; a run keeps its ${basename(dir)} in a folder of that name`);
+    for (const dir of [this.checkpointsDir, this.snapshotsDir]) folderEntries(dir);
   }
 
   writeConfig(config: object): void {
@@ -270,8 +270,7 @@ export class RunDir {
 
   /** Steps that have an attention snapshot (either format), ascending. */
   snapshotSteps(): number[] {
-    if (!existsSync(this.snapshotsDir)) return [];
-    const steps = readdirSync(this.snapshotsDir)
+    const steps = folderEntries(this.snapshotsDir)
       .map((f) => stepOf(SNAPSHOT_FILE, f))
       .filter((n) => n !== undefined);
     return [...new Set(steps)].sort((a, b) => a - b);
