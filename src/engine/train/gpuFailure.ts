@@ -23,7 +23,8 @@ export class GpuTrainingFailure extends Error {
 }
 
 const GiB = 2 ** 30;
-const gib = (bytes: number): string => `${(bytes / GiB).toFixed(bytes < GiB ? 3 : 1)} GiB`;
+const gib = (bytes: number): string =>
+  bytes < GiB ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / GiB).toFixed(1)} GiB`;
 
 /** The preset the model has the shape of, and the shape. */
 export function describeModel(c: TransformerConfig): string {

@@ -215,9 +215,16 @@ let adapterInWords = 'not known (webgpu is not loaded)';
 
 /** Records the adapter Dawn gave tfjs (backend/index.ts), for messages. */
 export function noteAdapter(info: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>>): void {
-  const adapter = { vendor: '', architecture: '', device: '', description: '', software: false, ...info };
-  adapter.software = /llvmpipe|swiftshader|lavapipe/i.test(`${adapter.device} ${adapter.description}`);
-  adapterInWords = describeAdapter({ adapter });
+  // GPUAdapterInfo's fields are getters on its prototype: read each, a spread would copy none.
+  const field = (k: 'vendor' | 'architecture' | 'device' | 'description'): string => String(info[k] ?? '');
+  const [vendor, architecture, device, description] = [
+    field('vendor'),
+    field('architecture'),
+    field('device'),
+    field('description'),
+  ];
+  const software = /llvmpipe|swiftshader|lavapipe/i.test(`${device} ${description}`);
+  adapterInWords = describeAdapter({ adapter: { vendor, architecture, device, description, software } });
 }
 
 /** The adapter webgpu runs on, in words. */

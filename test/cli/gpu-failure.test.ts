@@ -1,0 +1,96 @@
+/**
+ * `train --backend webgpu` (Dawn on lavapipe) with a GPU fault planted in step 4
+ * (ATTENTION_DEBUGGER_GPU_FAULT, backend/webgpu/errors.ts): an out-of-memory error, a real Dawn
+ * validation error during Adam's update, and a really lost device (the device destroyed). Each
+ * stops the run with exit code 4 and a message that names the failed step, the model, the batch
+ * tokens, the GPU memory asked for and what to do; nothing of step 4 is logged, no checkpoint or
+ * snapshot is written past step 2's checkpoint, status.json says failed with the message, and
+ * `train --out RUN --resume` then trains the run to its end. The resumed run ends with the weights
+ * and Adam moments, bit for bit, and the losses of the run that never failed: the failed step moved
+ * neither the data position, nor t, nor the dropout seeds.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { initBackend } from '../../src/engine/backend';
+import { cannotRun, REPO } from '../helpers';
+import { microConfig, scratch } from '../train/helpers';
+
+const bin = join(REPO, 'bin', 'attention-debugger');
+
+function train(args: string[], fault?: string) {
+  const env = { ...process.env, ATTENTION_DEBUGGER_GPU_FAULT: fault ?? '' };
+  const r = spawnSync(process.execPath, [bin, 'train', '--backend', 'webgpu', ...args], {
+    cwd: REPO,
+    env,
+    encoding: 'utf8',
+  });
+  return { code: r.status, stderr: r.stderr };
+}
+
+const rows = (run: string) =>
+  readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, number>);
+const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
+const bytes = (run: string, name: string) => readFileSync(join(run, 'checkpoints', name)).toString('hex');
+
+test('a step the GPU fails stops train with exit code 4, keeps nothing of it, and the run resumes', async (t) => {
+  try {
+    await initBackend('webgpu');
+  } catch (err) {
+    return cannotRun(t, 'webgpu', (err as Error).message);
+  }
+  const dir = scratch('ad-gpu-failure-');
+  const config = microConfig(dir, { steps: 6, checkpoint_every: 2, snapshot_every: 2, eval_every: 100 });
+  const newRun = (out: string, fault?: string) =>
+    train(['--task', 'reverse', '--config', config, '--out', join(dir, out)], fault);
+  const straight = join(dir, 'straight');
+  assert.equal(newRun('straight').code, 0);
+  const cases = [
+    { kind: 'out-of-memory', fault: 'out-of-memory@step 4', says: /the GPU ran out of memory/ },
+    { kind: 'validation', fault: 'validation@step 4 (update)', says: /the GPU refused a command/ },
+    { kind: 'device-lost', fault: 'device-lost@step 4', says: /the GPU device was lost/ },
+  ];
+  for (const c of cases) {
+    await t.test(c.kind, () => {
+      const run = join(dir, c.kind);
+      const failed = newRun(c.kind, c.fault);
+      assert.equal(failed.code, 4, failed.stderr);
+      const message = failed.stderr.slice(failed.stderr.indexOf('training stopped'));
+      assert.match(message, /^training stopped: step 4 \(/);
+      assert.match(message, c.says);
+      assert.match(message, /config d_model 16, 2 heads, d_ff 32, 1\+1 layers/);
+      assert.match(message, /batch_tokens 200 \(one micro-batch a step\)/);
+      assert.match(message, /the engine had asked for [\d.]+ MiB of GPU buffers; the adapter is .*llvmpipe/);
+      assert.ok(message.includes(`train --out ${run} --resume; it goes on from its checkpoint of step 2`), message);
+      if (c.kind === 'device-lost') assert.ok(message.includes(`--resume --backend wasm`), message);
+      else assert.ok(message.includes('--accumulate 2') && message.includes('--batch-tokens 100'), message);
+      assert.deepEqual(
+        rows(run).map((r) => r.step),
+        [1, 2, 3],
+        'nothing of step 4 logged',
+      );
+      assert.deepEqual(files(join(run, 'checkpoints')), ['step-2.optim.safetensors', 'step-2.safetensors']);
+      assert.ok(!files(join(run, 'snapshots')).some((f) => /0*4\b/.test(f)), 'no snapshot of step 4');
+      const status = JSON.parse(readFileSync(join(run, 'status.json'), 'utf8')) as { state: string; message: string };
+      assert.equal(status.state, 'failed');
+      assert.equal(status.message, message.trimEnd(), "status.json's message is the one train printed");
+
+      const resumed = train(['--out', run, '--resume']);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      // What a step computed; time and tokens_per_sec differ between any two runs.
+      const computed = (r: Record<string, number>) => [r.step, r.lr, r.loss, r.nll, r.grad_norm];
+      assert.deepEqual(
+        rows(run).map(computed),
+        rows(straight).map(computed),
+        'the losses of the run that never failed',
+      );
+      for (const name of ['step-6.safetensors', 'step-6.optim.safetensors'])
+        assert.ok(bytes(run, name) === bytes(straight, name), `${name}: bit for bit the run that never failed`);
+    });
+  }
+});
