@@ -12,6 +12,7 @@ import {
   isIndex,
   isString,
   object,
+  commaList,
   oneOf,
   optional,
 } from './check';
@@ -36,14 +37,15 @@ export const checkAblation: Check = object({ heads: arrayOf(isHeadId), mode: one
 
 /** `--ablate cross:0.1,encoder_self:2.0` → head ids, each checked; throws naming the bad one. */
 export function parseAblateList(text: string): string[] {
-  const ids = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (!ids.length) throw new RangeError('--ablate needs at least one head, e.g. cross:0.1 (kind:layer.head)');
+  return parseHeadList(text, '--ablate');
+}
+
+/** A list of head ids a flag names ("cross:0.1, decoder_self:0.2"): each well formed, none empty or twice. */
+export function parseHeadList(text: string, flag: string): string[] {
+  const ids = commaList(text, flag, 'cross:0.1 (kind:layer.head)');
   for (const id of ids)
     if (!parseHeadId(id))
-      throw new RangeError(`--ablate: ${JSON.stringify(id)} is not a head id like cross:0.1 (kind:layer.head)`);
+      throw new RangeError(`${flag}: ${JSON.stringify(id)} is not a head id like cross:0.1 (kind:layer.head)`);
   return ids;
 }
 

@@ -76,6 +76,8 @@ export interface AttentionSource {
   checkpoint?: string;
   /** `probe`: the run's fixed probe pair; `input`: a pair the user gave. */
   input: 'probe' | 'input';
+  /** Words of a typed input that the run's vocabulary reads as <unk> (absent when none). */
+  unknownWords?: string[];
 }
 
 export const checkAttentionSource: Check = object({
@@ -83,6 +85,7 @@ export const checkAttentionSource: Check = object({
   step: isIndex,
   checkpoint: optional(isString),
   input: oneOf(['probe', 'input']),
+  unknownWords: optional(arrayOf(isString)),
 });
 
 /**

@@ -140,3 +140,18 @@ export const isAbsolutePath: Check = (v, path) => {
     return `${path} must be an absolute path, got ${shown(v, 80)} (relative to which folder?)`;
   return undefined;
 };
+
+/**
+ * The entries of a comma-separated list flag ("a, b"), trimmed. An empty list, an empty entry ("a,,b",
+ * "a,") or an entry given twice is refused (RangeError naming the flag and the entry), never dropped.
+ */
+export function commaList(text: string, flag: string, example: string): string[] {
+  const entries = text.split(',').map((s) => s.trim());
+  if (entries.every((e) => e === '')) throw new RangeError(`${flag} needs at least one entry, e.g. ${example}`);
+  const empty = entries.indexOf('');
+  if (empty >= 0)
+    throw new RangeError(`${flag} ${JSON.stringify(text)}: entry ${empty + 1} is empty; give e.g. ${example}`);
+  const twice = entries.find((e, i) => entries.indexOf(e) !== i);
+  if (twice !== undefined) throw new RangeError(`${flag}: ${JSON.stringify(twice)} is given twice; name it once`);
+  return entries;
+}

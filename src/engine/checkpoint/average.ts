@@ -1,12 +1,18 @@
 /** Checkpoint averaging (§6.1: "averaging the last 5 checkpoints" for base models, 20 for big). */
+import { checkFinite } from './index';
 import { readSafetensors, type NamedTensor } from './safetensors';
 
-/** Element-wise mean of checkpoints with the same tensor names and shapes. */
+/** Element-wise mean of checkpoints with the same tensor names and shapes, each finite (a NaN would spread). */
 export function averageCheckpoints(paths: string[]): Map<string, NamedTensor> {
-  const first = readSafetensors(paths[0]).tensors;
+  const read = (path: string) => {
+    const { tensors } = readSafetensors(path);
+    checkFinite(tensors, path);
+    return tensors;
+  };
+  const first = read(paths[0]!);
   const sum = new Map([...first].map(([name, t]) => [name, { shape: t.shape, data: Float64Array.from(t.data) }]));
   for (const path of paths.slice(1)) {
-    const tensors = readSafetensors(path).tensors;
+    const tensors = read(path);
     for (const [name, acc] of sum) {
       const t = tensors.get(name);
       if (!t || t.shape.join(',') !== acc.shape.join(','))

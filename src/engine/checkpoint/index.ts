@@ -63,14 +63,23 @@ export function resolveCheckpoint(path: string): { configPath: string; weightsPa
  * and resuming check it; loadCheckpoint does not, so that a broken checkpoint can still be inspected.
  */
 export function checkFinite(tensors: Map<string, NamedTensor>, source: string): void {
+  const bad = firstNonFinite(tensors);
+  if (bad) throw new Error(`${source}: tensor "${bad.name}" ${bad.message}`);
+}
+
+/** The first NaN or infinity of a checkpoint's tensors, with what checkFinite and check-run say of it. */
+export function firstNonFinite(tensors: Map<string, NamedTensor>): { name: string; message: string } | undefined {
   for (const [name, t] of tensors) {
     const i = t.data.findIndex((x) => !Number.isFinite(x));
     if (i >= 0)
-      throw new Error(
-        `${source}: tensor "${name}" holds ${t.data[i]} at index ${i} of ${t.data.length}: the checkpoint is ` +
-          'broken (a diverged or damaged run); use an earlier checkpoint',
-      );
+      return {
+        name,
+        message:
+          `holds ${t.data[i]} at index ${i} of ${t.data.length}: the checkpoint is broken (a diverged or ` +
+          'damaged run); use an earlier checkpoint',
+      };
   }
+  return undefined;
 }
 
 /**
@@ -133,10 +142,12 @@ function variablesOf(config: TransformerConfig, tensors: Map<string, NamedTensor
   return params;
 }
 
-export function loadCheckpoint(path: string): Transformer {
+/** The model of a checkpoint; `finite` refuses one holding a NaN or an infinity (checkFinite). */
+export function loadCheckpoint(path: string, finite = false): Transformer {
   const { configPath, weightsPath } = resolveCheckpoint(path);
   const config = readConfig(configPath);
   const { tensors } = readSafetensors(weightsPath);
+  if (finite) checkFinite(tensors, weightsPath);
   return new Transformer(config, paramsFromTensors(config, tensors, weightsPath));
 }
 

@@ -71,6 +71,7 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
   const dataLen = buf.length - dataStart;
   const tensors = new Map<string, NamedTensor>();
   let metadata: Record<string, string> = {};
+  const spans: [number, number, string][] = []; // [begin, end, name] of each tensor's data
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
@@ -106,6 +107,19 @@ export function readSafetensors(path: string): { tensors: Map<string, NamedTenso
       shape,
       data: toFloat32(buf.subarray(dataStart + begin, dataStart + end), e.dtype as string, count),
     });
+    spans.push([begin, end, name]);
+  }
+  // Each tensor owns its bytes: a header whose spans overlap would load one tensor's data as another's.
+  spans.sort((a, b) => a[0] - b[0]);
+  let reach: [number, string] = [0, '']; // the furthest end so far, and its tensor
+  for (const [begin, stop, name] of spans) {
+    if (begin === stop) continue; // an empty tensor owns no bytes
+    if (begin < reach[0])
+      fail(
+        `tensor "${name}": data [${begin}, ${stop}) overlaps tensor "${reach[1]}" (ends at ${reach[0]}): two ` +
+          'tensors cannot share bytes; the header is corrupt',
+      );
+    reach = [stop, name];
   }
   return { tensors, metadata };
 }

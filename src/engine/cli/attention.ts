@@ -8,7 +8,7 @@ import { BOS, EOS } from '../data/specialTokens';
 import { checkAttentionSize } from '../run/attentionSize';
 import { overLimit } from '../run/limits';
 import { RunDir } from '../run/runDir';
-import { loadVocabulary } from '../data/vocabulary';
+import { loadVocabulary, unknownWordsWarning } from '../data/vocabulary';
 import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
 import { type OptionSpec, parseCommand, parseIds, UsageError } from './args';
 
@@ -34,12 +34,24 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   let tgt: number[];
   let tokens: (ids: number[]) => string[] = (ids) => ids.map(String);
   let vocabSize: number | undefined;
+  let unknown: string[] = [];
+  // Text and ids of one side are two answers to one question: both given, one would be ignored.
+  for (const side of ['src', 'tgt'])
+    if (options[side] !== undefined && options[`${side}-ids`] !== undefined)
+      throw new UsageError(
+        `attention: --${side} and --${side}-ids both given: give the text (with --run) or the ids, not both`,
+      );
   if (options.run) {
     if (options.src === undefined || options.tgt === undefined)
       throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
     const vocab = loadVocabulary(new RunDir(options.run as string).vocabPath);
     src = [...vocab.encode(options.src as string), EOS];
     tgt = [BOS, ...vocab.encode(options.tgt as string)];
+    for (const flag of ['src', 'tgt'] as const) {
+      const warning = unknownWordsWarning(vocab, options[flag] as string, `attention: --${flag}`);
+      if (warning) process.stderr.write(`warning: ${warning}\n`);
+    }
+    unknown = vocab.unknownWords(`${options.src as string} ${options.tgt as string}`);
     tokens = (ids) => vocab.tokens(ids);
     vocabSize = vocab.size;
   } else {
@@ -48,6 +60,11 @@ export async function attentionCommand(argv: string[]): Promise<number> {
         throw new UsageError(`attention: --${required} is required (or --run with --src and --tgt)`);
     src = parseIds(options['src-ids'] as string, 'src-ids');
     tgt = parseIds(options['tgt-ids'] as string, 'tgt-ids');
+    if (tgt[0] !== BOS)
+      throw new UsageError(
+        `attention: --tgt-ids ${options['tgt-ids'] as string}: the decoder's input starts with BOS (${BOS}): ` +
+          `give ${[BOS, ...tgt].join(',')}`,
+      );
   }
   const backend = await initBackend(options.backend as string | undefined);
   process.stderr.write(`backend: ${backend}\n`);
@@ -81,7 +98,11 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const logProbs = Array.from({ length: tgt.length }, (_, t) =>
       Array.from(pair.logProbs.subarray(t * V, (t + 1) * V)),
     );
-    const extra = { log_probs: logProbs, ...(ablation ? { ablation } : {}) };
+    const extra = {
+      log_probs: logProbs,
+      ...(unknown.length ? { unknown_words: unknown } : {}),
+      ...(ablation ? { ablation } : {}),
+    };
     process.stdout.write(`${attentionJson(attention, extra)}\n`);
     return 0;
   } finally {

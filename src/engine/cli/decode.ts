@@ -7,7 +7,7 @@ import type { BeamTree } from '../../protocol/beamTree';
 import type { Transformer } from '../model/transformer';
 import { fitSource, translate, translateWithAttention, type TranslateOptions } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
-import { loadVocabulary } from '../data/vocabulary';
+import { loadVocabulary, unknownWordsField, unknownWordsWarning } from '../data/vocabulary';
 import { RunDir } from '../run/runDir';
 import { ABLATION_SPECS, ablationGatesOption } from './ablateOptions';
 import { DECODING_SPECS, decodingOptions, type OptionSpec, parseCommand, UsageError } from './args';
@@ -75,6 +75,8 @@ export async function decodeCommand(argv: string[]): Promise<number> {
     // Every line is checked before any is decoded: a refusal prints no partial output.
     const sources = lines.map((line, i) => {
       const where = `stdin line ${i + 1}`;
+      const unknown = unknownWordsWarning(vocab, line, `decode: ${where}`);
+      if (unknown) process.stderr.write(`warning: ${unknown}\n`);
       const fitted = fitSource([...vocab.encode(line), EOS], model.config.max_len, where, options.truncate === true);
       if (fitted.cutFrom !== undefined)
         process.stderr.write(
@@ -91,6 +93,7 @@ export async function decodeCommand(argv: string[]): Promise<number> {
       const t = await translateWithAttention(model, src, { ...decoding, ...heads, tree: options.tree === true });
       const record = {
         source: lines[i],
+        ...unknownWordsField(vocab, lines[i]!),
         text: vocab.decode(t.tokens),
         tokens: vocab.tokens(t.tokens),
         ids: t.tokens,

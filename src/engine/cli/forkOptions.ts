@@ -1,5 +1,6 @@
 /** `train --fork PARENT[@STEP]` and the changes a fork takes (issue 13; run/fork.ts makes the folder). */
 import { existsSync } from 'node:fs';
+import { parseHeadList } from '../../protocol/ablation';
 import { FORK_SETTINGS, type ForkChanges, type ForkSpec } from '../run/fork';
 import type { TrainingSettings } from '../run/settings';
 import { type OptionSpec, type Parsed, UsageError } from './args';
@@ -17,14 +18,15 @@ export const FORK_SPECS: Record<string, OptionSpec> = {
 
 /** Options a fork takes from its parent, and so refuses. */
 const FROM_PARENT = ['task', 'data', 'gettext', 'src-lang', 'tgt-lang', 'config', 'resume', 'vocab-size'];
-/** Head lists: "cross:0.1, decoder_self:0.2" → ids (checked against the model by run/fork.ts). */
+/** Head lists: "cross:0.1, decoder_self:0.2" → ids, none empty or twice (checked against the model by run/fork.ts). */
 function heads(value: string | boolean | undefined, flag: string): string[] | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !value.trim()) throw new UsageError(`--${flag} needs heads, e.g. cross:0.1`);
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  try {
+    return parseHeadList(value, `--${flag}`);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /**

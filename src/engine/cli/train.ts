@@ -10,6 +10,7 @@ import { numberOption, type OptionSpec, parseCommand, UsageError } from './args'
 import { Progress } from './progress';
 import { overLimit, SETTING_LIMITS, telemetryPairsLimit } from '../run/limits';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
+import { commaList } from '../../protocol/check';
 
 const NUMERIC: Record<string, NumericSetting> = {
   steps: 'steps',
@@ -114,10 +115,13 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
   }
   if (typeof o['break-on'] === 'string') {
     const checks: Partial<Record<CheckName, 'break'>> = {};
-    for (const name of o['break-on']
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean)) {
+    let names: string[];
+    try {
+      names = commaList(o['break-on'], '--break-on', CHECKS.slice(0, 2).join(','));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    for (const name of names) {
       if (!(CHECKS as readonly string[]).includes(name))
         throw new UsageError(`--break-on: unknown check "${name}" (expected ${CHECKS.join(', ')})`);
       checks[name as CheckName] = 'break';

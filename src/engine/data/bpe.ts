@@ -223,6 +223,12 @@ export class Bpe {
     return ids;
   }
 
+  /** The words of a sentence (each once) holding a symbol outside the vocabulary: encode reads them as <unk>. */
+  unknownWords(text: string): string[] {
+    const unknown = pretokenize(text).filter((w) => this.segmentWord(w).some((s) => !this.ids.has(s)));
+    return [...new Set(stripJoiners(unknown))];
+  }
+
   /**
    * Text of token ids: PAD/BOS/EOS are dropped, UNK shows as "<unk>", symbols are joined up to each
    * end-of-word marker, and the words are detokenized (joiners removed: the original text) unless

@@ -191,6 +191,13 @@ function savedVocabulary(spec: DataSpec, vocabPath: string | undefined): Vocabul
   return vocab;
 }
 
+/** What the summary says when a learned BPE vocabulary is larger than vocab_size asked (its characters). */
+const belowAlphabet = (size: number, asked: number): string =>
+  size > asked
+    ? ` (vocab_size ${asked} is below the special tokens and the corpus's characters, which every BPE ` +
+      'vocabulary holds: it has no merges)'
+    : '';
+
 /**
  * Builds the run's data. The vocabulary is read from `vocabPath` when given and it exists (an open
  * run), otherwise learned on the training pairs (BPE, shared by both sides). Nothing is written:
@@ -246,6 +253,6 @@ export function prepareData(
     testText: test.text,
     validText: valid.text,
     direction: text.direction,
-    summary: `${text.summary}; BPE vocabulary of ${vocab.size}`,
+    summary: `${text.summary}; BPE vocabulary of ${vocab.size}${saved ? '' : belowAlphabet(vocab.size, opts.vocabSize)}`,
   };
 }

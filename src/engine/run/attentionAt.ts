@@ -81,6 +81,13 @@ function idsOf(run: RunDir, input: InputPair, vocab: Vocabulary | undefined, mod
   };
 }
 
+/** The words of a typed pair that the vocabulary reads as <unk>, for the answer's source; `{}` when none. */
+function unknownWordsOf(vocab: Vocabulary | undefined, input: InputPair): { unknownWords?: string[] } {
+  if (!vocab || input.kind !== 'text') return {};
+  const words = vocab.unknownWords(`${input.src} ${input.tgt ?? ''}`);
+  return words.length ? { unknownWords: words } : {};
+}
+
 /** Token labels: the vocabulary's, or ids as numbers with the special ids named. */
 function labeller(vocab: Vocabulary | undefined, model: Transformer): (ids: number[]) => string[] {
   if (vocab) return (ids) => vocab.tokens(ids);
@@ -118,7 +125,8 @@ export async function withCheckpoint<T>(
   const run = new RunDir(runDir);
   const checkpoint = checkpointOf(run, step);
   const vocab = existsSync(run.vocabPath) ? loadVocabulary(run.vocabPath) : undefined;
-  const model = loadCheckpoint(checkpoint);
+  // A NaN checkpoint computes no attention to show: refused naming the tensor, not failed later.
+  const model = loadCheckpoint(checkpoint, true);
   try {
     return await use({
       run,
@@ -170,6 +178,7 @@ export async function attentionAt(
         step: checkpointStep(weightsPath),
         checkpoint: weightsPath,
         input: input.kind === 'probe' ? 'probe' : 'input',
+        ...unknownWordsOf(vocab, input),
       },
       srcTokens: label(ids.src),
       tgtTokens: label(tgt),

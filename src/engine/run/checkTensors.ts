@@ -5,6 +5,7 @@
  */
 import { checkRegularFile, FileRefused, readRegularFile } from '../io/regularFile';
 import { readSafetensors } from '../checkpoint/safetensors';
+import { firstNonFinite } from '../checkpoint';
 import type { TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES } from '../model/params';
 import { ATTENTION_KINDS } from '../../protocol/attention';
@@ -139,6 +140,10 @@ export function checkCheckpoint(
   const known = new Set(specs.map((s) => s.name));
   for (const name of h.tensors.keys())
     if (!known.has(name)) problems.push({ file, field: name, message: 'is not a tensor of this config' });
+  // Its values, once its layout is sound: a NaN or an infinity, which every other command refuses.
+  if (problems.some((p) => p.file === file)) return;
+  const bad = firstNonFinite(readSafetensors(path).tensors);
+  if (bad) problems.push({ file, field: bad.name, message: bad.message });
 }
 
 /** An optimizer file: `<param>.<moment>` tensors of their parameter's shape, and metadata step = N. */

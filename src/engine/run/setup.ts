@@ -30,6 +30,7 @@ import {
 } from './settings';
 import { readJsonFile } from '../io/json';
 import { checkTrainingMemory } from './memory';
+import { checkVocabSize } from '../data/vocabulary';
 import { pytorchTrainingError, readingDataSpec, readingSettings, writtenByPytorch } from './pytorchRun';
 
 export interface NewRun {
@@ -134,6 +135,10 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
   const settings = validateSettings(
     { ...baseSettings(isPreset ? spec.config : 'tiny', file), ...spec.overrides },
     source,
+  );
+  checkVocabSize(
+    settings.vocab_size,
+    spec.overrides.vocab_size !== undefined ? '--vocab-size' : `${source}: vocab_size`,
   );
   // The direction is chosen here and recorded, so that a resume reads the corpus the same way.
   const dataSpec: DataSpec = spec.data.kind === 'files' ? { ...spec.data, ...corpusDirection(spec.data) } : spec.data;
