@@ -119,8 +119,12 @@ export interface TrainParams {
 const isConfigName: Check = (v, path) =>
   typeof v === 'string' && /^[a-z]+$/.test(v) ? undefined : isAbsolutePath(v, path);
 
-/** The largest step counts and batch a request can ask for (the paper's big model: 300,000 steps, 25,000 tokens). */
-export const TRAIN_LIMITS = { steps: 100_000_000, batchTokens: 1_000_000 };
+/**
+ * The largest step counts and batch a request can ask for (the paper's big model: 300,000 steps, 25,000 tokens).
+ * The CLI's --steps and config.json's steps have the same limit (engine/run/limits.ts STEPS_LIMIT); whether
+ * a batch fits in memory is the engine's memory estimate (engine/run/memory.ts).
+ */
+export const TRAIN_LIMITS = { steps: 10_000_000, batchTokens: 1_000_000 };
 
 /** Starts a new run; training goes on in the engine, reported by train/metrics, train/snapshot, train/ended. */
 export const trainStart: RequestDef<TrainParams, RunSummary> = {

@@ -4,9 +4,8 @@
  * length", a wasm trap after 30 s) before the limits of src/engine/run/limits.ts and memory.ts; now each is refused
  * up front, naming the limit and the largest value that fits, and the folder is left as it was.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpSync } from 'node:fs';
 import { decode, type MalformedCase, micro, type Plant, resume, train } from './malformed-plants';
 
 /** A copy of {case}/run whose model has `maxLen` positions (sinusoidal: the checkpoint holds none). */

@@ -200,7 +200,10 @@ export const MALFORMED: MalformedCase[] = [
     args: newRun('{case}/big.json'),
     files: { 'big.json': micro({ d_model: 8192, d_ff: 8192 }) },
     code: 1,
-    error: '{case}/big.json: 1074.0 M parameters need at least 16.0 GiB to train (16 bytes each: weights, gradients',
+    // 1,074 M parameters: 4 bytes each for weights, gradients and the norm's scratch, 8 for Adam's moments (20 GiB).
+    error:
+      '{case}/big.json: 1074.0 M parameters with batch_tokens 200 need about 20.2 GiB to train (weights 4.0 GiB, ' +
+      "gradients 4.0 GiB, Adam's two moments 8.0 GiB",
   },
   {
     name: 'optimizer metadata whose data position is not a number',

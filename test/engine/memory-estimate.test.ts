@@ -130,6 +130,6 @@ test('a model whose weights and optimizer alone pass the heap: no batch fits, an
   );
   assert.throws(
     () => checkTrainingMemory(huge, 'preset big', { tokens: 1000 }, 'wasm'),
-    /no batch fits: the weights, gradients and Adam's moments alone take [\d.]+ GiB/,
+    /no batch fits: the weights, gradients, Adam's moments and scratch alone take [\d.]+ GiB/,
   );
 });

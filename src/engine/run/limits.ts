@@ -7,6 +7,7 @@
  * step takes is bounded in memory.ts, the attention of one pair in attentionSize.ts.
  */
 import { MAX_BEAM } from '../../protocol/beamTree';
+import { TRAIN_LIMITS } from '../../protocol/training';
 import type { TransformerConfig } from '../model/config';
 import { attentionBytes } from './attentionSize';
 
@@ -26,7 +27,7 @@ export function overLimit(what: string, value: number, limit: Limit): string | u
 
 /** Training steps: 33 times the paper's longest run (big, 300,000 steps, §5.2). */
 export const STEPS_LIMIT: Limit = {
-  max: 10_000_000,
+  max: TRAIN_LIMITS.steps,
   why: "33 times the paper's longest run, big's 300,000 steps; a run trains on from its newest checkpoint with --resume",
 };
 

@@ -138,10 +138,19 @@ export const WASM_HEAP_BYTES = 4294901760;
 const GiB = 1024 ** 3;
 const gib = (b: number) => (b < GiB / 10 ? `${Math.round(b / 2 ** 20)} MiB` : `${(b / GiB).toFixed(1)} GiB`);
 
+/** A backend's memory as the check sees it: its size, the words that name it, and its counts. */
+export interface BackendMemory {
+  limit: number;
+  /** E.g. "the GPU's memory (from nvidia-smi)"; the message adds the size after it. */
+  what: string;
+  counts: MemoryCounts;
+}
+
 /**
  * Refuses, before anything is allocated, a model that cannot train here: a tensor larger than one
  * array can hold, or a step whose estimate (trainingMemory) passes the backend's memory (the wasm
- * heap, else this machine's memory), naming the largest batch_tokens that fits, or why none does.
+ * heap, else this machine's memory, or `memory` where the caller knows it: run/gpuMemory.ts),
+ * naming the largest batch_tokens that fits, or why none does.
  * `batchTokens` names where the batch size came from in the message (`--batch-tokens`, `batch_tokens`).
  */
 export function checkTrainingMemory(
@@ -149,6 +158,7 @@ export function checkTrainingMemory(
   source: string,
   batch: { tokens: number; accumulate?: number; name?: string },
   backend = tf.engine().backendName,
+  memory?: BackendMemory,
 ): void {
   const positions = overLimit('max_len', config.max_len, POSITIONS_LIMIT);
   if (positions) throw new Error(`${source}: ${positions}`);
@@ -161,9 +171,13 @@ export function checkTrainingMemory(
       );
   }
   const accumulate = batch.accumulate ?? 1;
-  const e = trainingMemory(config, batch.tokens, accumulate);
-  const [limit, what] =
-    backend === 'wasm' ? [WASM_HEAP_BYTES, "the wasm backend's heap"] : [totalmem(), "this machine's memory"];
+  const counts = memory?.counts ?? WASM_COUNTS;
+  const e = trainingMemory(config, batch.tokens, accumulate, counts);
+  const [limit, what] = memory
+    ? [memory.limit, memory.what]
+    : backend === 'wasm'
+      ? [WASM_HEAP_BYTES, "the wasm backend's heap"]
+      : [totalmem(), "this machine's memory"];
   if (e.bytes <= limit) return;
   const parts =
     `weights ${gib(e.weights)}, gradients ${gib(e.gradients)}, Adam's two moments ${gib(e.adam)}, ` +
@@ -172,14 +186,14 @@ export function checkTrainingMemory(
   const perMicroBatch = Math.floor((limit - e.fixed) / e.perBatchToken); // tokens of one micro-batch that fit
   const largest = perMicroBatch * accumulate;
   // Split into micro-batches, the step holds two more copies of the gradients (their running sum).
-  const perSplit = Math.floor((limit - trainingMemory(config, 0, 2).fixed) / e.perBatchToken);
+  const perSplit = Math.floor((limit - trainingMemory(config, 0, 2, counts).fixed) / e.perBatchToken);
   const split = perSplit >= 1 ? Math.max(2, Math.ceil(batch.tokens / perSplit)) : 0;
   const fix =
     largest >= 1
       ? `the largest ${name} that fits is ${largest}` +
         (split > accumulate ? `, or keep it and split each batch with --accumulate ${split}` : '')
-      : `no batch fits: the weights, gradients and Adam's moments alone take ${gib(e.fixed)}; make d_model, ` +
-        'd_ff, the layers or the vocabulary smaller' +
+      : `no batch fits: the weights, gradients, Adam's moments and scratch alone take ${gib(e.fixed)}; ` +
+        'make d_model, d_ff, the layers or the vocabulary smaller' +
         (backend === 'wasm' ? ', or train on another backend (the wasm heap is 4 GiB at most)' : '');
   throw new Error(
     `${source}: ${(e.parameters / 1e6).toFixed(1)} M parameters with ${name} ${batch.tokens} need about ` +
