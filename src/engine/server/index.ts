@@ -24,11 +24,17 @@ const VERSION: string = require('../../../package.json').version;
 export async function runServer(opts: ServerOptions = {}): Promise<number> {
   keepStdoutForTheWire();
   const writer = new StreamMessageWriter(process.stdout);
-  // A bad frame is answered with a parse error and logged; the frames after it are read as usual.
-  const reader = new FramedReader(process.stdin, (why) => {
+  // A bad frame is answered with one error (framing.ts says which) and logged; the frames after it are read as usual.
+  const reader = new FramedReader(process.stdin, (why, { code, id }) => {
     process.stderr.write(`[rpc] dropped ${why}\n`);
-    const error = { code: ErrorCodes.ParseError, message: `parse error: dropped ${why}` };
-    void writer.write({ jsonrpc: '2.0', id: null, error } as ResponseMessage).catch(() => undefined);
+    if (code === ErrorCodes.InvalidParams && id === null) return; // a notification: JSON-RPC answers none
+    const message =
+      code === ErrorCodes.ParseError
+        ? `parse error: dropped ${why}`
+        : code === ErrorCodes.InvalidRequest
+          ? `invalid request: dropped ${why}`
+          : why;
+    void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as ResponseMessage).catch(() => undefined);
   });
   const conn = createMessageConnection(reader, writer, {
     error: (m) => process.stderr.write(`[rpc] ${m}\n`),
