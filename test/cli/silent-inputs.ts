@@ -1,5 +1,6 @@
 /**
- * Runs written by PyTorch and inputs that were silent (issue 27, items 6 and 7): rows of bad input for malformed.test.ts, in the form malformed-plants.ts describes.
+ * Runs written by PyTorch and inputs that were silent (issue 27, items 6 and 7): rows of bad input
+ * for malformed.test.ts, in the form malformed-plants.ts describes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import {

@@ -253,6 +253,7 @@ export function prepareData(
     testText: test.text,
     validText: valid.text,
     direction: text.direction,
-    summary: `${text.summary}; BPE vocabulary of ${vocab.size}${saved ? '' : belowAlphabet(vocab.size, opts.vocabSize)}`,
+    summary:
+      `${text.summary}; BPE vocabulary of ${vocab.size}` + (saved ? '' : belowAlphabet(vocab.size, opts.vocabSize)),
   };
 }
