@@ -19,3 +19,4 @@ export { useTrainingKernels } from '../../src/engine/backend/trainingOps';
 export { setBlasThreads } from '../../src/engine/backend/native';
 export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasmHeap';
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
+export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';

@@ -11,6 +11,9 @@ import { nativeBlasStatus, registerNativeKernels } from './native';
 import { registerWasmFixes } from './wasmFixes';
 import { registerWebgpuTrainingOps } from './webgpu';
 import { noteAdapter } from './webgpu/errors';
+import { countGpuAllocations } from './webgpu/allocations';
+import { noteAdapterMemory } from './webgpu/memorySize';
+import { POOL_ENV, watchBufferPool } from './webgpu/bufferPool';
 
 export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -30,6 +33,7 @@ async function loadWebgpu(): Promise<void> {
     globals: object;
   };
   Object.assign(globalThis, webgpu.globals);
+  countGpuAllocations(webgpu.globals as Parameters<typeof countGpuAllocations>[0]); // before tfjs's first buffer
   const gpu = webgpu.create([]);
   const adapter = await gpu.requestAdapter();
   if (!adapter)
@@ -37,6 +41,7 @@ async function loadWebgpu(): Promise<void> {
       'Dawn found no GPU adapter (no Vulkan/Metal/D3D12 device; for CPU-only machines install Mesa lavapipe ≥ 25 and set VK_ICD_FILENAMES)',
     );
   noteAdapter((adapter as { info?: Record<string, string> }).info ?? {});
+  noteAdapterMemory((adapter as { info?: Parameters<typeof noteAdapterMemory>[0] }).info ?? {});
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   require('@tensorflow/tfjs-backend-webgpu');
   registerWebgpuTrainingOps();
@@ -114,6 +119,8 @@ async function tryBackend(name: BackendName): Promise<string | null> {
   try {
     const ok = await tf.setBackend(name);
     await tf.ready();
+    // tfjs's pool, trimmed after each step (bufferPool.ts); POOL_ENV=tfjs keeps tfjs's own (a bench's 'before').
+    if (ok && name === 'webgpu' && process.env[POOL_ENV] !== 'tfjs') watchBufferPool(tf.backend() as never);
     return ok ? null : `tfjs could not initialise the ${name} backend`;
   } catch (err) {
     return (err as Error).message;

@@ -9,6 +9,7 @@ import { FORK_SPECS, forkOption } from './forkOptions';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
 import { overLimit, SETTING_LIMITS, telemetryPairsLimit } from '../run/limits';
+import { GPU_MEMORY_ENV } from '../backend/webgpu/memorySize';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 import { commaList } from '../../protocol/check';
 
@@ -48,6 +49,10 @@ const specs: Record<string, OptionSpec> = {
   },
   'max-minutes': { type: 'string', help: 'stop (with a checkpoint) after this many minutes of training' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu' },
+  'gpu-memory': {
+    type: 'string',
+    help: `the GPU's memory in GiB, for the webgpu memory check (WebGPU does not tell it; default: ${GPU_MEMORY_ENV}, else nvidia-smi)`,
+  },
   'break-on': {
     type: 'string',
     help: `pause with a checkpoint (exit code 3) when a health check fires: ${CHECKS.join(', ')} (comma-separated)`,
@@ -145,6 +150,16 @@ export async function trainCommand(argv: string[]): Promise<number> {
   if (options.resume) checkResumeOptions(options);
   const changes = overrides(options);
   const fork = forkOption(options, NUMERIC, changes);
+  if (options['gpu-memory'] !== undefined)
+    process.env[GPU_MEMORY_ENV] = String(
+      numberOption(
+        options['gpu-memory'],
+        'gpu-memory',
+        0,
+        (n) => n > 0 && Number.isFinite(n),
+        'a positive number of GiB',
+      ),
+    );
   const backend = await initBackend(options.backend as string | undefined);
   const forked = fork ? createFork(fork) : undefined;
   const resume = options.resume === true || forked !== undefined;

@@ -30,6 +30,7 @@ import {
 } from './settings';
 import { readJsonFile } from '../io/json';
 import { checkTrainingMemory } from './memory';
+import { activeGpuLimits, checkGpuTrainingMemory } from './gpuMemory';
 import { checkVocabSize } from '../data/vocabulary';
 import { pytorchTrainingError, readingDataSpec, readingSettings, writtenByPytorch } from './pytorchRun';
 
@@ -150,7 +151,8 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
       })
     : validateConfig({ ...DEFAULT_SPECIAL_IDS, ...file, ...vocab }, spec.config);
   const modelSource = isPreset ? `preset ${spec.config}` : spec.config;
-  checkTrainingMemory(config, modelSource, {
+  // On webgpu, the GPU's own counts and limits (gpuMemory.ts); elsewhere the wasm heap or this machine's memory.
+  (activeGpuLimits() ? checkGpuTrainingMemory : checkTrainingMemory)(config, modelSource, {
     tokens: settings.batch_tokens,
     accumulate: settings.accumulate,
     name: spec.overrides.batch_tokens !== undefined ? '--batch-tokens' : 'batch_tokens',

@@ -12,6 +12,7 @@ import type { Adam } from './adam';
 import { smoothedLossFromLogits } from './loss';
 import { microBatches } from './accumulate';
 import { type GpuWatch, watchGpu } from '../backend/webgpu/errors';
+import { trimGpuPool } from '../backend/webgpu/bufferPool';
 
 export interface StepOptions {
   lr: number;
@@ -137,6 +138,7 @@ export async function trainStep(
   try {
     const r = await unwatchedStep(model, optimizer, batch, opts, vars, watch);
     await watch.close('update');
+    trimGpuPool(); // buffers of shapes this step did not ask for (backend/webgpu/bufferPool.ts)
     return r;
   } catch (err) {
     try {

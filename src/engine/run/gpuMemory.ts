@@ -1,0 +1,114 @@
+/**
+ * GPU memory a training step takes on webgpu, estimated before anything is allocated, and the
+ * refusal of a run that cannot fit (issue 28): `--config big` at its default batch ran an 80 GB GPU
+ * out of memory after its model was made. The estimate is run/memory.ts's trainingMemory with
+ * WEBGPU_COUNTS, checked against what the device allocated (backend/webgpu/allocations.ts) in
+ * test/engine/webgpu-memory.test.ts and bench/gpu-memory.mjs ("GPU memory" in bench/README.md).
+ */
+import type { TransformerConfig } from '../model/config';
+import { gpuBufferLimits, gpuMemorySize, type GpuMemorySize } from '../backend/webgpu/memorySize';
+import { parameterSpecs } from '../model/params';
+import { checkTrainingMemory, type MemoryCounts, trainingMemory } from './memory';
+
+/**
+ * The webgpu backend with its training kernels, counted from the buffers the device holds at the
+ * peak of a step (tfjs's pool included), on lavapipe:
+ * - parameters ×8: weights, gradients, Adam's two moments; the clipped gradients (a copy, scaled);
+ *   and while Adam's kernels run, the new weights and moments beside the old ones, which the step
+ *   keeps until the GPU has checked the update (train/step.ts);
+ * - per token, what the backward pass keeps of the forward and its gradients (tfjs keeps every
+ *   gradient of the backward pass until it ends), and tfjs's pool: a buffer freed is kept for a
+ *   later tensor of the same size, so the pool holds more than the tensors alive at any one time;
+ * - the logits [B·T, V]: the product, the fused loss's saved gradient and the gradient passed back.
+ * The per-token counts are fitted to the peaks of tiny and issue-sized models (bench/README.md "GPU
+ * memory"); they do not count the attention gradient's [B·heads·T, S] scratch, which grows with the
+ * sequence length.
+ */
+export const WEBGPU_COUNTS: MemoryCounts = {
+  parameterCopies: 8,
+  encoderLayer: { d: 16, ff: 2 },
+  decoderLayer: { d: 22, ff: 2 },
+  crossKV: 4,
+  embedding: 8,
+  logitCopies: 3,
+  fixedBytes: 1 << 20,
+};
+
+const GiB = 2 ** 30;
+const gib = (b: number) => (b < GiB / 10 ? `${Math.round(b / 2 ** 20)} MiB` : `${(b / GiB).toFixed(1)} GiB`);
+
+/**
+ * The largest single buffer of a step, in bytes, and what it holds: the logits [B·T, V] of one
+ * micro-batch (its target half), the FFN's hidden layer [B·T, d_ff], or the largest parameter.
+ * (The attention gradient's scratch [2, B·heads·T, S] depends on the sequence length, unknown here.)
+ */
+export function largestBuffer(
+  config: TransformerConfig,
+  batchTokens: number,
+  accumulate = 1,
+): { bytes: number; what: string; perToken: number } {
+  const side = Math.ceil(Math.ceil(batchTokens / Math.max(1, accumulate)) / 2); // B·T of one side
+  let largest = { bytes: 4 * side * config.tgt_vocab, what: 'the logits [B·T, V]', perToken: 2 * config.tgt_vocab };
+  if (config.d_ff > config.tgt_vocab)
+    largest = { bytes: 4 * side * config.d_ff, what: "the FFN's hidden layer [B·T, d_ff]", perToken: 2 * config.d_ff };
+  for (const spec of parameterSpecs(config)) {
+    const bytes = 4 * spec.shape.reduce((x, y) => x * y, 1);
+    if (bytes > largest.bytes) largest = { bytes, what: `the parameter ${spec.name} [${spec.shape}]`, perToken: 0 };
+  }
+  return largest;
+}
+
+/** What the check needs of the GPU: its buffer limits and its memory size. */
+export interface GpuLimits {
+  maxBufferSize: number;
+  maxStorageBufferBindingSize: number;
+  memory: GpuMemorySize;
+}
+
+/** The active webgpu device's limits and memory; undefined off webgpu. */
+export function activeGpuLimits(): GpuLimits | undefined {
+  const limits = gpuBufferLimits();
+  return limits && { ...limits, memory: gpuMemorySize() };
+}
+
+/**
+ * Refuses, before the model is made, a run on webgpu that cannot fit: the step's estimate past the
+ * GPU's memory (where it is known), or the largest buffer of a step past what one buffer may hold;
+ * naming the estimate, where the GPU's size came from, the largest batch_tokens that fits and the
+ * --accumulate that would.
+ */
+export function checkGpuTrainingMemory(
+  config: TransformerConfig,
+  source: string,
+  batch: { tokens: number; accumulate?: number; name?: string },
+  gpu: GpuLimits | undefined = activeGpuLimits(),
+): void {
+  if (!gpu) return checkTrainingMemory(config, source, batch);
+  const accumulate = batch.accumulate ?? 1;
+  const name = batch.name ?? 'batch_tokens';
+  const bufferLimit = Math.min(gpu.maxBufferSize, gpu.maxStorageBufferBindingSize);
+  checkTrainingMemory(config, source, batch, 'webgpu', {
+    limit: gpu.memory.bytes ?? Infinity, // not known: only the buffer limits are checked
+    what: `the GPU's memory according to ${gpu.memory.source}`,
+    counts: WEBGPU_COUNTS,
+  });
+  const largest = largestBuffer(config, batch.tokens, accumulate);
+  if (largest.bytes > bufferLimit) {
+    const limitName =
+      gpu.maxStorageBufferBindingSize <= gpu.maxBufferSize ? 'maxStorageBufferBindingSize' : 'maxBufferSize';
+    // Batch tokens of one micro-batch whose largest buffer fits (none where a parameter is the largest).
+    const perMicroBatch = largest.perToken ? Math.floor(bufferLimit / (2 * largest.perToken)) * 2 : 0;
+    const split = Math.ceil(batch.tokens / Math.max(1, perMicroBatch));
+    const e = trainingMemory(config, batch.tokens, accumulate, WEBGPU_COUNTS);
+    const fix =
+      perMicroBatch >= 1
+        ? `the largest ${name} that fits is ${perMicroBatch * accumulate}, or keep it and split each batch with ` +
+          `--accumulate ${split}`
+        : 'make d_model, d_ff or the vocabulary smaller';
+    throw new Error(
+      `${source}: with ${name} ${batch.tokens}${accumulate > 1 ? ` in ${accumulate} micro-batches` : ''}, ` +
+        `${largest.what} takes ${gib(largest.bytes)}, more than one GPU buffer may hold (the adapter's ` +
+        `${limitName}, ${gib(bufferLimit)}); the step would need about ${gib(e.bytes)} of GPU memory in all; ${fix}`,
+    );
+  }
+}
