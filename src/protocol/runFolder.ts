@@ -28,16 +28,20 @@ export const RUN_FILES = {
   snapshots: 'snapshots',
 } as const;
 
-/** The states status.json can hold; every one but `running` is an end marker. */
-export const RUN_STATES = ['running', 'paused', 'completed', 'stopped', 'failed'] as const;
+/**
+ * The states status.json can hold; every one but `running` is an end marker. `diverged`, new after
+ * 0.1.0 (still format 2: docs/RUN_FOLDER.md): the divergence check fired on the run.
+ */
+export const RUN_STATES = ['running', 'paused', 'completed', 'stopped', 'failed', 'diverged'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
 /**
  * What the folder says of its writer: `live` (status running, files written lately), `stalled`
  * (running, but nothing written for STALLED_AFTER_MS: the trainer hangs or died), `paused` (a
- * health check's breakpoint), `finished` (completed, stopped or failed: the writer's end marker).
+ * health check's breakpoint), `diverged` (ended, the divergence check fired), `finished`
+ * (completed, stopped or failed: the writer's end marker).
  */
-export const RUN_ACTIVITIES = ['live', 'stalled', 'paused', 'finished'] as const;
+export const RUN_ACTIVITIES = ['live', 'stalled', 'paused', 'diverged', 'finished'] as const;
 export type RunActivity = (typeof RUN_ACTIVITIES)[number];
 
 /** Nothing written for this long by a run whose status says running: it stalled. */

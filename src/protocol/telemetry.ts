@@ -11,6 +11,7 @@ export const CHECKS = [
   'dead_head',
   'mask_leak',
   'padding_leak',
+  'divergence',
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 export type CheckMode = 'off' | 'warn' | 'break';

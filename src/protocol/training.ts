@@ -114,6 +114,8 @@ export interface TrainParams {
   batchTokens?: number;
   /** Attention snapshots of the probe sentence every K steps (0: never); the config's default otherwise. */
   snapshotEvery?: number;
+  /** Health checks' modes over the config's (the `attentionDebugger.checks` setting). */
+  checks?: Partial<Record<CheckName, CheckMode>>;
 }
 /** train/start's config: a preset's name, or a JSON file by its absolute path. */
 const isConfigName: Check = (v, path) =>
@@ -138,6 +140,7 @@ export const trainStart: RequestDef<TrainParams, RunSummary> = {
     lrFactor: optional(numberIn(1e-6, 1e3)),
     batchTokens: optional(intIn(1, TRAIN_LIMITS.batchTokens)),
     snapshotEvery: optional(intIn(0, TRAIN_LIMITS.steps)),
+    checks: optional(checkCheckModes),
   }),
   checkResult: checkRunSummary,
 };
@@ -358,8 +361,11 @@ export const trainEvent: NotificationDef<{ runDir: string; event: RunEvent }> = 
   checkParams: object({ runDir: isString, event: checkRunEvent }),
 };
 
-/** `paused`: a health check's breakpoint stopped the run with a checkpoint (`event` says which). */
-export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed', 'paused'] as const;
+/**
+ * `paused`: a health check's breakpoint stopped the run with a checkpoint (`event` says which);
+ * `diverged`: the divergence check fired (`event`), whether the run trained on to its end or stopped.
+ */
+export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed', 'paused', 'diverged'] as const;
 export const trainEnded: NotificationDef<{
   runDir: string;
   step: number;

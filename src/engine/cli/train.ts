@@ -14,6 +14,9 @@ import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetr
 import { commaList } from '../../protocol/check';
 
 const NUMERIC: Record<string, NumericSetting> = {
+/** `train`'s exit code when the divergence check fired (3 breakpoint, 4 GPU failure: gpuFailure.ts). */
+export const DIVERGED_EXIT = 5;
+
   steps: 'steps',
   warmup: 'warmup',
   'lr-factor': 'lr_factor',
@@ -225,9 +228,11 @@ export async function trainCommand(argv: string[]): Promise<number> {
           `checkpoint written: resume with train --out ${run.path} --resume`,
       );
     process.stdout.write(
-      `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps, ...(paused ? { breakpoint: paused } : {}) })}\n`,
+    const diverged = trainer.diverged;
+    if (diverged && !paused) progress.message(`diverged at step ${step}: ${describeFinding(diverged)}`);
+      `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps, ...(paused ? { breakpoint: paused } : {}), ...(diverged ? { diverged } : {}) })}\n`,
     );
-    return paused ? 3 : 0;
+    return paused ? 3 : diverged ? DIVERGED_EXIT : 0;
   } catch (err) {
     if (!(err instanceof GpuTrainingFailure)) throw err;
     progress.end();

@@ -109,8 +109,8 @@ function activityOf(run: RunDir, now: number): Pick<RunPoll, 'activity' | 'state
   const message = typeof status.message === 'string' ? { message: status.message } : {};
   const recent = now - lastWrite < STALLED_AFTER_MS;
   const activity: RunActivity =
-    state === 'paused'
-      ? 'paused'
+    state === 'paused' || state === 'diverged'
+      ? state
       : state && state !== 'running'
         ? 'finished'
         : recent

@@ -134,7 +134,7 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
   const file = isPreset ? null : readConfigFile(spec.config);
   const source = isPreset ? '--config' : spec.config;
   const settings = validateSettings(
-    { ...baseSettings(isPreset ? spec.config : 'tiny', file), ...spec.overrides },
+    withChecks(baseSettings(isPreset ? spec.config : 'tiny', file), spec.overrides),
     source,
   );
   checkVocabSize(
@@ -190,6 +190,12 @@ export function createRun(spec: NewRun): OpenRun {
   return opened;
 }
 
+/** Settings with overrides; the health checks' modes merge with the base's, check by check. */
+function withChecks(base: object, overrides: Partial<TrainingSettings>): Record<string, unknown> {
+  const checks = (base as Partial<TrainingSettings>).checks;
+  return { ...base, ...overrides, ...(overrides.checks ? { checks: { ...checks, ...overrides.checks } } : {}) };
+}
+
 /**
  * Opens an existing run; `overrides` may change what a resume may change (settings.ts
  * RESUME_FIELDS: more steps, what is observed). Nothing is written here: `commit()` records the
@@ -210,7 +216,7 @@ export function openRun(
   checkResumeOverrides(overrides, path);
   const settings = pytorch
     ? readingSettings(model)
-    : validateSettings({ ...(raw.training as object), ...overrides }, run.configPath);
+    : validateSettings(withChecks(raw.training as object, overrides), run.configPath);
   const given = raw.data as DataSpec | undefined;
   if (!given || typeof given !== 'object' || !('kind' in given))
     throw new Error(`${run.configPath}: data: missing the data spec of the run`);

@@ -71,6 +71,7 @@ export class TrainingService {
           ...(p.lrFactor !== undefined ? { lr_factor: p.lrFactor } : {}),
           ...(p.batchTokens !== undefined ? { batch_tokens: p.batchTokens } : {}),
           ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
+          ...(p.checks !== undefined ? { checks: p.checks } : {}),
         };
         return this.begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
       }),
@@ -182,6 +183,12 @@ export class TrainingService {
               message: paused.message,
               event: finiteEvent(paused),
             });
+            return;
+          }
+          const diverged = trainer.diverged;
+          if (diverged) {
+            const event = finiteEvent(diverged);
+            notify(this.conn, trainEnded, { runDir, step, reason: 'diverged', message: diverged.message, event });
             return;
           }
           const reason = step >= opened.settings.steps ? 'completed' : 'stopped';

@@ -1,11 +1,12 @@
 /**
  * Health checks that watch a run as it trains (docs/TELEMETRY.md gives each rule and threshold):
  * a non-finite loss or gradient, a loss spike, attention entropy collapsing (Zhai et al. 2023: it
- * comes before divergence), dead heads; the mask and padding leaks are probes of the model
+ * comes before divergence), dead heads, divergence itself (divergence.ts); the mask and padding leaks are probes of the model
  * (probes.ts). Each finding is a warning or, by the run's settings, a breakpoint that pauses
  * training with a checkpoint.
  */
 import type { NonFiniteSite } from './nonfinite';
+import { DivergenceWatch } from './divergence';
 import { ROLE_RULES } from '../../protocol/roles';
 import type { CheckMode, CheckName, Finding, TelemetryRow } from '../../protocol/telemetry';
 
@@ -17,6 +18,7 @@ export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
   dead_head: 'warn',
   mask_leak: 'warn',
   padding_leak: 'warn',
+  divergence: 'warn',
 };
 
 /**
@@ -62,6 +64,7 @@ export class HealthMonitor {
   /** Heads reported as collapsed, until their entropy recovers: one finding per episode, not one per row. */
   private readonly collapsedHeads = new Set<string>();
   private readonly deadHeads = new Set<string>();
+  private readonly divergence = new DivergenceWatch();
 
   /**
    * A training step's loss and gradient norm; on a non-finite step, `site` is where it first went
@@ -96,7 +99,13 @@ export class HealthMonitor {
     this.losses.push(loss);
     if (this.losses.length > THRESHOLDS.spikeWindow) this.losses.shift();
     this.sinceRow.push(loss);
+    out.push(...this.divergence.onLoss(step, loss));
     return out;
+  }
+
+  /** An evaluation's validation loss: the divergence check's second rule. */
+  onValidation(step: number, valLoss: number): Finding[] {
+    return this.divergence.onValidation(step, valLoss);
   }
 
   /** A telemetry row: entropy collapse and dead heads. */

@@ -73,6 +73,8 @@ export class Trainer {
   readonly warnings: string[] = [];
   /** The finding that paused the run (a breakpoint), if one did. */
   breakpoint: RunEvent | undefined;
+  /** The divergence check's finding, if it fired in this train(): the run ends `diverged`. */
+  diverged: RunEvent | undefined;
   /** The run folder's lock (run/lock.ts), released by dispose(). */
   lock: { release(): void } | undefined;
 
@@ -237,7 +239,12 @@ export class Trainer {
       const event: RunEvent = { ...f, severity: mode === 'break' ? 'breakpoint' : 'warning' };
       this.run.appendEvent(event);
       callbacks.onFinding?.(event);
-      if (mode === 'break' && !pause) {
+      if (f.check === 'divergence') {
+        // a diverged run does not pause (resuming it at the same rate diverges again): as a
+        // breakpoint it ends here, with a checkpoint; as a warning it trains on; both end `diverged`
+        this.diverged = event;
+        if (mode === 'break') this.stop();
+      } else if (mode === 'break' && !pause) {
         this.breakpoint = event;
         pause = true;
       }
@@ -260,11 +267,13 @@ export class Trainer {
   async train(callbacks: TrainerCallbacks = {}): Promise<number> {
     this.run.writeStatus('running', this.step);
     this.breakpoint = undefined;
+    this.diverged = undefined;
     try {
       const step = await this.loop(callbacks);
       const paused = this.breakpoint as RunEvent | undefined; // set by the loop
-      const state = paused ? 'paused' : step >= this.settings.steps ? 'completed' : 'stopped';
-      this.run.writeStatus(state, step, paused?.message);
+      const diverged = this.diverged as RunEvent | undefined;
+      const state = paused ? 'paused' : diverged ? 'diverged' : step >= this.settings.steps ? 'completed' : 'stopped';
+      this.run.writeStatus(state, step, (paused ?? diverged)?.message);
       return step;
     } catch (thrown) {
       // A GPU error: the failed work was not kept (step.ts); say how much was asked and how to go on.
@@ -322,7 +331,10 @@ export class Trainer {
           );
       const findings = this.monitor.onStep(this.step, r.loss, r.gradNorm, site);
       const evaluated = r.applied && s.eval_every && this.step % s.eval_every === 0;
-      if (evaluated && this.data.valid.length) Object.assign(row, await this.evaluate());
+      if (evaluated && this.data.valid.length) {
+        Object.assign(row, await this.evaluate());
+        findings.push(...this.monitor.onValidation(this.step, row.val_loss!));
+      }
       this.run.appendMetrics([row]);
       callbacks.onStep?.(row);
       if (r.applied && s.snapshot_every && this.step % s.snapshot_every === 0) {
