@@ -305,6 +305,7 @@ const ACTIVITY_LABELS: Record<string, string> = {
   live: 'written live by another process',
   stalled: 'stalled: nothing written for a minute',
   paused: 'paused at a breakpoint',
+  diverged: 'diverged: see its problems',
   finished: 'finished',
 };
 

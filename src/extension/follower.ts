@@ -54,7 +54,10 @@ export class RunFollower implements vscode.Disposable {
 
   private schedule(activity: RunActivity): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), activity === 'finished' ? POLL_FINISHED_MS : POLL_MS);
+    this.timer = setTimeout(
+      () => void this.poll(),
+      activity === 'finished' || activity === 'diverged' ? POLL_FINISHED_MS : POLL_MS,
+    );
   }
 
   private soon(): void {

@@ -12,6 +12,7 @@ import type { MetricRow } from '../protocol/metrics';
 import {
   type ResumeParams,
   type RunSummary,
+  TRAIN_END_REASONS,
   type TrainParams,
   trainEnded,
   trainEvent,
@@ -35,9 +36,9 @@ export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
 export interface TrainEnd {
   runDir: string;
   step: number;
-  reason: 'completed' | 'stopped' | 'failed' | 'paused';
+  reason: (typeof TRAIN_END_REASONS)[number];
   message?: string;
-  /** What paused it: a health check's breakpoint. */
+  /** What paused it (a health check's breakpoint), or the divergence check's finding. */
   event?: RunEvent;
 }
 export interface TrainResumed {
@@ -91,6 +92,8 @@ export class TrainingSession implements vscode.Disposable {
   readonly onDidFinding = this.eventEmitter.event;
   /** The breakpoint that paused the last run, if one did (for the notification's actions and the tests). */
   lastBreakpoint: (RunEvent & { runDir: string }) | undefined;
+  /** How the last run ended (the Current Run view's state once it is over). */
+  lastEnd: TrainEnd | undefined;
   readonly onDidEnd = this.endEmitter.event;
   readonly onDidResume = this.resumeEmitter.event;
   /** Anything the Current Run view shows changed. */
@@ -287,6 +290,7 @@ export class TrainingSession implements vscode.Disposable {
     this.active = undefined;
     this.interrupted = false;
     if (this.summary?.runDir === e.runDir) this.summary = { ...this.summary, step: e.step, running: false };
+    this.lastEnd = e;
     this.updateStatus();
     void this.setContext();
     const name = path.basename(e.runDir);
@@ -296,6 +300,11 @@ export class TrainingSession implements vscode.Disposable {
         `Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`,
       );
     else if (e.reason === 'paused' && e.event) this.showBreakpoint(e.runDir, e.event);
+    else if (e.reason === 'diverged')
+      void vscode.window.showWarningMessage(
+        `Attention Debugger: training ${name} diverged, ended at step ${e.step}. ` +
+          (e.event ? describeFinding(e.event) : (e.message ?? 'See the output.')),
+      );
     else
       void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
     this.endEmitter.fire(e);

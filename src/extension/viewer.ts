@@ -231,7 +231,10 @@ export class Viewer implements vscode.Disposable {
   private async refreshSummary(): Promise<void> {
     if (!this.sel) return;
     try {
-      this.summary = (await this.engine.request(runOpen, { runDir: this.sel.runDir })).summary;
+      const opened = await this.engine.request(runOpen, { runDir: this.sel.runDir });
+      this.summary = opened.summary;
+      // how it ended (paused, diverged, finished), shown in the header at once
+      if (this.training.runDir !== this.sel.runDir) this.activity = opened.follow.activity;
     } catch (err) {
       this.log(`run/open ${this.sel.runDir} failed: ${errorText(err)}`);
     }

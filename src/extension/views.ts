@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../protocol/runFolder';
+import { STATE_ICONS, STATE_LABELS, readRunState } from './runState';
 import { settings } from './settings';
 import type { TrainingSession } from './training';
 import type { Viewer } from './viewer';
@@ -152,10 +153,15 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
       const fork = forkOf(node.dir);
       const item = new vscode.TreeItem(path.basename(node.dir), vscode.TreeItemCollapsibleState.Collapsed);
       item.id = `run:${node.dir}`;
-      const notes = [fork ? `fork @${fork.step}` : '', live ? 'training' : '', selected ? 'selected' : ''];
+      // Not live: its status.json's end marker (paused, diverged, failed…), which train/ended refreshes.
+      const ended = live ? undefined : readRunState(node.dir);
+      const state = ended && ended.state !== 'running' ? ended : undefined;
+      const stateNote = state ? `${STATE_LABELS[state.state]}${state.step !== undefined ? ` @${state.step}` : ''}` : '';
+      const notes = [fork ? `fork @${fork.step}` : '', live ? 'training' : stateNote, selected ? 'selected' : ''];
       item.description = notes.filter(Boolean).join(', ') || undefined;
       item.tooltip = fork ? `${node.dir}\nforked from ${fork.parent} at step ${fork.step}` : node.dir;
-      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : fork ? 'repo-forked' : 'folder');
+      const stateIcon = state ? STATE_ICONS[state.state] : undefined;
+      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : (stateIcon ?? (fork ? 'repo-forked' : 'folder')));
       item.contextValue = live ? 'run.training' : 'run';
       return item;
     }
@@ -206,6 +212,14 @@ export class CurrentRunProvider implements vscode.TreeDataProvider<Field>, vscod
     }, wait);
   }
 
+  /** Training, or how the run ended (paused, diverged…: train/ended, else its status.json). */
+  private stateOf(runDir: string): string {
+    if (this.training.runDir === runDir) return 'training';
+    const end = this.training.lastEnd;
+    const state = end?.runDir === runDir ? end.reason : readRunState(runDir)?.state;
+    return state && state !== 'running' ? STATE_LABELS[state] : 'idle';
+  }
+
   /** The lines shown, also for tests. */
   fields(): Field[] {
     const s = this.training.summary;
@@ -213,7 +227,7 @@ export class CurrentRunProvider implements vscode.TreeDataProvider<Field>, vscod
     const r = this.training.runDir === s.runDir ? this.training.lastRow : undefined;
     const out: Field[] = [
       { label: 'Run', value: path.basename(s.runDir) },
-      { label: 'State', value: this.training.runDir === s.runDir ? 'training' : 'idle' },
+      { label: 'State', value: this.stateOf(s.runDir) },
       { label: 'Step', value: `${r?.step ?? s.step} / ${s.totalSteps}` },
     ];
     if (r) {

@@ -12,7 +12,7 @@ import {
 } from '../../protocol/training';
 import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
-import { settings } from '../settings';
+import { checksSetting, settings } from '../settings';
 import { runsRoot } from '../views';
 
 export interface TrainArgs extends TrainingChoices {
@@ -86,6 +86,7 @@ export function train(ctx: Ctx): Cmd {
       ...(advanced.lrFactor ? { lrFactor: advanced.lrFactor } : {}),
       ...(advanced.batchTokens ? { batchTokens: advanced.batchTokens } : {}),
       ...(snapshotEvery > 0 ? { snapshotEvery } : {}),
+      ...checksSetting(),
     };
     const summary = await training.start(params);
     if (args.openPanels !== false) {
