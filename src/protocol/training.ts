@@ -182,9 +182,10 @@ export interface OpenedRun {
   events: RunEvent[];
   follow: FollowState;
 }
-export const runOpen: RequestDef<{ runDir: string }, OpenedRun> = {
+/** `step`: the checkpoint the selection will read (the newest by default), checked before the run opens. */
+export const runOpen: RequestDef<{ runDir: string; step?: number }, OpenedRun> = {
   method: 'run/open',
-  checkParams: object({ runDir: isAbsolutePath }),
+  checkParams: object({ runDir: isAbsolutePath, step: optional(isIndex) }),
   checkResult: object({
     summary: checkRunSummary,
     rows: arrayOf(checkMetricRow),

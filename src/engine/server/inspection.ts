@@ -32,6 +32,7 @@ import { ablationScore } from '../../protocol/ablation';
 import { beamTreeAt } from '../run/beamTreeAt';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
+import { checkOpenedCheckpoint } from '../run/openCheck';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary, snapshotAttention } from './convert';
 import { handle } from './rpc';
@@ -41,9 +42,10 @@ export function registerInspectionHandlers(
   ensureBackend: () => Promise<string>,
   trainingRun: () => string | undefined,
 ): void {
-  handle(conn, runOpen, async ({ runDir }) => {
+  handle(conn, runOpen, async ({ runDir, step: asked }) => {
     const run = new RunDir(runDir);
     const { model, raw } = run.readConfig();
+    checkOpenedCheckpoint(run, model, asked); // a broken checkpoint is named now, not at the first decode
     // What a follower would have read so far: a later run/poll from its cursor gets what lands next.
     const { rows, telemetry, events, checkpoints, follow } = firstPoll(runDir);
     const settings = (raw.training ?? {}) as Partial<TrainingSettings>;
