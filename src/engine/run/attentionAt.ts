@@ -18,7 +18,7 @@ import { longPass } from '../longAttention';
 import { thumbnailPool } from '../../protocol/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
-import { checkAttentionSize, checkLongPassSize } from './attentionSize';
+import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';
 import { RunDir } from './runDir';
 
 export interface AttentionAt {
@@ -149,7 +149,10 @@ export async function attentionAt(
 ): Promise<AttentionAt> {
   return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
-    if (!ids.tgt) checkAttentionSize(c, ids.src.length, 1);
+    if (!ids.tgt) {
+      checkDecodeSize(c, ids.src.length); // max_len first: the advice of the attention's limit must then decode
+      checkAttentionSize(c, ids.src.length, 1, c.max_len);
+    }
     let decoded: Decoded | undefined;
     let tgt = ids.tgt;
     if (!tgt) {

@@ -17,17 +17,43 @@ export function attentionBytes(
   return 4 * c.heads * (c.encoder_layers * S * S + c.decoder_layers * (T * T + T * S));
 }
 
-/** Throws, saying how long an input can be, when the maps of S and T tokens would pass the limit. */
-export function checkAttentionSize(c: Parameters<typeof attentionBytes>[0], S: number, T: number): void {
+/**
+ * Throws, saying how long an input can be, when the maps of S and T tokens would pass the limit;
+ * `longest`: the most tokens another limit lets the input have (max_len when it is decoded), so the
+ * advice is never a length that is then refused for another reason.
+ */
+export function checkAttentionSize(
+  c: Parameters<typeof attentionBytes>[0],
+  S: number,
+  T: number,
+  longest = Infinity,
+): void {
   const bytes = attentionBytes(c, S, T);
   if (bytes <= ATTENTION_BYTES_LIMIT) return;
   // The longest n with attentionBytes(n, n) within the limit: shown as what to aim for.
   const perToken2 = 4 * c.heads * (c.encoder_layers + 2 * c.decoder_layers);
-  const n = Math.floor(Math.sqrt(ATTENTION_BYTES_LIMIT / perToken2));
+  const n = Math.min(longest, Math.floor(Math.sqrt(ATTENTION_BYTES_LIMIT / perToken2)));
   const mb = (b: number) => `${Math.round(b / (1 << 20)).toLocaleString('en-US')} MB`;
   throw new Error(
     `the attention of ${S} source and ${T} target tokens would take ${mb(bytes)} for all maps, more than the ` +
       `${mb(ATTENTION_BYTES_LIMIT)} the engine computes at once: shorten the input to about ${n} tokens`,
+  );
+}
+
+/**
+ * Throws, with the length that works, when a source of S tokens (with </s>) is longer than the
+ * model decodes: beam search gives every source and target token a position, so max_len is its
+ * limit (decode/translate.ts refuses past it), whatever the attention's own limits allow.
+ */
+export function checkDecodeSize(c: Pick<TransformerConfig, 'max_len' | 'positional'>, S: number): void {
+  if (S <= c.max_len) return;
+  const pair =
+    c.positional === 'sinusoidal'
+      ? ', or type a target as well: the attention of a given pair is read past max_len'
+      : '';
+  throw new Error(
+    `the source has ${S} tokens with </s>, more than this model's max_len of ${c.max_len} positions, the longest ` +
+      `source it decodes: shorten it to at most ${c.max_len - 1} tokens (${c.max_len} with </s>)${pair}`,
   );
 }
 
