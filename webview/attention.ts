@@ -68,6 +68,10 @@ let header: ViewHeader | null = null;
 let roles = new Map<string, string[]>();
 let selected: HeadRef | null = loadState()?.head ?? null;
 let generation = 0;
+/** What the large head card draws (`detailKey`), or null when it is empty: never another run's or input's map. */
+let detailShown: string | null = null;
+/** The run and input of the last attention drawn, to say what was cleared when it no longer fits the header. */
+let lastShown: { run: string; input: string } | null = null;
 
 const headerEl = document.getElementById('view-header') ?? h('div');
 const form = inputForm();
@@ -95,7 +99,7 @@ function markAblated(): void {
     c.classList.toggle('ablated', off.has(id));
   }
   switchButton.textContent = selected && off.has(headId(selected)) ? 'Switch On' : 'Switch Off';
-  if (selected) switchButton.removeAttribute('disabled');
+  if (selected && detailShown !== null) switchButton.removeAttribute('disabled');
 }
 
 function exportHead(format: 'csv' | 'json'): void {
@@ -106,7 +110,7 @@ function exportHead(format: 'csv' | 'json'): void {
 
 /** The head opened large, as an image. */
 async function headImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
-  if (!selected) return 'open a head first (click a thumbnail)';
+  if (!selected || detailShown === null) return 'open a head first (click a thumbnail)';
   const dataUrl = await plotly(() => Plotly.toImage(detail, { format, width: 800, height: 800 }));
   return dataUrl ? { dataUrl, name: `head.${format}` } : 'plotly could not draw the head';
 }
@@ -167,9 +171,33 @@ function emptyStatus(): string {
     : `No attention of ${header.run} to show yet: type a sentence above, or pick a checkpoint in the Runs view.`;
 }
 
+/** The run folder's name and the source of an attention, as the header names them. */
+function shownOf(a: Attention): { run: string; input: string } {
+  const run = a.source.runDir.split(/[\\/]/).filter(Boolean).pop() ?? a.source.runDir;
+  return { run, input: a.source.input === 'probe' ? 'probe pair' : `“${a.srcTokens.join(' ')}”` };
+}
+
+/** What the large head card shows: run, step, input and head, so a change of any of them is seen. */
+function detailKey(a: Attention, ref: HeadRef): string {
+  const { run, input } = shownOf(a);
+  return `${run} step ${a.source.step} ${input} ${headId(ref)}`;
+}
+
+/** Empties the large head card (its map belonged to an input no longer shown) and says why. */
+function clearDetail(why: string): void {
+  if (detailShown !== null) void plotly(() => Plotly.purge(detail));
+  detailShown = null;
+  detail.dataset.shown = '';
+  detailTitle.textContent = why;
+  switchButton.setAttribute('disabled', '');
+  zoom.hide();
+}
+
 /** Builds the thumbnail grids, then draws them a slice at a time. */
 function render(): void {
   const gen = ++generation;
+  // An attention of another run than the header names is never drawn under that name.
+  if (payload && header && payload.source.runDir !== header.runDir) payload = null;
   grids.replaceChildren();
   readout.textContent = ''; // a readout of the previous input would be stale
   document.body.dataset.thumbsDrawn = '0';
@@ -182,10 +210,18 @@ function render(): void {
     src ? { step: src.step, input: src.input === 'probe' ? 'probe' : payload!.srcTokens.join(' ') } : {},
   );
   if (!payload) {
-    status.textContent = emptyStatus();
+    const gone = lastShown;
+    const cleared = gone
+      ? `Cleared the attention of ${gone.run}, ${gone.input}: it is not what the header names. `
+      : '';
+    status.textContent = cleared + emptyStatus();
+    status.dataset.cleared = gone ? `${gone.run} ${gone.input}` : '';
+    clearDetail(gone ? `Cleared: the head shown was of ${gone.run}, ${gone.input}` : 'Click a head to open it');
     return;
   }
   const p = payload;
+  lastShown = shownOf(p);
+  status.dataset.cleared = '';
   const absolute = scaleBox.checked;
   const jobs: { canvas: HTMLCanvasElement; map: HeadMap; ref: HeadRef }[] = [];
   for (const kind of ATTENTION_KINDS) {
@@ -275,8 +311,9 @@ function render(): void {
     else document.body.dataset.renderDone = String(gen);
   };
   slice();
-  markAblated();
   if (selected && headMap(p, selected)) showDetail(selected);
+  else if (detailShown !== null) clearDetail('Click a head to open it: the head shown before is not in this input');
+  markAblated();
 }
 
 /** An axis label of a token (or a pooled range of them), escaped for plotly. */
@@ -290,6 +327,8 @@ function showDetail(ref: HeadRef): void {
   if (!payload) return;
   const m = headMap(payload, ref);
   if (!m) return;
+  detailShown = detailKey(payload, ref);
+  detail.dataset.shown = detailShown;
   const rows = Math.min(m.queries, DETAIL_MAX);
   const cols = Math.min(m.keys, DETAIL_MAX);
   const pooled = rows === m.queries && cols === m.keys ? m.weights : poolMax(m.weights, m.queries, m.keys, rows, cols);
@@ -388,6 +427,7 @@ function report(cells: CellRef[]): DrawnReport {
     (r) => `delta ${r.dataset.delta}`,
   );
   marks.push(...off, ...deltas);
+  if (detailShown !== null) marks.push(`detail ${detailShown}`);
   return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 

@@ -55,6 +55,15 @@ const checkSelection: Check = object({
 });
 
 const STATE_KEY = 'attentionDebugger.selection';
+
+/** Why a typed input has nothing to show (an empty or blank source), said before anything changes. */
+function emptyInput(input: InputPair): string | undefined {
+  if (input.kind === 'text' && !input.src.trim())
+    return 'the source sentence is empty: type a sentence to decode (nothing was changed)';
+  if (input.kind === 'ids' && !input.src.length)
+    return 'the source has no token ids: type ids such as 5 6 7 (nothing was changed)';
+  return undefined;
+}
 const PROBE: InputPair = { kind: 'probe' };
 
 /** The attention of an input, and what the model decoded when no target was given. */
@@ -116,9 +125,12 @@ export class Viewer implements vscode.Disposable {
    * Selects a run: its summary, metrics and probe history come from the engine; the attention view
    * shows `input` (the probe by default) at `step` (the newest by default).
    */
-  async selectRun(runDir: string, opts: { step?: number; input?: InputPair; head?: HeadRef } = {}): Promise<void> {
+  async selectRun(
+    runDir: string,
+    opts: { step?: number; input?: InputPair; head?: HeadRef } = {},
+  ): Promise<InputAttention | undefined> {
     const [opened, snapshots] = await Promise.all([
-      this.engine.request(runOpen, { runDir }),
+      this.engine.request(runOpen, { runDir, ...(opts.step !== undefined ? { step: opts.step } : {}) }),
       this.loadSnapshots(runDir),
     ]);
     this.summary = opened.summary;
@@ -133,7 +145,7 @@ export class Viewer implements vscode.Disposable {
     this.panels.showRun(this.header(), { rows, schedule, snapshots, telemetry, events });
     this.changed.fire(this.sel);
     this.persist();
-    await this.showSelected();
+    return this.showSelected();
   }
 
   /** Moves the shared step cursor: the probe's attention at that step (its nearest snapshot). */
@@ -155,18 +167,29 @@ export class Viewer implements vscode.Disposable {
     await this.showSelected();
   }
 
-  /** The attention of an input pair at a checkpoint (the selected run's newest by default). */
+  /**
+   * The attention of an input pair at a checkpoint (the selected run's newest by default). The
+   * selection changes only once the engine has answered: a refused input (empty, too long, a
+   * broken checkpoint) leaves the header and the view as they were.
+   */
   async selectInput(input: InputPair, step?: number, runDir = this.sel?.runDir): Promise<InputAttention | undefined> {
     if (!runDir) throw new Error('no run is selected: open a run or train one first');
-    if (runDir !== this.sel?.runDir) await this.selectRun(runDir, { input, ...(step !== undefined ? { step } : {}) });
-    else {
-      this.sel = { ...this.sel, input, ...(step !== undefined ? { step } : {}) };
-      if (step === undefined) delete this.sel.step;
-      this.panels.setHeader(this.header());
-      this.changed.fire(this.sel);
-      this.persist();
+    const empty = emptyInput(input);
+    if (empty) throw new Error(empty);
+    if (runDir !== this.sel?.runDir) {
+      return this.selectRun(runDir, { input, ...(step !== undefined ? { step } : {}) });
     }
-    return this.showSelected();
+    const before = this.sel;
+    const next: Selection = { ...before, input, ...(step !== undefined ? { step } : {}) };
+    if (step === undefined) delete next.step;
+    const shown = await this.attentionOf(next);
+    if (this.sel !== before) return undefined; // a newer selection won
+    this.sel = next;
+    if (shown) this.panels.showAttention(shown.attention);
+    this.panels.setHeader(this.header());
+    this.changed.fire(this.sel);
+    this.persist();
+    return shown;
   }
 
   selectHead(ref: HeadRef): void {
@@ -195,13 +218,18 @@ export class Viewer implements vscode.Disposable {
   private async showSelected(): Promise<InputAttention | undefined> {
     const sel = this.sel;
     if (!sel) return undefined;
+    const shown = await this.attentionOf(sel);
+    if (this.sel !== sel || !shown) return undefined; // a newer selection won, or nothing yet
+    this.panels.showAttention(shown.attention);
+    return shown;
+  }
+
+  /** The attention `sel` asks for (a probe snapshot, or the engine's answer); undefined when there is none yet. */
+  private async attentionOf(sel: Selection): Promise<InputAttention | undefined> {
     if (sel.input.kind === 'probe') {
       const snaps = this.panels.store.snapshots;
       const snap = sel.step === undefined ? snaps[snaps.length - 1] : snaps.find((s) => s.source.step === sel.step);
-      if (snap) {
-        this.panels.showAttention(snap);
-        return { attention: snap, tokenLogProbs: [] };
-      }
+      if (snap) return { attention: snap, tokenLogProbs: [] };
       if (sel.step === undefined && !this.summary?.checkpoints.length) return undefined; // nothing yet
     }
     const r = await this.engine.request(attentionGet, {
@@ -210,8 +238,6 @@ export class Viewer implements vscode.Disposable {
       ...(sel.step !== undefined ? { step: sel.step } : {}),
     });
     const attention = await toAttentionInTurns(r.attention, 'attention/get result.attention'); // a kind a turn
-    if (this.sel !== sel) return undefined; // a newer selection won
-    this.panels.showAttention(attention);
     return { ...r, attention };
   }
 

@@ -52,7 +52,7 @@ export function decodeSentence(ctx: Ctx): Cmd {
       const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Decode with which run?'));
       if (!runDir) return undefined;
       const text = await sentenceFor(runDir, args.text, 'Decode');
-      if (!text) return undefined;
+      if (text === undefined) return undefined; // cancelled; an empty or blank sentence is refused, saying so
       const r = await ctx.viewer.selectInput({ kind: 'text', src: text }, args.step, runDir);
       ctx.panels.openAttention();
       if (!r?.decoded) return undefined;
