@@ -36,7 +36,7 @@ from .safetensors_io import save_bytes
 RUN_FORMAT = "attention-debugger-run"
 RUN_FORMAT_VERSION = 2
 METRIC_FIELDS = ("nll", "tokens_per_sec", "grad_norm", "val_loss", "val_bleu", "time")
-STATES = ("running", "paused", "completed", "stopped", "failed")
+STATES = ("running", "paused", "completed", "stopped", "failed", "diverged")
 SPECIAL_LABELS = ("<pad>", "<s>", "</s>", "<unk>")
 
 
@@ -128,7 +128,7 @@ class RunWriter:
     # ---- status.json and metrics.jsonl ------------------------------------------------------------
 
     def status(self, state: str, message: str | None = None) -> None:
-        """Rewrites status.json: running, paused, completed, stopped or failed."""
+        """Rewrites status.json: running, paused, completed, stopped, failed or diverged (docs/RUN_FOLDER.md)."""
         if state not in STATES:
             raise ValueError(f"status: state {state!r} is not one of {', '.join(STATES)}")
         if not self.is_writer:

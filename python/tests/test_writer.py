@@ -157,6 +157,16 @@ class StatusTest(unittest.TestCase):
                     raise KeyboardInterrupt
             self.assertEqual(self.status(d)["state"], "stopped")
 
+    def test_a_diverged_run_says_so(self):
+        # "diverged" is a state of the run folder format (docs/RUN_FOLDER.md), as the engine writes it
+        with TempDir() as d:
+            with RunWriter(d, tiny_config()) as w:
+                w.log(1, loss=300.0, lr=0.1)
+                w.close("diverged", "the loss diverged")
+            self.assertEqual((self.status(d)["state"], self.status(d)["message"]), ("diverged", "the loss diverged"))
+            with self.assertRaisesRegex(ValueError, "one of running, paused, completed, stopped, failed, diverged"):
+                RunWriter(d, tiny_config(), step=1).status("exploded")
+
     def test_bad_arguments_name_the_field(self):
         with TempDir() as d:
             with self.assertRaisesRegex(ConfigError, "heads: expected an integer"):

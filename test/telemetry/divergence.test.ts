@@ -15,6 +15,7 @@ import { DIVERGENCE, DivergenceWatch } from '../../src/engine/telemetry/divergen
 import { startTrainer } from '../../src/engine/train/start';
 import { microConfig, scratch } from '../train/helpers';
 import { REPO } from '../helpers';
+import { RUN_STATES } from '../../src/protocol/runFolder';
 
 before(async () => {
   await initBackend('wasm');
@@ -35,7 +36,7 @@ function firedOn(losses: number[], vals: [number, number][] = []): number[] {
 const healthy = (n: number): number[] =>
   Array.from({ length: n }, (_, i) => (2.6 * Math.exp(-i / 200) + 0.05) * (1 + 0.15 * Math.sin(i * 1.7)));
 
-test('divergence: a loss that climbs to more than twice its early level fires once, when the window median passes it', () => {
+test('divergence: a loss above twice its early level fires once, when the window median passes it', () => {
   // 10 steps at 2.6 (early level 2.6, their lowest), 20 at 2.0, then a plateau of 6: the window median passes
   // 5.2 once 11 of the last 20 losses are 6, at step 30 + 11 = 41.
   const losses = [...Array(10).fill(2.6), ...Array(20).fill(2.0), ...Array(40).fill(6)];
@@ -76,7 +77,9 @@ test('divergence: the validation loss rising 3 evaluations in a row, by 10% of t
 });
 
 test("divergence: silent on the README's healthy reverse run (1,500 steps of its real losses and validations)", () => {
-  const curve = JSON.parse(readFileSync(join(REPO, 'test', 'telemetry', 'fixtures', 'reverse-tiny-curve.json'), 'utf8')) as {
+  const curve = JSON.parse(
+    readFileSync(join(REPO, 'test', 'telemetry', 'fixtures', 'reverse-tiny-curve.json'), 'utf8'),
+  ) as {
     loss: number[];
     val: [number, number][];
   };
@@ -152,4 +155,13 @@ test('divergence set to break ends the run at once with a checkpoint, diverged (
   } finally {
     trainer.dispose();
   }
+});
+
+test("the run folder's states: the Python writer's are the engine's, diverged included", () => {
+  const writer = readFileSync(join(REPO, 'python', 'attention_debugger', 'writer.py'), 'utf8');
+  const line = /^STATES = \(([^)]*)\)$/m.exec(writer);
+  assert.ok(line, 'writer.py has a STATES tuple');
+  const states = [...line[1]!.matchAll(/"([a-z]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(states, ['running', 'paused', 'completed', 'stopped', 'failed', 'diverged']);
+  assert.deepEqual(states, [...RUN_STATES]);
 });

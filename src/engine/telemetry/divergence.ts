@@ -57,7 +57,8 @@ export class DivergenceWatch {
         check: 'divergence',
         message:
           `the loss diverged: its median over the last ${DIVERGENCE.window} steps (${now.toFixed(3)}) is ` +
-          `${(now / early).toFixed(1)}× its early level (${early.toFixed(3)}, the lowest of the first ${from}). ${ADVICE}`,
+          `${(now / early).toFixed(1)}× its early level (${early.toFixed(3)}, the lowest of the first ${from}). ` +
+          ADVICE,
         value: now,
       },
     ];

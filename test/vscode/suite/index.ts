@@ -17,6 +17,7 @@ import './pickers.test';
 import './follow.test';
 import './fork.test';
 import './demo.test';
+import './runStates.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();
