@@ -17,6 +17,7 @@ import './pickers.test';
 import './follow.test';
 import './fork.test';
 import './demo.test';
+import './labels.test';
 import './runStates.test';
 
 export async function run(): Promise<void> {

@@ -13,6 +13,7 @@ import './newcomer.mjs';
 import './aggregate.mjs';
 import './compare.mjs';
 import './headView.mjs';
+import './labels.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
