@@ -73,7 +73,7 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
     });
     await assert.rejects(conn.sendRequest('engine/info', 1, 2), {
       code: -32602,
-      message: 'engine/info params must be sent by name, not by position',
+      message: 'engine/info params must be sent by name (an object), not by position (an array)',
     });
     await assert.rejects(conn.sendRequest('engine/nope'), { code: -32601 });
     conn.end();

@@ -63,9 +63,9 @@ test('a 100 MB request is refused with one error, at once, and the next request 
 test('params sent as an array are described as an array, answered with the request id', async () => {
   const reply = await engine.request('run/open', ['/tmp/no-such-run']);
   assert.equal(reply.error?.code, -32602);
-  assert.equal(reply.error?.message, 'run/open params must be an object (sent by name), got an array');
+  assert.equal(reply.error?.message, 'run/open params must be sent by name (an object), not by position (an array)');
   const two = await engine.request('run/open', ['/tmp/a', '/tmp/b']);
-  assert.equal(two.error?.message, 'run/open params must be an object (sent by name), got an array');
+  assert.equal(two.error?.message, 'run/open params must be sent by name (an object), not by position (an array)');
   // A notification with array params gets no reply (JSON-RPC answers no notification); the next request does.
   const from = engine.messages.length;
   engine.frame(JSON.stringify({ jsonrpc: '2.0', method: 'train/stop', params: [1] }));

@@ -30,6 +30,10 @@ export interface FrameError {
 }
 const PARSE_ERROR: FrameError = { code: ErrorCodes.ParseError, id: null };
 
+/** What a request whose params are an array is told: this protocol names its params (an object). */
+export const byPosition = (method: string): string =>
+  `${method} params must be sent by name (an object), not by position (an array)`;
+
 /** Larger frames are refused: no request of this protocol comes near (docs/ARCHITECTURE.md). */
 export const MAX_FRAME_BYTES = 64 << 20;
 /** A body still short after this long never comes whole: its frame is dropped. */
@@ -189,7 +193,7 @@ export class FramedReader extends AbstractMessageReader {
       return;
     }
     if (typeof m.method === 'string' && Array.isArray(m.params) && m.params.length > 0) {
-      const why = `${m.method} params must be an object (sent by name), got an array`;
+      const why = byPosition(m.method);
       // A notification (no id) gets no reply: only the log hears of it.
       this.badFrame(why, { code: ErrorCodes.InvalidParams, id: (m.id as string | number | undefined) ?? null });
       return;

@@ -2,6 +2,7 @@
 import { ErrorCodes, type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { type NotificationDef, type RequestDef, validate } from '../../protocol/rpc';
 import { GpuError, gpuAdvice, guardGpu } from '../backend/webgpu/errors';
+import { byPosition } from './framing';
 
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -9,8 +10,7 @@ export function handle<P, R>(conn: MessageConnection, def: RequestDef<P, R>, han
   // vscode-jsonrpc calls a handler with (token) when there are no params, (params, token) when they
   // come by name and (...params, token) by position; this protocol sends none or one object.
   conn.onRequest(def.method, async (...args: unknown[]) => {
-    if (args.length > 2)
-      throw new ResponseError(ErrorCodes.InvalidParams, `${def.method} params must be sent by name, not by position`);
+    if (args.length > 2) throw new ResponseError(ErrorCodes.InvalidParams, byPosition(def.method));
     const params = args.length === 2 ? args[0] : undefined;
     const badParams = validate(def.checkParams, params, def.method, 'params');
     if (badParams) throw new ResponseError(ErrorCodes.InvalidParams, badParams);
