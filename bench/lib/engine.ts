@@ -20,3 +20,4 @@ export { setBlasThreads } from '../../src/engine/backend/native';
 export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasmHeap';
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
 export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';
+export { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
