@@ -1,7 +1,7 @@
 /** The attention size check, worked by hand on the paper's base shape (6 + 6 layers, 8 heads). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { attentionBytes, checkAttentionSize } from '../../src/engine/run/attentionSize';
+import { attentionBytes, checkAttentionSize, checkDecodeSize } from '../../src/engine/run/attentionSize';
 
 const BASE = { heads: 8, encoder_layers: 6, decoder_layers: 6 };
 
@@ -23,4 +23,22 @@ test('511 tokens pass; 599 (which once exhausted the heap) and 4,096 are refused
     ),
   );
   assert.throws(() => checkAttentionSize(BASE, 4096, 4096), /would take 9,216 MB/);
+});
+
+test('a source to decode is refused past max_len, told the length that decodes (issue 26 item 10)', () => {
+  // The issue's model: 4 heads, 2 + 2 layers, max_len 256. 5,000 tokens were told "about 1321"
+  // (√(167,772,160 / (4 · 4 · 6)) = 1,322.0), which beam search then refused past max_len.
+  const demo = { heads: 4, encoder_layers: 2, decoder_layers: 2, max_len: 256, positional: 'sinusoidal' as const };
+  assert.throws(
+    () => checkDecodeSize(demo, 5000),
+    new Error(
+      "the source has 5000 tokens with </s>, more than this model's max_len of 256 positions, the longest source " +
+        'it decodes: shorten it to at most 255 tokens (256 with </s>), or type a target as well: the attention ' +
+        'of a given pair is read past max_len',
+    ),
+  );
+  assert.doesNotThrow(() => checkDecodeSize(demo, 256));
+  assert.throws(() => checkDecodeSize({ ...demo, positional: 'learned' }, 257), /\(256 with <\/s>\)$/);
+  // Where the maps' limit is the one that refuses, its advice is capped at max_len too: a length that decodes.
+  assert.throws(() => checkAttentionSize(demo, 5000, 1, 256), /shorten the input to about 256 tokens$/);
 });
