@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ATTENTION_KINDS, headId } from '../protocol/attention';
 import { RUN_FILES } from '../protocol/runFolder';
+import { CHECKS, type CheckName } from '../protocol/telemetry';
 import type { DataChoice } from '../protocol/training';
 import type { Ctx } from './ctx';
-import { CONFIG_PRESETS, settings } from './settings';
+import { CONFIG_PRESETS, checksSetting, settings } from './settings';
 import { listRuns, runsRoot } from './views';
 
 export function stamp(d = new Date()): string {
@@ -27,6 +28,8 @@ export interface TrainingChoices {
   warmup?: number;
   lrFactor?: number;
   batchTokens?: number;
+  /** The health checks that stop training (the rest warn, or stay off where the setting says so). */
+  breakOn?: CheckName[];
 }
 
 type DataPick = 'copy' | 'reverse' | 'sort' | 'gettext' | 'files';
@@ -95,7 +98,7 @@ export async function pickConfig(last?: string): Promise<string | undefined> {
   return file?.[0]?.fsPath;
 }
 
-const ADVANCED: { key: keyof TrainingChoices; label: string; hint: string; integer: boolean }[] = [
+const ADVANCED: { key: Exclude<keyof TrainingChoices, 'breakOn'>; label: string; hint: string; integer: boolean }[] = [
   { key: 'steps', label: 'Steps', hint: 'training steps (updates)', integer: true },
   { key: 'warmup', label: 'Warmup', hint: 'warmup_steps of eq. 3: the learning rate rises this long', integer: true },
   {
@@ -108,14 +111,19 @@ const ADVANCED: { key: keyof TrainingChoices; label: string; hint: string; integ
 ];
 
 /**
- * Step 3 of Train: go with the config's settings, or change steps, warmup, LR factor and batch
- * tokens (each remembered for the next Train in this workspace). Undefined: cancelled.
+ * Step 3 of Train: go with the config's settings, or change steps, warmup, LR factor, batch tokens
+ * and the checks that break (each remembered for the next Train in this workspace). Undefined: cancelled.
  */
 export async function pickAdvanced(last: TrainingChoices): Promise<TrainingChoices | undefined> {
   const chosen = ADVANCED.filter((a) => last[a.key] !== undefined).map((a) => `${a.label} ${last[a.key]}`);
+  if (last.breakOn) chosen.push(`break on ${last.breakOn.join(', ') || 'nothing'}`);
   const keep = { label: "Use the config's settings", choice: 'config' as const };
   const again = { label: 'Use my last settings', description: chosen.join(', '), choice: 'last' as const };
-  const change = { label: 'Advanced…', description: 'steps, warmup, LR factor, batch tokens', choice: 'edit' as const };
+  const change = {
+    label: 'Advanced…',
+    description: 'steps, warmup, LR factor, batch tokens, health checks',
+    choice: 'edit' as const,
+  };
   const pick = await vscode.window.showQuickPick(chosen.length ? [again, keep, change] : [keep, change], {
     title: 'Attention Debugger: Train (3/4) — settings',
   });
@@ -139,7 +147,36 @@ export async function pickAdvanced(last: TrainingChoices): Promise<TrainingChoic
     if (value === undefined) return undefined;
     if (value.trim()) out[a.key] = Number(value);
   }
+  const breakOn = await pickBreakOn(last.breakOn);
+  if (breakOn) out.breakOn = breakOn;
   return out;
+}
+
+/** What each health check watches (docs/TELEMETRY.md), for the Break on question. */
+const CHECK_HINTS: Record<CheckName, string> = {
+  nonfinite: 'a NaN or infinite loss or gradient (breaks by default)',
+  loss_spike: 'one step far above the recent losses',
+  entropy_collapse: "a head's attention collapsing onto one key",
+  dead_head: 'a head whose gradients and outputs vanish',
+  mask_leak: 'the decoder seeing future tokens',
+  padding_leak: 'attention on padding',
+  divergence: 'the loss far above its early level, or validation rising: ends the run diverged',
+};
+
+/**
+ * The Advanced step's last question: which checks stop training (picked: break; the others warn).
+ * Nothing answered (Escape) keeps the config's and the `attentionDebugger.checks` setting's modes.
+ */
+async function pickBreakOn(last?: CheckName[]): Promise<CheckName[] | undefined> {
+  const setting = checksSetting().checks ?? {};
+  const breaks = last ?? CHECKS.filter((c) => (setting[c] ?? (c === 'nonfinite' ? 'break' : 'warn')) === 'break');
+  const items = CHECKS.map((c) => ({ label: c, description: CHECK_HINTS[c], picked: breaks.includes(c) }));
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Attention Debugger: Train — Break on',
+    placeHolder: 'Health checks that stop training when they fire (the others warn)',
+    canPickMany: true,
+  });
+  return picked?.map((p) => p.label);
 }
 
 /**

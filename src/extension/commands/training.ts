@@ -13,6 +13,7 @@ import {
 import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
 import { checksSetting, settings } from '../settings';
+import { CHECKS, type CheckMode, type CheckName } from '../../protocol/telemetry';
 import { runsRoot } from '../views';
 
 export interface TrainArgs extends TrainingChoices {
@@ -86,7 +87,7 @@ export function train(ctx: Ctx): Cmd {
       ...(advanced.lrFactor ? { lrFactor: advanced.lrFactor } : {}),
       ...(advanced.batchTokens ? { batchTokens: advanced.batchTokens } : {}),
       ...(snapshotEvery > 0 ? { snapshotEvery } : {}),
-      ...checksSetting(),
+      ...checksOf(advanced.breakOn),
     };
     const summary = await training.start(params);
     if (args.openPanels !== false) {
@@ -100,6 +101,18 @@ export function train(ctx: Ctx): Cmd {
     ctx.refreshRuns();
     return summary;
   });
+}
+
+/**
+ * The checks' modes for train/start: the setting's, and where the wizard asked Break on, the
+ * checks picked break and the others warn (those the setting turns off stay off).
+ */
+function checksOf(breakOn: CheckName[] | undefined): { checks?: Partial<Record<CheckName, CheckMode>> } {
+  const setting = checksSetting();
+  if (!breakOn) return setting;
+  const modes = (c: CheckName): CheckMode =>
+    breakOn.includes(c) ? 'break' : setting.checks?.[c] === 'off' ? 'off' : 'warn';
+  return { checks: Object.fromEntries(CHECKS.map((c) => [c, modes(c)])) };
 }
 
 /** Training writes files and runs the engine's native code: in Restricted Mode it asks for trust first. */

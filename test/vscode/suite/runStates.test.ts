@@ -13,6 +13,7 @@ import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
 import { screenshot } from './screenshot';
+import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-states-'));
 process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -118,6 +119,57 @@ test('a run paused at a breakpoint reads paused at once, before Open Head', asyn
     await vscode.commands.executeCommand('attentionDebugger.runs.focus');
     await screenshot('run-paused', api, { keepNotifications: true });
   } finally {
+    await cfg.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
+  }
+}, 300_000);
+
+test('the Train wizard asks which checks break: divergence picked ends the run at once, diverged', async () => {
+  const api = await activateExtension();
+  const runDir = path.join(tmp, 'runs', 'wizard-break');
+  const config = microConfig('wizard', 1000, {});
+  const cfg = vscode.workspace.getConfiguration('attentionDebugger');
+  await cfg.update('runFolder', path.join(tmp, 'runs'), vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('notifications.clearAll'); // the earlier tests' ends
+  let offered: string[] = [];
+  const ui = answer((a) => {
+    if (a.text.includes('(1/4)')) return 'reverse';
+    if (a.text.includes('(2/4)')) return 'JSON file…';
+    if (a.fn === 'showOpenDialog') return config;
+    if (a.text.includes('(3/4)')) return 'Advanced…';
+    if (a.text.includes('— Break on')) {
+      offered = a.items;
+      return ['divergence'];
+    }
+    if (a.text.includes('(4/4)')) return runDir;
+    return a.fn === 'showInputBox' ? '' : undefined; // steps, warmup…: the config's
+  });
+  try {
+    const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === runDir, 180_000, 'the run');
+    await vscode.commands.executeCommand('attentionDebugger.train');
+    ui.restore(); // the wizard is done: the end's notification is shown for real
+    const end = await ended;
+    await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+    // at once, before the notification hides (no wait for the panels' frames)
+    await screenshot('run-diverged-notification', undefined, { keepNotifications: true });
+    assert.deepEqual(offered, [
+      'nonfinite',
+      'loss_spike',
+      'entropy_collapse',
+      'dead_head',
+      'mask_leak',
+      'padding_leak',
+      'divergence',
+    ]);
+    assert.equal(end.reason, 'diverged', `the run ended ${end.reason}`);
+    assert.ok(end.step < 200, `it ended at once, at step ${end.step}, not at its last step`);
+    assert.equal(end.event?.step, end.step, 'at the step the check fired');
+    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as {
+      training: { checks: Record<string, string> };
+    };
+    assert.equal(saved.training.checks['divergence'], 'break');
+    assert.equal(saved.training.checks['nonfinite'], 'warn', 'not picked: a warning');
+  } finally {
+    ui.restore();
     await cfg.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
   }
 }, 300_000);
