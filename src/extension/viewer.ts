@@ -64,6 +64,7 @@ function emptyInput(input: InputPair): string | undefined {
     return 'the source has no token ids: type ids such as 5 6 7 (nothing was changed)';
   return undefined;
 }
+
 const PROBE: InputPair = { kind: 'probe' };
 
 /** The attention of an input, and what the model decoded when no target was given. */
