@@ -84,6 +84,16 @@ export const SILENT_INPUTS: MalformedCase[] = [
     code: 1,
     error: '{case}/micro.json: vocab_size: 4 cannot hold the 4 special tokens',
   },
+  {
+    name: '--vocab-size with --task (the task vocabulary is fixed; config.json recorded the ignored size)',
+    issue: 27,
+    item: 7,
+    args: newRun('{case}/micro.json', '--vocab-size', '50'),
+    files: { 'micro.json': micro() },
+    code: 1,
+    error:
+      "--vocab-size sets the size of a BPE vocabulary learned from --data or --gettext; the copy task's vocabulary",
+  },
   // Words read as <unk> are named (the command goes on: exit 0, the run untouched).
   {
     name: 'decode: source words outside the task vocabulary',

@@ -141,6 +141,11 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
     settings.vocab_size,
     spec.overrides.vocab_size !== undefined ? '--vocab-size' : `${source}: vocab_size`,
   );
+  if (spec.data.kind === 'task' && spec.overrides.vocab_size !== undefined)
+    throw new Error(
+      `--vocab-size sets the size of a BPE vocabulary learned from --data or --gettext; the ${spec.data.task} ` +
+        `task's vocabulary is fixed at ${spec.data.vocabSize} tokens: leave --vocab-size out`,
+    );
   // The direction is chosen here and recorded, so that a resume reads the corpus the same way.
   const dataSpec: DataSpec = spec.data.kind === 'files' ? { ...spec.data, ...corpusDirection(spec.data) } : spec.data;
   const data = prepareData(dataSpec, undefined, { vocabSize: settings.vocab_size, maxLength: settings.max_length });
