@@ -4,6 +4,7 @@
  * run at LR factor 1000 that must end `diverged` in status.json.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -164,4 +165,16 @@ test("the run folder's states: the Python writer's are the engine's, diverged in
   const states = [...line[1]!.matchAll(/"([a-z]+)"/g)].map((m) => m[1]);
   assert.deepEqual(states, ['running', 'paused', 'completed', 'stopped', 'failed', 'diverged']);
   assert.deepEqual(states, [...RUN_STATES]);
+});
+
+test('train on the CLI says a run diverged and exits 5 (not 0, as a success)', () => {
+  const dir = scratch();
+  const config = microConfig(dir, { steps: 60, lr_factor: 1000, checkpoint_every: 1000, snapshot_every: 0 });
+  const out = join(dir, 'hot');
+  const args = ['train', '--task', 'reverse', '--config', config, '--out', out, '--backend', 'wasm'];
+  const r = spawnSync(process.execPath, [join(REPO, 'bin', 'attention-debugger'), ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 5, r.stderr.slice(-2000));
+  assert.match(r.stderr, /diverged at step 60: step \d+ · divergence: the loss diverged/);
+  const status = JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as { state: string };
+  assert.equal(status.state, 'diverged');
 });
