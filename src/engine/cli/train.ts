@@ -13,10 +13,10 @@ import { GPU_MEMORY_ENV } from '../backend/webgpu/memorySize';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 import { commaList } from '../../protocol/check';
 
-const NUMERIC: Record<string, NumericSetting> = {
 /** `train`'s exit code when the divergence check fired (3 breakpoint, 4 GPU failure: gpuFailure.ts). */
 export const DIVERGED_EXIT = 5;
 
+const NUMERIC: Record<string, NumericSetting> = {
   steps: 'steps',
   warmup: 'warmup',
   'lr-factor': 'lr_factor',
@@ -227,9 +227,9 @@ export async function trainCommand(argv: string[]): Promise<number> {
         `paused at step ${step} by ${paused.check}${paused.head ? ` (${paused.head})` : ''}; ` +
           `checkpoint written: resume with train --out ${run.path} --resume`,
       );
-    process.stdout.write(
     const diverged = trainer.diverged;
     if (diverged && !paused) progress.message(`diverged at step ${step}: ${describeFinding(diverged)}`);
+    process.stdout.write(
       `${JSON.stringify({ run: run.path, step, backend, ...last, checkpoint: run.weightsPath(step), stopped: step < settings.steps, ...(paused ? { breakpoint: paused } : {}), ...(diverged ? { diverged } : {}) })}\n`,
     );
     return paused ? 3 : diverged ? DIVERGED_EXIT : 0;
