@@ -18,15 +18,15 @@ import { CKPT, decode, micro, type MalformedCase, type Plant, resume, train } fr
 
 /** Replaces what is at the path with a symbolic link to `target`. */
 export const linkTo =
-  (target: string): Plant =>
-  (path) => {
+  (target: string) =>
+  (path: string): void => {
     rmSync(path, { force: true, recursive: true });
     mkdirSync(dirname(path), { recursive: true });
     symlinkSync(target, path);
   };
 
 /** Replaces what is at the path with a FIFO (mkfifo(1): node:fs makes none). */
-export const fifo: Plant = (path) => {
+export const fifo = (path: string): void => {
   rmSync(path, { force: true, recursive: true });
   mkdirSync(dirname(path), { recursive: true });
   const r = spawnSync('mkfifo', [path], { encoding: 'utf8' });

@@ -6,29 +6,23 @@
  * request, within them, is answered.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  createMessageConnection,
-  type MessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-} from 'vscode-jsonrpc/node';
 import { REPO } from '../helpers';
 import { micro } from '../cli/malformed-plants';
 import { scratch } from '../train/helpers';
+import { RawEngine } from './rawEngine';
 
 const cliJs = join(REPO, 'dist', 'cli.js');
 const dir = scratch('ad-bounded-serve-');
 const run = join(dir, 'run'); // the copy task, 6 steps; 32 positions
 const long = join(dir, 'long'); // the same with 8,192 positions, so that only the size of the maps limits
 
-let child: ChildProcess;
-let conn: MessageConnection;
+let engine: RawEngine;
 
-before(() => {
+before(async () => {
   for (const [out, maxLen] of [
     [run, 32],
     [long, 8192],
@@ -38,26 +32,13 @@ before(() => {
     const r = spawnSync(process.execPath, [cliJs, ...args, '--out', out], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
   }
-  child = spawn(process.execPath, [cliJs, 'serve', '--backend', 'cpu'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  conn.listen();
+  engine = new RawEngine();
+  await engine.request('engine/info'); // started: the timings below are of the refusals, not of the start
 });
 
-after(() => {
-  conn.dispose();
-  child.kill();
-});
+after(() => engine.proc.kill());
 
-/** A request's error message or result, and how long it took. */
-async function ask(method: string, params: object): Promise<{ error?: string; result?: unknown; ms: number }> {
-  const t0 = Date.now();
-  try {
-    const result = await conn.sendRequest(method, params);
-    return { result, ms: Date.now() - t0 };
-  } catch (err) {
-    return { error: (err as Error).message, ms: Date.now() - t0 };
-  }
-}
+const ask = (method: string, params: object) => engine.ask(method, params);
 
 const text = (src: string, tgt?: string) => ({ kind: 'text', src, ...(tgt !== undefined ? { tgt } : {}) });
 const tokens = (n: number) => Array.from({ length: n }, (_, i) => 4 + (i % 7)).join(' ');

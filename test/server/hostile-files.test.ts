@@ -7,33 +7,21 @@
  * blocks). A link to a regular file is sound and must be read.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { cpSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  createMessageConnection,
-  type MessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-} from 'vscode-jsonrpc/node';
 import { REPO } from '../helpers';
+import { fifo, linkTo } from '../cli/hostile-files';
 import { micro } from '../cli/malformed-plants';
 import { scratch } from '../train/helpers';
+import { RawEngine } from './rawEngine';
 
 const cliJs = join(REPO, 'dist', 'cli.js');
 const dir = scratch('ad-hostile-serve-');
 const base = join(dir, 'base'); // the copy task, 6 steps: checkpoints at 3 and 6, a snapshot at 5
 
-let child: ChildProcess;
-let conn: MessageConnection;
-let exited: number | null | undefined;
-
-/** mkfifo(1): node:fs has no mkfifo. */
-function mkfifo(path: string): void {
-  const r = spawnSync('mkfifo', [path]);
-  assert.equal(r.status, 0, `mkfifo ${path}: ${r.stderr}`);
-}
+let engine: RawEngine;
 
 before(() => {
   writeFileSync(join(dir, 'micro.json'), micro());
@@ -43,45 +31,23 @@ before(() => {
     { encoding: 'utf8' },
   );
   assert.equal(r.status, 0, r.stderr);
-  child = spawn(process.execPath, [cliJs, 'serve', '--backend', 'cpu'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  child.on('exit', (code) => (exited = code));
-  conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  conn.listen();
+  engine = new RawEngine();
 });
 
-after(() => {
-  conn.dispose();
-  child.kill();
-});
+after(() => engine.proc.kill());
 
-/** A request's error message, or its result; a reply slower than 20 s means the engine blocked. */
-async function ask(method: string, params: object): Promise<{ error?: string; result?: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${method}: no reply in 20 s: the engine blocked`)), 20_000);
-  });
-  try {
-    const result = await Promise.race([conn.sendRequest(method, params), timeout]);
-    return { result };
-  } catch (err) {
-    if (exited !== undefined) throw new Error(`${method}: the engine died (exit ${exited})`);
-    if (/no reply in 20 s/.test((err as Error).message)) throw err;
-    return { error: (err as Error).message };
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A request's error message, or its result; no reply in 20 s means the engine blocked (the test fails). */
+const ask = (method: string, params: object) => engine.ask(method, params, 20_000);
 
 /** A copy of the base run with one file replaced by what `plant` makes at its path. */
 function hostileRun(name: string, file: string, plant: (path: string) => void): string {
   const run = join(dir, name);
   cpSync(base, run, { recursive: true });
-  rmSync(join(run, file), { force: true });
   plant(join(run, file));
   return run;
 }
 
-const toZero = (path: string) => symlinkSync('/dev/zero', path);
+const toZero = linkTo('/dev/zero');
 const attention = (runDir: string) => ({ runDir, input: { kind: 'text', src: '4 5 6', tgt: '4 5 6' } });
 
 /** The sound run is still served: run/open and attention/get answer. */
@@ -102,8 +68,8 @@ const CASES: { name: string; file: string; plant: (path: string) => void; method
     method: 'run/open',
     kind: /device/,
   },
-  { name: 'metrics.jsonl a FIFO', file: 'metrics.jsonl', plant: mkfifo, method: 'run/poll', kind: /FIFO/ },
-  { name: 'status.json a FIFO', file: 'status.json', plant: mkfifo, method: 'run/open', kind: /FIFO/ },
+  { name: 'metrics.jsonl a FIFO', file: 'metrics.jsonl', plant: fifo, method: 'run/poll', kind: /FIFO/ },
+  { name: 'status.json a FIFO', file: 'status.json', plant: fifo, method: 'run/open', kind: /FIFO/ },
   {
     name: 'the newest checkpoint a link to /dev/zero',
     file: 'checkpoints/step-6.safetensors',
@@ -111,11 +77,11 @@ const CASES: { name: string; file: string; plant: (path: string) => void; method
     method: 'attention/get',
     kind: /device/,
   },
-  { name: 'vocab.json a FIFO', file: 'vocab.json', plant: mkfifo, method: 'attention/get', kind: /FIFO/ },
+  { name: 'vocab.json a FIFO', file: 'vocab.json', plant: fifo, method: 'attention/get', kind: /FIFO/ },
   {
     name: 'a snapshot a FIFO',
     file: 'snapshots/step-5.safetensors',
-    plant: mkfifo,
+    plant: fifo,
     method: 'snapshots/get',
     kind: /FIFO/,
   },

@@ -16,11 +16,14 @@ export class RawEngine {
   readonly proc: ChildProcessWithoutNullStreams;
   readonly messages: Reply[] = [];
   private buf = Buffer.alloc(0);
+  /** The engine's exit code once it has exited (null for a signal); undefined while it runs. */
+  exitCode: number | null | undefined;
   private nextId = 1;
 
   constructor() {
     this.proc = spawn(process.execPath, [join(REPO, 'dist', 'cli.js'), 'serve', '--backend', 'cpu']);
     this.proc.stdout.on('data', (d: Buffer) => this.read(d));
+    this.proc.on('exit', (code) => (this.exitCode = code));
   }
 
   private read(d: Buffer): void {
@@ -53,11 +56,28 @@ export class RawEngine {
     }
   }
 
-  /** Sends a request; resolves with its reply. */
-  async request(method: string, params?: unknown): Promise<Reply> {
+  /** Sends a request; resolves with its reply; throws when the engine exits or gives none in `ms`. */
+  async request(method: string, params?: unknown, ms = 120_000): Promise<Reply> {
     const id = this.nextId++;
     this.frame(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) }));
-    return this.until(method, () => this.messages.find((m) => m.id === id), 120_000);
+    return this.until(
+      `${method}'s reply`,
+      () => {
+        const reply = this.messages.find((m) => m.id === id);
+        if (!reply && this.exitCode !== undefined)
+          throw new Error(`${method}: the engine died (exit ${this.exitCode})`);
+        return reply;
+      },
+      ms,
+    );
+  }
+
+  /** A request's error message or result, and how long its reply took (`request`'s throws stand). */
+  async ask(method: string, params?: unknown, ms?: number): Promise<{ error?: string; result?: unknown; ms: number }> {
+    const t0 = Date.now();
+    const reply = await this.request(method, params, ms);
+    const took = Date.now() - t0;
+    return reply.error ? { error: reply.error.message, ms: took } : { result: reply.result, ms: took };
   }
 
   /** The parse errors (id null) received so far. */
