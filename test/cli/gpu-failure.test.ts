@@ -14,8 +14,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { initBackend } from '../../src/engine/backend';
-import { cannotRun, REPO } from '../helpers';
+import { useWebgpu } from '../engine/kernelHelpers';
+import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
 
 const bin = join(REPO, 'bin', 'attention-debugger');
@@ -39,11 +39,7 @@ const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 const bytes = (run: string, name: string) => readFileSync(join(run, 'checkpoints', name)).toString('hex');
 
 test('a step the GPU fails stops train with exit code 4, keeps nothing of it, and the run resumes', async (t) => {
-  try {
-    await initBackend('webgpu');
-  } catch (err) {
-    return cannotRun(t, 'webgpu', (err as Error).message);
-  }
+  if (!(await useWebgpu(t))) return;
   const dir = scratch('ad-gpu-failure-');
   const config = microConfig(dir, { steps: 6, checkpoint_every: 2, snapshot_every: 2, eval_every: 100 });
   const newRun = (out: string, fault?: string) =>

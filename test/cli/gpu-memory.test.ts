@@ -10,12 +10,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { initBackend } from '../../src/engine/backend';
 import { gpuBufferLimits } from '../../src/engine/backend/webgpu/memorySize';
 import { configFromPreset } from '../../src/engine/model/config';
 import { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
 import { trainingMemory } from '../../src/engine/run/memory';
-import { cannotRun, REPO } from '../helpers';
+import { useWebgpu } from '../engine/kernelHelpers';
+import { REPO } from '../helpers';
 import { scratch } from '../train/helpers';
 
 const bin = join(REPO, 'bin', 'attention-debugger');
@@ -31,11 +31,7 @@ function train(out: string, ...args: string[]) {
 }
 
 test('big on webgpu at its default batch is refused before its model is made', async (t) => {
-  try {
-    await initBackend('webgpu');
-  } catch (err) {
-    return cannotRun(t, 'webgpu', (err as Error).message);
-  }
+  if (!(await useWebgpu(t))) return;
   const dir = scratch('ad-gpu-memory-');
 
   await t.test('a 16 GiB GPU: the estimate, its source, the largest batch and the --accumulate that fit', () => {
