@@ -8,7 +8,7 @@
 import type { TransformerConfig } from '../model/config';
 import { gpuBufferLimits, gpuMemorySize, type GpuMemorySize } from '../backend/webgpu/memorySize';
 import { parameterSpecs } from '../model/params';
-import { checkTrainingMemory, type MemoryCounts, trainingMemory } from './memory';
+import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './memory';
 
 /**
  * The webgpu backend with its training kernels, counted from the buffers the device holds at the
@@ -33,9 +33,6 @@ export const WEBGPU_COUNTS: MemoryCounts = {
   logitCopies: 3,
   fixedBytes: 1 << 20,
 };
-
-const GiB = 2 ** 30;
-const gib = (b: number) => (b < GiB / 10 ? `${Math.round(b / 2 ** 20)} MiB` : `${(b / GiB).toFixed(1)} GiB`);
 
 /**
  * The largest single buffer of a step, in bytes, and what it holds: the logits [B·T, V] of one

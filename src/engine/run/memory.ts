@@ -136,7 +136,8 @@ export function trainingMemory(
 /** The wasm backend's heap: 4 GiB less a page (emscripten's maximum). */
 export const WASM_HEAP_BYTES = 4294901760;
 const GiB = 1024 ** 3;
-const gib = (b: number) => (b < GiB / 10 ? `${Math.round(b / 2 ** 20)} MiB` : `${(b / GiB).toFixed(1)} GiB`);
+/** Bytes in words for a message: MiB below 0.1 GiB, else GiB, to one decimal. */
+export const gib = (b: number) => (b < GiB / 10 ? `${(b / 2 ** 20).toFixed(1)} MiB` : `${(b / GiB).toFixed(1)} GiB`);
 
 /** A backend's memory as the check sees it: its size, the words that name it, and its counts. */
 export interface BackendMemory {

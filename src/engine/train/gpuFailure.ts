@@ -6,6 +6,7 @@
 import { PRESETS } from '../model/config';
 import type { TransformerConfig } from '../model/config';
 import { type GpuError, gpuMemory } from '../backend/webgpu/errors';
+import { gib } from '../run/memory';
 import type { TrainingSettings } from '../run/settings';
 
 /** `train`'s exit code when the GPU failed a step (0 done, 1 error, 2 usage, 3 breakpoint). */
@@ -21,10 +22,6 @@ export class GpuTrainingFailure extends Error {
     this.name = 'GpuTrainingFailure';
   }
 }
-
-const GiB = 2 ** 30;
-const gib = (bytes: number): string =>
-  bytes < GiB ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / GiB).toFixed(1)} GiB`;
 
 /** The preset the model has the shape of, and the shape. */
 export function describeModel(c: TransformerConfig): string {
