@@ -54,7 +54,7 @@ const WRITE_ERRORS: Record<string, string> = {
 };
 
 /** An error of a write, naming the file being written (never its temp file) and what went wrong. */
-function writeError(path: string, err: unknown): Error {
+export function writeError(path: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (!code) return err as Error;
   return new Error(`${path}: cannot be written (${WRITE_ERRORS[code] ?? code})`);

@@ -8,20 +8,12 @@
  * process lives), and the message says to delete it when sure. Readers (decode, attention,
  * check-run, a follower of a live run) never look at the lock.
  */
-import {
-  closeSync,
-  fsyncSync,
-  linkSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RUN_FILES } from '../../protocol/runFolder';
+import { writeError } from '../io/atomicFile';
+import { FileRefused, readTextFile } from '../io/regularFile';
 
 /** What writer.lock holds: one JSON object. */
 export interface LockHolder {
@@ -103,9 +95,11 @@ function readHolder(path: string): Read {
     if (!s.isFile()) return { kind: 'invalid', why: 'is not a regular file' };
     if (s.size > MAX_LOCK_BYTES) return { kind: 'invalid', why: `holds ${s.size} bytes, not a lock` };
     if (s.size === 0) return { kind: 'empty', age: Date.now() - s.mtimeMs };
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path, 'json'); // bounded, and a FIFO swapped in since lstat does not block
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
+    if (err instanceof FileRefused)
+      return err.reason === 'not found' ? { kind: 'absent' } : { kind: 'invalid', why: err.reason };
     return { kind: 'invalid', why: `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
   }
   let v: unknown;
@@ -144,9 +138,13 @@ function create(path: string, holder: LockHolder): boolean {
   try {
     writeSync(fd, `${JSON.stringify(holder)}\n`);
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
+    // An empty lock left here would refuse every later trainer: remove it (a disk full, a quota).
     closeSync(fd);
+    unlinkSync(path);
+    throw writeError(path, err);
   }
+  closeSync(fd);
   return true;
 }
 
