@@ -9,6 +9,7 @@ import { FORK_SPECS, forkOption } from './forkOptions';
 import { numberOption, type OptionSpec, parseCommand, UsageError } from './args';
 import { Progress } from './progress';
 import { overLimit, SETTING_LIMITS, telemetryPairsLimit } from '../run/limits';
+import { GPU_FAILED_EXIT, GpuTrainingFailure } from '../train/gpuFailure';
 import { GPU_MEMORY_ENV } from '../backend/webgpu/memorySize';
 import { CHECKS, type CheckName, describeFinding } from '../../protocol/telemetry';
 import { commaList } from '../../protocol/check';
