@@ -5,15 +5,18 @@
  * stops the run with exit code 4 and a message that names the failed step, the model, the batch
  * tokens, the GPU memory asked for and what to do; nothing of step 4 is logged, no checkpoint or
  * snapshot is written past step 2's checkpoint, status.json says failed with the message, and
- * `train --out RUN --resume` then trains the run to its end. The resumed run ends with the weights
- * and Adam moments, bit for bit, and the losses of the run that never failed: the failed step moved
- * neither the data position, nor t, nor the dropout seeds.
+ * `train --out RUN --resume` then trains the run to its end. The resumed run ends with the weights,
+ * Adam's moments and the losses of the run that never failed, to float32 rounding: the failed step
+ * moved neither the data position, nor t, nor the dropout seeds (a moved one changes a loss in its
+ * second digit). Not bit for bit: two processes on lavapipe were seen to differ in the last bit of a
+ * gradient norm; within one process, gpu-errors.test.ts checks the failed step's restore bit for bit.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { readSafetensors } from '../../src/engine/checkpoint/safetensors';
 import { useWebgpu } from '../engine/kernelHelpers';
 import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
@@ -36,7 +39,11 @@ const rows = (run: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, number>);
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
-const bytes = (run: string, name: string) => readFileSync(join(run, 'checkpoints', name)).toString('hex');
+const tensors = (run: string, name: string) => readSafetensors(join(run, 'checkpoints', name)).tensors;
+
+/** float32 rounding of one step's arithmetic, compounded over a few steps. */
+const CLOSE = 1e-5;
+const close = (a: number, b: number) => Math.abs(a - b) <= CLOSE * Math.max(1, Math.abs(a), Math.abs(b));
 
 test('a step the GPU fails stops train with exit code 4, keeps nothing of it, and the run resumes', async (t) => {
   if (!(await useWebgpu(t))) return;
@@ -80,13 +87,30 @@ test('a step the GPU fails stops train with exit code 4, keeps nothing of it, an
       assert.equal(resumed.code, 0, resumed.stderr);
       // What a step computed; time and tokens_per_sec differ between any two runs.
       const computed = (r: Record<string, number>) => [r.step, r.lr, r.loss, r.nll, r.grad_norm];
+      const [got, want] = [rows(run).map(computed), rows(straight).map(computed)];
       assert.deepEqual(
-        rows(run).map(computed),
-        rows(straight).map(computed),
-        'the losses of the run that never failed',
+        got.map((r) => r[0]),
+        want.map((r) => r[0]),
+        'the steps of the run that never failed',
       );
-      for (const name of ['step-6.safetensors', 'step-6.optim.safetensors'])
-        assert.ok(bytes(run, name) === bytes(straight, name), `${name}: bit for bit the run that never failed`);
+      got.forEach((r, i) =>
+        r.forEach((x, j) =>
+          assert.ok(close(x!, want[i]![j]!), `step ${r[0]}: ${x} against ${want[i]![j]} of the run that never failed`),
+        ),
+      );
+      for (const name of ['step-6.safetensors', 'step-6.optim.safetensors']) {
+        const [mine, theirs] = [tensors(run, name), tensors(straight, name)];
+        assert.deepEqual([...mine.keys()].sort(), [...theirs.keys()].sort(), `${name}: the same tensors`);
+        for (const [key, t] of mine) {
+          const other = theirs.get(key)!.data;
+          // The key bias (rows [d, 2d) of in_proj_bias) shifts every score of a query alike: softmax
+          // cancels it, its gradient is rounding noise, and Adam scales that noise to full steps.
+          const d = t.data.length / 3;
+          const keyBias = (i: number) => key.includes('in_proj_bias') && i >= d && i < 2 * d;
+          const worst = t.data.findIndex((x, i) => !keyBias(i) && !close(x, other[i]!));
+          assert.equal(worst, -1, `${name} ${key}[${worst}]: ${t.data[worst]} against ${other[worst]}`);
+        }
+      }
     });
   }
 });
