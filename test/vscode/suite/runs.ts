@@ -55,7 +55,9 @@ export async function drawnIn(
 ): Promise<DrawnMsg> {
   const panel = slots[kind].current;
   assert.ok(panel, `the ${kind} panel is open`);
-  const d = await panel.requestDrawn(cells);
+  // 30 s: a page that does not say ready in 10 s is opened anew (panels/base.ts), which the default
+  // 15 s can cut short on a loaded 2-CPU machine.
+  const d = await panel.requestDrawn(cells, 30_000);
   assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
   return d as DrawnMsg;
 }
