@@ -29,7 +29,6 @@ import {
   loadState,
   pixelAt,
   plotly,
-  plotlyText,
   post,
   purgeOnUnload,
   readTheme,
@@ -50,17 +49,12 @@ import { aggregateRow } from './aggregate';
 import { showCrosshair, tokenLine } from './crosshair';
 import { kindCaption, zoomCard } from './zoom';
 import { showHeadView } from './headView';
+import { detailKey, emptyStatus, KIND_TITLES, label, sameHead, shownOf } from './attentionNames';
 
 const THUMB = 96;
 const MIN_THUMB = 40;
 /** plotly heatmaps lag past ~500 × 500 cells; the large view max-pools to this many per side. */
 const DETAIL_MAX = 256;
-
-const KIND_TITLES: Record<AttentionKind, string> = {
-  encoder_self: 'Encoder self-attention',
-  decoder_self: 'Decoder self-attention (masked)',
-  cross: 'Encoder–decoder (cross) attention',
-};
 
 let payload: Attention | null = null;
 let header: ViewHeader | null = null;
@@ -158,31 +152,6 @@ function layoutPage(): void {
   purgeOnUnload(detail);
 }
 
-function sameHead(a: HeadRef | null, b: HeadRef): boolean {
-  return !!a && a.kind === b.kind && a.layer === b.layer && a.head === b.head;
-}
-
-/** What the view says when it has nothing to draw: what to do next. */
-function emptyStatus(): string {
-  if (!header)
-    return 'No run selected: train one (Attention Debugger: Train) or open a run folder (Open Run / Load Checkpoint).';
-  return header.live
-    ? `${header.run} is training: its probe's attention arrives with the first snapshot; or type a sentence above.`
-    : `No attention of ${header.run} to show yet: type a sentence above, or pick a checkpoint in the Runs view.`;
-}
-
-/** The run folder's name and the source of an attention, as the header names them. */
-function shownOf(a: Attention): { run: string; input: string } {
-  const run = a.source.runDir.split(/[\\/]/).filter(Boolean).pop() ?? a.source.runDir;
-  return { run, input: a.source.input === 'probe' ? 'probe pair' : `“${a.srcTokens.join(' ')}”` };
-}
-
-/** What the large head card shows: run, step, input and head, so a change of any of them is seen. */
-function detailKey(a: Attention, ref: HeadRef): string {
-  const { run, input } = shownOf(a);
-  return `${run} step ${a.source.step} ${input} ${headId(ref)}`;
-}
-
 /** Empties the large head card (its map belonged to an input no longer shown) and says why. */
 function clearDetail(why: string): void {
   if (detailShown !== null) void plotly(() => Plotly.purge(detail));
@@ -214,7 +183,7 @@ function render(): void {
     const cleared = gone
       ? `Cleared the attention of ${gone.run}, ${gone.input}: it is not what the header names. `
       : '';
-    status.textContent = cleared + emptyStatus();
+    status.textContent = cleared + emptyStatus(header);
     status.dataset.cleared = gone ? `${gone.run} ${gone.input}` : '';
     clearDetail(gone ? `Cleared: the head shown was of ${gone.run}, ${gone.input}` : 'Click a head to open it');
     return;
@@ -314,12 +283,6 @@ function render(): void {
   if (selected && headMap(p, selected)) showDetail(selected);
   else if (detailShown !== null) clearDetail('Click a head to open it: the head shown before is not in this input');
   markAblated();
-}
-
-/** An axis label of a token (or a pooled range of them), escaped for plotly. */
-function label(tokens: string[], from: number, to: number): string {
-  const tok = plotlyText(tokens[from] ?? '');
-  return to - from <= 1 ? `${tok} ‹${from}›` : `${tok}… ‹${from}–${to - 1}›`;
 }
 
 /** Opens a head large: a plotly heatmap with token axes (max-pooled past DETAIL_MAX a side). */

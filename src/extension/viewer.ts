@@ -9,26 +9,11 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  type Attention,
-  checkHeadRef,
-  checkInputPair,
-  describeInput,
-  type HeadRef,
-  type InputPair,
-} from '../protocol/attention';
-import { type Check, isIndex, isString, object, optional } from '../protocol/check';
+import { type Attention, describeInput, type HeadRef, type InputPair } from '../protocol/attention';
 import type { Ablation, AblationEffect } from '../protocol/ablation';
 import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
-import {
-  ablationEffect,
-  type AttentionResult,
-  attentionGet,
-  type RunSummary,
-  runOpen,
-  snapshotsGet,
-} from '../protocol/training';
+import { ablationEffect, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { requestBlock } from './blocks';
 import { toAttention, toAttentionInTurns } from './convert';
@@ -37,38 +22,8 @@ import type { EngineClient } from './engineClient';
 import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
 import type { PanelRequest } from './panels/base';
 import { RunFollower } from './follower';
+import { checkSelection, emptyInput, type InputAttention, PROBE, type Selection, STATE_KEY } from './selection';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
-
-export interface Selection {
-  runDir: string;
-  /** The step the views point at; undefined: the newest (a live run's views follow it). */
-  step?: number;
-  input: InputPair;
-  head?: HeadRef;
-}
-
-const checkSelection: Check = object({
-  runDir: isString,
-  step: optional(isIndex),
-  input: checkInputPair,
-  head: optional(checkHeadRef),
-});
-
-const STATE_KEY = 'attentionDebugger.selection';
-
-/** Why a typed input has nothing to show (an empty or blank source), said before anything changes. */
-function emptyInput(input: InputPair): string | undefined {
-  if (input.kind === 'text' && !input.src.trim())
-    return 'the source sentence is empty: type a sentence to decode (nothing was changed)';
-  if (input.kind === 'ids' && !input.src.length)
-    return 'the source has no token ids: type ids such as 5 6 7 (nothing was changed)';
-  return undefined;
-}
-
-const PROBE: InputPair = { kind: 'probe' };
-
-/** The attention of an input, and what the model decoded when no target was given. */
-export type InputAttention = Omit<AttentionResult, 'attention'> & { attention: Attention };
 
 export class Viewer implements vscode.Disposable {
   private sel: Selection | undefined;
