@@ -91,7 +91,7 @@ export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, abso
   const vmax = absolute ? 1 : undefined;
   const of = m.pool ? "its heads' pooled maxima" : 'its heads';
   const cells = g.meanOfHeads.map((map, l) =>
-    thumb(kind, `mean L${l + 1}`, `Layer ${l + 1}: the mean of ${of}`, map, q, k, size, vmax),
+    thumb(kind, `mean L${l}`, `Layer ${l}: the mean of ${of}`, map, q, k, size, vmax),
   );
   const all = m.pool ? "The mean of every layer's and head's pooled maxima" : 'The mean of every layer and head';
   cells.push(thumb(kind, 'mean all', all, g.meanOfLayers, q, k, size, vmax));

@@ -206,9 +206,9 @@ function render(): void {
       style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)`,
     });
     table.append(h('span', {}));
-    for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd + 1}`));
+    for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd}`));
     for (let l = 0; l < layers; l++) {
-      table.append(h('span', { class: 'row-label' }, `L${l + 1}`));
+      table.append(h('span', { class: 'row-label' }, `L${l}`));
       for (let hd = 0; hd < heads; hd++) {
         const ref: HeadRef = { kind, layer: l, head: hd };
         const map = headMap(p, ref)!;
@@ -216,7 +216,7 @@ function render(): void {
           class: 'thumb',
           width: String(size.width),
           height: String(size.height),
-          title: `${KIND_TITLES[kind]}, layer ${l + 1}, head ${hd + 1}`,
+          title: `${headId(ref)} · ${KIND_TITLES[kind]}`,
           'data-kind': kind,
           'data-layer': String(l),
           'data-head': String(hd),
@@ -231,7 +231,7 @@ function render(): void {
         canvas.addEventListener('mousemove', (e) => {
           const c = cellAt(canvas, e, queries, keys);
           if (!c) return;
-          readout.textContent = `${kind} L${l + 1} H${hd + 1}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
+          readout.textContent = `${headId(ref)}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
           showCrosshair(grids, kind, { row: c.row, col: c.col });
         });
         canvas.addEventListener('mouseleave', () => showCrosshair(grids, null, { row: null, col: null }));
@@ -310,7 +310,7 @@ function showDetail(ref: HeadRef): void {
   if (m.pool)
     zoom.open(ref, tokensOf(payload, ref.kind).queryTokens.length, tokensOf(payload, ref.kind).keyTokens.length);
   else zoom.hide();
-  detailTitle.textContent = `${KIND_TITLES[ref.kind]} · layer ${ref.layer + 1} · head ${ref.head + 1}${pooledNote}`;
+  detailTitle.textContent = `${headId(ref)} · ${KIND_TITLES[ref.kind]}${pooledNote}`;
   const data: Plotly.Data[] = [
     {
       type: 'heatmap',

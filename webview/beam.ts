@@ -5,7 +5,7 @@
  * asks the extension for its prefix's attention, drawn beside the tree as heads × keys rows (the
  * query that chose the node's token), with the n-best list.
  */
-import type { Attention, AttentionKind } from '../src/protocol/attention';
+import { type Attention, type AttentionKind, headId } from '../src/protocol/attention';
 import type { BeamTreeView, BeamViewNode } from '../src/protocol/beamTree';
 import type { ToWebview, ViewHeader } from '../src/protocol/webview';
 import { app, h, imageButton, post, readTheme, renderHeader, shownHeader, start, watchTheme } from './common';
@@ -157,7 +157,9 @@ function drawNode(): void {
     const rowLabels = h('div', { class: 'query-labels' });
     for (let l = 0; l < L; l++)
       for (let hh = 0; hh < H; hh++)
-        rowLabels.append(h('span', { style: `height:${cell}px;line-height:${cell}px` }, `L${l + 1} H${hh + 1}`));
+        rowLabels.append(
+          h('span', { style: `height:${cell}px;line-height:${cell}px` }, headId({ kind, layer: l, head: hh })),
+        );
     const keyLabels = h('div', { class: 'key-labels' });
     for (const k of keys) keyLabels.append(h('span', { style: `width:${cell}px` }, k));
     parts.push(

@@ -4,7 +4,7 @@
  * blue where less) and ranks every head by how much it changed (Jensen–Shannon divergence averaged
  * over query rows); a click on a ranked head opens it.
  */
-import { type Attention, headMap, type HeadRef } from '../src/protocol/attention';
+import { type Attention, headId, headMap, type HeadRef } from '../src/protocol/attention';
 import { h, post } from './common';
 import { fitSize } from './heatmap';
 import { diffMap, divergingRgb, headDivergence, incomparable, rankHeads } from './lib/diff';
@@ -72,7 +72,7 @@ export function compareCard(): CompareCard {
       `(up to ${maxAbs.toFixed(3)}), blue where less · JS divergence ${js.toFixed(4)}`;
     rankTitle.hidden = false;
     for (const r of rankHeads(shown, other).slice(0, RANKED)) {
-      const item = h('li', { class: 'problem' }, `${r.kind} L${r.layer + 1} H${r.head + 1}: ${r.js.toFixed(4)}`);
+      const item = h('li', { class: 'problem' }, `${headId(r)}: ${r.js.toFixed(4)}`);
       item.addEventListener('click', () => post({ type: 'openHead', kind: r.kind, layer: r.layer, head: r.head }));
       ranking.append(item);
     }

@@ -5,7 +5,7 @@
  * moving it (or playing it) posts `cursor`, and the dashboard marks that step; a `cursor` from the
  * extension moves it. An input the user typed has no history: it is shown at its checkpoint alone.
  */
-import { type Attention, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
+import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
 import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
@@ -182,7 +182,7 @@ function draw(): void {
         ? `no snapshots of ${header.run} yet`
         : 'no run selected'
       : head
-        ? `this run has no ${head.kind} layer ${head.layer + 1} head ${head.head + 1}`
+        ? `this run has no head ${headId(head)}`
         : '';
     return;
   }
@@ -190,7 +190,7 @@ function draw(): void {
   compare.update(fs, frame, head);
   const input = frame.source.input === 'probe' ? 'probe' : frame.srcTokens.join(' ');
   renderHeader(headerEl, header, { step: frame.source.step, input });
-  title.textContent = `${head.kind} · layer ${head.layer + 1} · head ${head.head + 1}`;
+  title.textContent = headId(head);
   stepLabel.textContent = stepText(frame, Number(slider.value), fs.length);
   const vmax = scaleBox.checked ? 1 : maxOf(map.weights);
   const size = fitSize(map.queries, map.keys, Math.max(MAP_SIDE, Math.min(1024, Math.max(map.queries, map.keys))));

@@ -5,7 +5,14 @@
  * double click shows that head alone); hovering a token shows only its lines. The geometry, colours
  * and switches are webview/lib/headView.ts; this file is the DOM (an SVG) and the card's state.
  */
-import { ATTENTION_KINDS, type Attention, type AttentionKind, findMaps, tokensOf } from '../src/protocol/attention';
+import {
+  ATTENTION_KINDS,
+  type Attention,
+  type AttentionKind,
+  findMaps,
+  headId,
+  tokensOf,
+} from '../src/protocol/attention';
 import type { ViewHeader } from '../src/protocol/webview';
 import { h, renderHeader } from './common';
 import {
@@ -106,7 +113,7 @@ function redraw(): void {
   const [layers, heads, queries, keys] = maps?.shape ?? [0, 0, 0, 0];
   layer = Math.min(layer, Math.max(0, layers - 1));
   c.layerSel.replaceChildren(
-    ...Array.from({ length: layers }, (_, l) => h('option', { value: String(l) }, `layer ${l + 1}`)),
+    ...Array.from({ length: layers }, (_, l) => h('option', { value: String(l) }, `layer ${l}`)),
   );
   c.layerSel.value = String(layer);
   shown = headsShown(heads, shown);
@@ -116,7 +123,7 @@ function redraw(): void {
   renderHeader(c.headerEl, header, {
     step: src.step,
     input: src.input === 'probe' ? 'probe' : a.srcTokens.join(' '),
-    note: `${KIND_LABELS[kind]} · layer ${layer + 1}`,
+    note: `${KIND_LABELS[kind]} · layer ${layer}`,
   });
   c.plot.replaceChildren();
   c.heads.replaceChildren(...shown.map((_, hd) => swatch(hd)));
@@ -183,10 +190,10 @@ function swatch(hd: number): HTMLButtonElement {
       class: 'head-swatch small',
       'data-head': String(hd),
       'aria-pressed': String(shown[hd]),
-      title: `Head ${hd + 1}: click to hide or show its lines; double click to show it alone`,
+      title: `${headId({ kind, layer, head: hd })}: click to hide or show its lines; double click to show it alone`,
     },
     h('span', { class: 'chip', style: `background: ${headColor(hd)}` }),
-    `H${hd + 1}`,
+    `H${hd}`,
   );
   b.addEventListener('click', () => {
     shown = toggleHead(shown, hd);

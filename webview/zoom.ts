@@ -7,7 +7,7 @@
  * around the clicked cell; the fields take any range.
  */
 import type { AttentionBlock, BlockRange } from '../src/protocol/attentionBlock';
-import { type AttentionMaps, type HeadRef, KIND_AXES } from '../src/protocol/attention';
+import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../src/protocol/attention';
 import { BLOCK_CELLS, poolCaption, pooledCells } from '../src/protocol/pool';
 import { PLOTLY_CONFIG, h, plotly, plotlyText, post, readTheme, themedLayout } from './common';
 import { plotlyColorscale } from './lib/colormap';
@@ -95,7 +95,7 @@ export function zoomCard(): Zoom {
       const pooled = poolCaption(b.pool);
       const axes = KIND_AXES[b.kind];
       title.textContent =
-        `Zoom · layer ${b.layer + 1} · head ${b.head + 1} · queries (${axes.queries}) ${b.q0}–${b.q1 - 1} × ` +
+        `Zoom · ${headId(b)} · queries (${axes.queries}) ${b.q0}–${b.q1 - 1} × ` +
         `keys (${axes.keys}) ${b.k0}–${b.k1 - 1} · ${pooled || 'every weight'}`;
       const t = readTheme();
       const data: Plotly.Data[] = [

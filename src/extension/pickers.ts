@@ -228,7 +228,7 @@ function readShape(runDir: string): Shape {
   return c as Shape;
 }
 
-/** Asks for some of a run's heads (shown from 1, as every view shows them); their ids, or undefined. */
+/** Asks for some of a run's heads by name (`cross:1.0`, from 0, as every view shows them); their ids, or undefined. */
 export async function pickHeads(runDir: string, title: string): Promise<string[] | undefined> {
   const shape = readShape(runDir);
   const layers = {
@@ -239,7 +239,8 @@ export async function pickHeads(runDir: string, title: string): Promise<string[]
   const items = ATTENTION_KINDS.flatMap((kind) =>
     Array.from({ length: layers[kind] * shape.heads }, (_, i) => {
       const [layer, head] = [Math.floor(i / shape.heads), i % shape.heads];
-      return { label: `${kind} layer ${layer + 1} head ${head + 1}`, id: headId({ kind, layer, head }) };
+      const id = headId({ kind, layer, head });
+      return { label: id, description: `${kind} layer ${layer}, head ${head} (from 0)`, id };
     }),
   );
   return (await vscode.window.showQuickPick(items, { title, canPickMany: true }))?.map((c) => c.id);

@@ -2,7 +2,7 @@
  * Head ablation at inference (issue 13), as the CLI's `--ablate` and the attention view's toggles
  * ask for it: which heads, and what replaces their output before W^O.
  */
-import { parseHeadId } from './attention';
+import { HEAD_ID_FORM, parseHeadId } from './attention';
 import {
   type Check,
   arrayOf,
@@ -31,7 +31,7 @@ export interface Ablation {
 export const isHeadId: Check = (v, path) =>
   typeof v === 'string' && parseHeadId(v)
     ? undefined
-    : `${path} must be a head id like cross:0.3 (kind:layer.head), got ${JSON.stringify(v)}`;
+    : `${path} must be a head id like ${HEAD_ID_FORM}, got ${JSON.stringify(v)}`;
 
 export const checkAblation: Check = object({ heads: arrayOf(isHeadId), mode: oneOf(ABLATION_MODES) });
 
@@ -42,10 +42,9 @@ export function parseAblateList(text: string): string[] {
 
 /** A list of head ids a flag names ("cross:0.1, decoder_self:0.2"): each well formed, none empty or twice. */
 export function parseHeadList(text: string, flag: string): string[] {
-  const ids = commaList(text, flag, 'cross:0.1 (kind:layer.head)');
+  const ids = commaList(text, flag, HEAD_ID_FORM);
   for (const id of ids)
-    if (!parseHeadId(id))
-      throw new RangeError(`${flag}: ${JSON.stringify(id)} is not a head id like cross:0.1 (kind:layer.head)`);
+    if (!parseHeadId(id)) throw new RangeError(`${flag}: ${JSON.stringify(id)} is not a head id like ${HEAD_ID_FORM}`);
   return ids;
 }
 

@@ -30,7 +30,7 @@ export const KIND_AXES: Record<AttentionKind, { queries: 'src' | 'tgt'; keys: 's
   cross: { queries: 'tgt', keys: 'src' },
 };
 
-/** Names one head. Layers and heads count from 0 in data (the UI shows them from 1). */
+/** Names one head. Layers and heads count from 0, in data and in every view, message and flag. */
 export interface HeadRef {
   kind: AttentionKind;
   layer: number;
@@ -40,10 +40,16 @@ export interface HeadRef {
 export const headRefFields = { kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex };
 export const checkHeadRef: Check = object(headRefFields);
 
-/** `encoder_self:0.3`: a head as a string, in telemetry, events and file names. */
+/**
+ * `cross:1.0` (kind:layer.head, from 0): the one name of a head. Every view, picker, message,
+ * report and export shows it, the CLI's head flags take it, and run folders store it.
+ */
 export function headId(ref: HeadRef): string {
   return `${ref.kind}:${ref.layer}.${ref.head}`;
 }
+
+/** How an error asks for a head: an example and the form, so a user knows layers and heads count from 0. */
+export const HEAD_ID_FORM = 'cross:0.1 (kind:layer.head, from 0)';
 
 const HEAD_ID = new RegExp(`^(${ATTENTION_KINDS.join('|')}):(\\d+)\\.(\\d+)$`);
 

@@ -10,6 +10,7 @@ import {
   type AttentionKind,
   ATTENTION_KINDS,
   findMaps,
+  headId,
   headMap,
   type HeadRef,
   tokensOf,
@@ -135,11 +136,12 @@ export function attentionCsv(a: Attention): string {
   return csvFile(attentionContext(a), lines);
 }
 
-const headLabel = (ref: HeadRef) => ({ kind: ref.kind, layer: ref.layer, head: ref.head });
+/** A head in an export's fields: its name (`cross:0.1`) and its parts, all from 0. */
+const headFields = (ref: HeadRef) => ({ head_id: headId(ref), kind: ref.kind, layer: ref.layer, head: ref.head });
 
 function requireHead(a: Attention, ref: HeadRef) {
   const m = headMap(a, ref);
-  if (!m) throw new Error(`the attention has no ${ref.kind} layer ${ref.layer + 1} head ${ref.head + 1}`);
+  if (!m) throw new Error(`the attention has no head ${headId(ref)}`);
   return m;
 }
 
@@ -149,7 +151,7 @@ export function headCsv(a: Attention, ref: HeadRef): string {
   const lines = [csvLine(['query\\key', ...m.keyTokens])];
   for (let q = 0; q < m.queries; q++)
     lines.push(csvLine([m.queryTokens[q], ...Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys))]));
-  return csvFile({ ...attentionContext(a), ...headLabel(ref) }, lines);
+  return csvFile({ ...attentionContext(a), ...headFields(ref) }, lines);
 }
 
 /** One head as JSON: weights [query][key] with the token labels. */
@@ -159,15 +161,15 @@ export function headJson(a: Attention, ref: HeadRef): string {
     Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys)),
   );
   return JSON.stringify(
-    { ...attentionContext(a), ...headLabel(ref), query_tokens: m.queryTokens, key_tokens: m.keyTokens, weights },
+    { ...attentionContext(a), ...headFields(ref), query_tokens: m.queryTokens, key_tokens: m.keyTokens, weights },
     null,
     1,
   );
 }
 
-/** A file name for a head's export: `cross-L2-H3-step1500.csv` (layers and heads from 1). */
+/** A file name for a head's export: `cross-1.2-step1500.csv` for cross:1.2 (no colon: Windows refuses it). */
 export function headFileName(a: Attention, ref: HeadRef, format: string): string {
-  return `${ref.kind}-L${ref.layer + 1}-H${ref.head + 1}-step${a.source.step}.${format}`;
+  return `${headId(ref).replace(':', '-')}-step${a.source.step}.${format}`;
 }
 
 // ---- positional encoding ------------------------------------------------------------------

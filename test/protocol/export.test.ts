@@ -52,6 +52,7 @@ test('a head as CSV: what it shows in # lines, then key tokens across and query 
       '# checkpoint: /runs/rev/checkpoints/step-1500.safetensors',
       '# step: 1500',
       '# input: a b,c </s>',
+      '# head_id: cross:0.1',
       '# kind: cross',
       '# layer: 0',
       '# head: 1',
@@ -69,6 +70,7 @@ test('a head as JSON: the same context as fields, weights [query][key], snake_ca
     checkpoint: '/runs/rev/checkpoints/step-1500.safetensors',
     step: 1500,
     input: 'a b,c </s>',
+    head_id: 'cross:0.0',
     kind: 'cross',
     layer: 0,
     head: 0,
@@ -79,8 +81,8 @@ test('a head as JSON: the same context as fields, weights [query][key], snake_ca
       [0, 1, 0],
     ],
   });
-  assert.equal(headFileName(cross, { kind: 'cross', layer: 0, head: 1 }, 'csv'), 'cross-L1-H2-step1500.csv');
-  assert.throws(() => headJson(cross, { kind: 'encoder_self', layer: 0, head: 0 }), /no encoder_self layer 1 head 1/);
+  assert.equal(headFileName(cross, { kind: 'cross', layer: 0, head: 1 }, 'csv'), 'cross-0.1-step1500.csv');
+  assert.throws(() => headJson(cross, { kind: 'encoder_self', layer: 0, head: 0 }), /no head encoder_self:0\.0/);
 });
 
 test('all of an attention: JSON nests [layer][head][query][key] per kind; CSV has a line per weight', () => {

@@ -21,7 +21,7 @@ test('train/fork params: heads, the recipe and the folders are checked, each nam
   );
   assert.equal(
     fork({ ...base, maskHeads: ['cross:0.1', 'cross'] }),
-    'train/fork params.maskHeads[1] must be a head id like cross:0.3 (kind:layer.head), got "cross"',
+    'train/fork params.maskHeads[1] must be a head id like cross:0.1 (kind:layer.head, from 0), got "cross"',
   );
   assert.equal(
     fork({ ...base, reinitHeads: Array(1025).fill('cross:0.0') }),
@@ -40,6 +40,6 @@ test('ablation/score params: the ablation and a bounded number of sentences', ()
   );
   assert.equal(
     score({ runDir: '/runs/a', ablation: { heads: ['x'], mode: 'zero' } }),
-    'ablation/score params.ablation.heads[0] must be a head id like cross:0.3 (kind:layer.head), got "x"',
+    'ablation/score params.ablation.heads[0] must be a head id like cross:0.1 (kind:layer.head, from 0), got "x"',
   );
 });

@@ -196,7 +196,7 @@ test("a page's requests (openHead) come out of the hub; the inspector opens on t
   assert.ok(HeadInspectorPanel.slot.current, 'inspector opened');
   const h = lastPanel();
   assert.equal(h.viewType, 'attentionDebugger.headInspector');
-  assert.equal(h.title, 'Head encoder_self L1 H1');
+  assert.equal(h.title, 'Head encoder_self:0.0');
   h.fromWebview({ type: 'ready', v, panel: 'head' });
   const st = posted(h)[0].state as { head: unknown; attention: { source: { step: number } } };
   assert.deepEqual(st.head, { kind: 'encoder_self', layer: 0, head: 0 });
@@ -268,7 +268,7 @@ test('a page that never says ready is replaced by one showing the same head, eac
   assert.notEqual(second, first, 'replaced after 10 s');
   assert.equal(first.disposeCalls, 1);
   assert.match(log.at(-1)!, /head panel: its page did not say ready within 10 s/);
-  assert.equal(second.title, 'Head cross L2 H3', 'the new panel shows the head the old one showed');
+  assert.equal(second.title, 'Head cross:1.2', 'the new panel shows the head the old one showed');
   t.mock.timers.tick(19_999);
   assert.equal(lastPanel(), second, 'the replacement gets 20 s');
   t.mock.timers.tick(1);

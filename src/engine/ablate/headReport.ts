@@ -11,7 +11,7 @@ import type { TranslateOptions } from '../decode/translate';
 import { scoreHeldOut } from '../metrics/heldOut';
 import { headImportance } from '../telemetry/importance';
 import { testSplit } from './score';
-import { allHeads, byImportance, prunable, pruningCurve, randomOrder } from './pruning';
+import { allHeads, byImportance, importanceOf, prunable, pruningCurve, randomOrder } from './pruning';
 
 export interface HeadReportOptions {
   /** The checkpoint file; the run's newest when absent. */
@@ -42,12 +42,6 @@ export async function headReport(runDir: string, o: HeadReportOptions): Promise<
       toBatch(held.slice(i * 32, (i + 1) * 32)),
     );
     const importance = await headImportance(model, batches);
-    const H = model.config.heads;
-    const valueOf = (id: string) => {
-      const [kind, rest] = id.split(':') as [keyof typeof importance, string];
-      const [l, h] = rest.split('.').map(Number) as [number, number];
-      return importance[kind][l * H + h]!;
-    };
     const order = byImportance(importance, model);
     const metric = async (heads: TranslateOptions['heads']) => {
       const s = await scoreHeldOut(model, test, refs, data.vocab, { ...o.decoding, ...(heads ? { heads } : {}) });
@@ -63,7 +57,7 @@ export async function headReport(runDir: string, o: HeadReportOptions): Promise<
       metric: name,
       sentences: test.length,
       tolerance,
-      importance: Object.fromEntries(order.map((id) => [id, valueOf(id)])),
+      importance: Object.fromEntries(order.map((id) => [id, importanceOf(importance, model, id)])),
       byImportance: ranked,
       random: { seed: o.seed, points: random },
       prunable: { byImportance: prunable(ranked, tolerance), random: prunable(random, tolerance) },

@@ -3,35 +3,31 @@
  * (ξ_h = 0) one more at a time in a given order, and a held-out metric is taken after each removal.
  * Removing in increasing importance should keep the metric longer than a random order.
  */
-import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
+import { type AttentionKind, parseHeadId } from '../../protocol/attention';
 import type { PruningPoint } from '../../protocol/heads';
 import { mulberry32, shuffleInPlace } from '../data/random';
 import type { ForwardContext } from '../model/stacks';
 import type { Transformer } from '../model/transformer';
 import { layersOf } from '../telemetry/importance';
+import { headIds } from '../telemetry/telemetry';
 import { ablationGates } from './gates';
 
 /** Every head id of the model, `kind:layer.head`, in forward order. */
 export function allHeads(model: Transformer): string[] {
-  const L = layersOf(model);
-  return ATTENTION_KINDS.flatMap((kind: AttentionKind) =>
-    Array.from({ length: L[kind] * model.config.heads }, (_, i) => {
-      const layer = Math.floor(i / model.config.heads);
-      return `${kind}:${layer}.${i % model.config.heads}`;
-    }),
-  );
+  return headIds(layersOf(model), model.config.heads);
+}
+
+/** I_h of the head `id` names (one of allHeads) in per-kind [layers · heads] importances. */
+export function importanceOf(importance: Record<AttentionKind, Float32Array>, model: Transformer, id: string): number {
+  const { kind, layer, head } = parseHeadId(id)!;
+  return importance[kind][layer * model.config.heads + head]!;
 }
 
 /** Heads ordered by increasing importance (ties: forward order). */
 export function byImportance(importance: Record<AttentionKind, Float32Array>, model: Transformer): string[] {
   const heads = allHeads(model);
-  const value = (id: string) => {
-    const [kind, rest] = id.split(':') as [AttentionKind, string];
-    const [l, h] = rest.split('.').map(Number) as [number, number];
-    return importance[kind][l * model.config.heads + h]!;
-  };
   return heads
-    .map((id, i) => ({ id, i, v: value(id) }))
+    .map((id, i) => ({ id, i, v: importanceOf(importance, model, id) }))
     .sort((a, b) => a.v - b.v || a.i - b.i)
     .map((x) => x.id);
 }

@@ -6,7 +6,7 @@ import { probeBatchOf } from '../run/probe';
 import { type OptionSpec, type Parsed, UsageError } from './args';
 
 export const ABLATION_SPECS: Record<string, OptionSpec> = {
-  ablate: { type: 'string', help: 'heads to ablate, e.g. cross:0.1,encoder_self:2.0 (kind:layer.head)' },
+  ablate: { type: 'string', help: 'heads to ablate, e.g. cross:0.1,encoder_self:2.0 (kind:layer.head, from 0)' },
   'ablate-mode': {
     type: 'string',
     help: 'zero (remove the heads’ output, default) | mean (their mean output over the run’s probe batch)',

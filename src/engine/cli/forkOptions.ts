@@ -10,7 +10,10 @@ export const FORK_SPECS: Record<string, OptionSpec> = {
     type: 'string',
     help: 'start a new run (--out) from RUN@STEP: that checkpoint’s weights, optimizer and step (newest without @STEP)',
   },
-  'freeze-heads': { type: 'string', help: 'with --fork: heads that get no updates, e.g. cross:0.1,encoder_self:2.0' },
+  'freeze-heads': {
+    type: 'string',
+    help: 'with --fork: heads that get no updates, e.g. cross:0.1,encoder_self:2.0 (kind:layer.head, from 0)',
+  },
   'mask-heads': { type: 'string', help: 'with --fork: heads removed before W^O (ξ = 0) throughout training' },
   'reinit-heads': { type: 'string', help: 'with --fork: heads whose weights are drawn afresh' },
   dropout: { type: 'string', help: 'with --fork: the fork’s dropout rate' },

@@ -5,7 +5,7 @@
  * [d, d]. W^O's bias is shared by all heads and owned by none. Forks freeze, mask and re-initialise
  * heads through these element masks (run/fork.ts, train/step.ts).
  */
-import { type AttentionKind, type HeadRef, parseHeadId } from '../../protocol/attention';
+import { type AttentionKind, HEAD_ID_FORM, type HeadRef, parseHeadId } from '../../protocol/attention';
 import type { TransformerConfig } from './config';
 
 /** The state_dict prefix of one attention: `decoder.layers.1.multihead_attn` for cross:1.*. */
@@ -24,7 +24,7 @@ export function checkHeadIds(c: TransformerConfig, ids: readonly string[], field
   const layers = attentionLayers(c);
   return ids.map((id) => {
     const ref = parseHeadId(id);
-    if (!ref) throw new RangeError(`${field}: ${JSON.stringify(id)} is not a head id like cross:0.1 (kind:layer.head)`);
+    if (!ref) throw new RangeError(`${field}: ${JSON.stringify(id)} is not a head id like ${HEAD_ID_FORM}`);
     if (ref.layer >= layers[ref.kind] || ref.head >= c.heads)
       throw new RangeError(
         `${field}: ${id} does not exist: ${ref.kind} has layers 0–${layers[ref.kind] - 1} and heads 0–${c.heads - 1}`,

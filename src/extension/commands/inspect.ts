@@ -5,6 +5,7 @@ import {
   ATTENTION_KINDS,
   type Attention,
   type AttentionKind,
+  headId,
   type HeadRef,
   parseHeadId,
 } from '../../protocol/attention';
@@ -106,10 +107,11 @@ const KIND_HINTS: Record<AttentionKind, string> = {
   cross: 'target → source',
 };
 
-async function pickIndex(what: string, n: number): Promise<number | undefined> {
+/** Asks for one of `n` (counted from 0, as every view counts layers and heads); `name` describes each. */
+async function pickIndex(what: string, n: number, name?: (i: number) => string): Promise<number | undefined> {
   if (n <= 1) return 0;
-  const items = Array.from({ length: n }, (_, i) => ({ label: `${what} ${i + 1}`, i }));
-  return (await vscode.window.showQuickPick(items, { title: `${what} (of ${n})` }))?.i;
+  const items = Array.from({ length: n }, (_, i) => ({ label: `${what} ${i}`, description: name?.(i) ?? '', i }));
+  return (await vscode.window.showQuickPick(items, { title: `${what} (0–${n - 1})` }))?.i;
 }
 
 /** Which run to inspect: the one given, else the selection, asking when another run trains too. */
@@ -149,11 +151,11 @@ export function inspectHead(ctx: Ctx): Cmd {
     const layers = kind === 'encoder_self' ? summary.encoderLayers : summary.decoderLayers;
     const layer = args.layer ?? (await pickIndex('Layer', layers));
     if (layer === undefined) return undefined;
-    const head = args.head ?? (await pickIndex('Head', summary.heads));
+    const head = args.head ?? (await pickIndex('Head', summary.heads, (i) => headId({ kind, layer, head: i })));
     if (head === undefined) return undefined;
     if (layer >= layers || head >= summary.heads)
       throw new Error(
-        `${kind} has ${layers} layers and ${summary.heads} heads; layer ${layer + 1}, head ${head + 1} do not exist`,
+        `${headId({ kind, layer, head })} does not exist: ${kind} has layers 0–${layers - 1} and heads 0–${summary.heads - 1}`,
       );
     const ref: HeadRef = { kind, layer, head };
     ctx.viewer.selectHead(ref);

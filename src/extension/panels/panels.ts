@@ -6,7 +6,7 @@
 import type { AttentionBlock } from '../../protocol/attentionBlock';
 import * as vscode from 'vscode';
 import type { AblationEffect } from '../../protocol/ablation';
-import type { Attention, HeadRef } from '../../protocol/attention';
+import { type Attention, headId, type HeadRef } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { OverlayRun, PanelState, PositionalPayload } from '../../protocol/webview';
@@ -175,7 +175,7 @@ export class HeadInspectorPanel extends BasePanel {
   /** Shows this head (of the current attention and of every snapshot). */
   inspect(head: HeadRef): void {
     this.head = head;
-    this.panel.title = `Head ${head.kind} L${head.layer + 1} H${head.head + 1}`;
+    this.panel.title = `Head ${headId(head)}`;
     this.sendState();
   }
 

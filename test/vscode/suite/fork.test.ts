@@ -46,7 +46,7 @@ test('Fork From Here… on a checkpoint row trains a fork that sits under its pa
     const ui = answer((a) => {
       if (a.text.startsWith('Fork reverse-parent at step 10: what changes?'))
         return ['Freeze heads…', 'Learning-rate factor…'];
-      if (a.text === 'Fork: Freeze heads') return ['cross layer 1 head 2'];
+      if (a.text === 'Fork: Freeze heads') return ['cross:0.1'];
       if (a.text === 'Fork: Learning-rate factor') return '0.5';
       if (a.text.startsWith('Fork: train to which step?')) return '30';
       if (a.text === 'Fork: run folder') return fork;
@@ -100,7 +100,7 @@ test('Fork From Here… on a checkpoint row trains a fork that sits under its pa
 test('Ablate Heads… on a run asks which heads and how, and reports the test split’s score with and without them', async () => {
   await activateExtension();
   const ui = answer((a) => {
-    if (a.text === 'Ablate which heads of reverse-parent?') return ['cross layer 1 head 1', 'cross layer 1 head 2'];
+    if (a.text === 'Ablate which heads of reverse-parent?') return ['cross:0.0', 'cross:0.1'];
     if (a.text === 'Ablate 2 heads: how?') return 'zero';
     return undefined;
   });

@@ -60,16 +60,17 @@ test('Resume, Decode and Inspect Head ask for the run, the steps, the sentence a
   assert.equal(api.panels.store.attention?.srcTokens.join(' '), '4 5 6 </s>', 'the sentence typed');
 
   const inspected = await ask<{ head: object; runDir: string }>('attentionDebugger.inspectHead', (a) =>
-    a.text === 'Attention kind' ? 'decoder_self' : a.text === 'Head (of 2)' ? 'Head 2' : undefined,
+    a.text === 'Attention kind' ? 'decoder_self' : a.text === 'Head (0–1)' ? 'Head 1' : undefined,
   );
   assert.deepEqual(
     inspected.asked.map((a) => a.items),
     [
       ['encoder_self', 'decoder_self', 'cross'],
-      ['Head 1', 'Head 2'],
+      ['Head 0', 'Head 1'],
     ],
     'one layer: no layer asked',
   );
+  assert.deepEqual(inspected.asked[1]?.descriptions, ['decoder_self:0.0', 'decoder_self:0.1'], 'each head by its name');
   assert.deepEqual(inspected.result?.head, { kind: 'decoder_self', layer: 0, head: 1 });
   assert.equal(inspected.result?.runDir, runB, 'the selected run');
 }, 120_000);

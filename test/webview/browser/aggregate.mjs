@@ -26,7 +26,7 @@ test('the across-heads row draws the mean of the heads, rollout and flow, and ex
   );
   await page.waitForFunction(() => document.body.dataset.renderDone);
   const names = await page.$$eval('canvas.aggregate', (cs) => cs.map((c) => c.dataset.aggregate));
-  assert(names.join(',') === 'mean L1,mean all,rollout,flow', `aggregates drawn: ${names}`);
+  assert(names.join(',') === 'mean L0,mean all,rollout,flow', `aggregates drawn: ${names}`);
   const cell = (name, r, c) =>
     page.evaluate(
       ({ name, r, c }) => {
@@ -39,9 +39,9 @@ test('the across-heads row draws the mean of the heads, rollout and flow, and ex
   const near = (got, hex) => hexRgb(hex).every((v, i) => Math.abs(v - got[i]) <= 3);
   // Each map scaled to its maximum (1): 1 → top, .5 → middle, 0 → bottom of viridis.
   for (const [name, r, c, w] of [
-    ['mean L1', 0, 0, 1],
-    ['mean L1', 1, 0, 0.5],
-    ['mean L1', 1, 2, 0],
+    ['mean L0', 0, 0, 1],
+    ['mean L0', 1, 0, 0.5],
+    ['mean L0', 1, 2, 0],
     ['rollout', 1, 2, 0],
     ['rollout', 0, 0, 1],
   ]) {

@@ -115,14 +115,15 @@ test('clicking a thumbnail posts openHead with its layer and head and opens it l
   const [csv, json] = ['csv', 'json'].map((f) => exports.find((m) => m.format === f));
   const lines = csv.text.split('\n');
   assert(
-    lines.slice(0, 7).join('|') ===
-      '# run: /runs/test|# step: 100|# input: probe|# kind: cross|# layer: 1|# head: 2|query\\key,s0,s1,s2,s3,s4,s5,s6',
-    `CSV head: ${lines.slice(0, 7).join(' | ')}`,
+    lines.slice(0, 8).join('|') ===
+      '# run: /runs/test|# step: 100|# input: probe|# head_id: cross:1.2|# kind: cross|# layer: 1|# head: 2|' +
+        'query\\key,s0,s1,s2,s3,s4,s5,s6',
+    `CSV head: ${lines.slice(0, 8).join(' | ')}`,
   );
-  assert(lines.length === 7 + 6 + 1 && lines[7].startsWith('t0,'), `CSV rows: ${lines.length}`);
+  assert(lines.length === 8 + 6 + 1 && lines[8].startsWith('t0,'), `CSV rows: ${lines.length}`);
   const j = JSON.parse(json.text);
   assert(
-    j.run === '/runs/test' && j.step === 100 && j.kind === 'cross' && j.layer === 1 && j.head === 2,
+    j.run === '/runs/test' && j.step === 100 && j.head_id === 'cross:1.2' && j.layer === 1 && j.head === 2,
     `JSON fields ${JSON.stringify({ ...j, weights: undefined })}`,
   );
   assert(

@@ -61,7 +61,7 @@ test('Compare draws B − A of the head in a diverging scale and ranks the heads
   }
   const ranked = await page.locator('#compare-ranking li').allInnerTexts();
   // Head 1 changed in its first row only: (JS([1, 0], [.5, .5]) + 0) / 2 = 0.2157616 / 2; head 2 not at all.
-  assert(ranked.join(' | ') === 'encoder_self L1 H1: 0.1079 | encoder_self L1 H2: 0.0000', ranked.join(' | '));
+  assert(ranked.join(' | ') === 'encoder_self:0.0: 0.1079 | encoder_self:0.1: 0.0000', ranked.join(' | '));
   const note = await page.locator('#compare-note').innerText();
   assert(note.includes('step 100 − step 300') && note.includes('JS divergence 0.1079'), note);
   await page.screenshot({ path: join(artifacts, 'head-compare.png'), fullPage: true });

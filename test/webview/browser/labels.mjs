@@ -47,7 +47,7 @@ async function showDecoded(page) {
   await sendState(page, { ...state, roles: [], ablation: null });
   await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.type === 'heatmap');
   const shown = await card(page);
-  assert(shown.title.startsWith('Encoder–decoder (cross) attention · layer 1 · head 1'), `title: ${shown.title}`);
+  assert(shown.title.startsWith('cross:0.0 · Encoder–decoder (cross) attention'), `title: ${shown.title}`);
   assert(shown.thumbs === 2, `${shown.thumbs} thumbnails`);
 }
 

@@ -97,7 +97,7 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
   assert(px.w === 96, `thumbnail ${px.w} px wide`);
   // Cells (i, j) drawn in a 96-px thumbnail of 64 cells: 1.5 pixels a cell, so the pixel at the
   // centre of a cell shows that cell alone, coloured on the map's own scale (its max, 1).
-  // L3 H6: cell (0, 0) is g = ((0 + 0 + 2 + 5) % 8 + 1)/8 = 1, viridis at the top; (7, 3) is
+  // encoder_self:2.5: cell (0, 0) is g = ((0 + 0 + 2 + 5) % 8 + 1)/8 = 1, viridis at the top; (7, 3) is
   // ((21 + 15 + 7) % 8 + 1)/8 = 0.5; (50, 41) is ((150 + 205 + 7) % 8 + 1)/8 = 0.375.
   for (const [at, want] of [
     [0, 1],
@@ -125,11 +125,11 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
       };
     }),
   );
-  const means = 'mean L1,mean L2,mean L3,mean L4,mean L5,mean L6,mean all';
+  const means = 'mean L0,mean L1,mean L2,mean L3,mean L4,mean L5,mean all';
   for (const a of across) {
     assert(a.names.join(',') === means, `across heads drawn: ${a.names}`);
     assert(a.buttons === 0, `${a.buttons} export buttons on pooled means`);
-    assert(a.title === "Layer 1: the mean of its heads' pooled maxima", `title: ${a.title}`);
+    assert(a.title === "Layer 0: the mean of its heads' pooled maxima", `title: ${a.title}`);
   }
   const heading =
     "Across heads: means of the heads' pooled maxima, 64 × 64 cells of 64×64 tokens (not means of weights)";
@@ -181,7 +181,7 @@ test('a 4,096-token grid is drawn pooled, and a head opens zoomed with its token
     return { title: document.getElementById('zoom-title').textContent, ...gd.data[0] };
   });
   assert(
-    zoomed.title === 'Zoom · layer 3 · head 6 · queries (src) 1000–1255 × keys (src) 2000–2255 · every weight',
+    zoomed.title === 'Zoom · encoder_self:2.5 · queries (src) 1000–1255 × keys (src) 2000–2255 · every weight',
     `zoom title: ${zoomed.title}`,
   );
   assert(zoomed.z.length === 256 && zoomed.z[0].length === 256, 'the zoom is 256 × 256 weights');

@@ -29,7 +29,7 @@ test('the hover readout is cleared when the input changes', async () => {
   await page.mouse.move(box.x + box.width * 0.9, box.y + box.height * 0.1);
   const read = await page.locator('#readout').innerText();
   // The top-right cell of a 5×5 map: query 0 "s0" → key 4 "s4".
-  assert(read.startsWith('encoder_self L1 H2: query 0 “s0” → key 4 “s4” = 0.'), `readout: ${read}`);
+  assert(read.startsWith('encoder_self:0.1: query 0 “s0” → key 4 “s4” = 0.'), `readout: ${read}`);
   await page.mouse.move(0, 0);
   await page.evaluate(() => delete document.body.dataset.renderDone);
   await page.evaluate(POST_ATTENTION, { ...shape, S: 3, step: 200 });
