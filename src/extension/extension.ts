@@ -13,7 +13,16 @@ import { EngineClient } from './engineClient';
 import { openPanelKinds, type Panels, registerPanels } from './panels';
 import { TrainingSession } from './training';
 import { Viewer } from './viewer';
-import { CurrentRunProvider, type RunNode, RunsProvider, runsRoot } from './views';
+import {
+  CurrentRunProvider,
+  highlightSelectedRun,
+  listRuns,
+  type RunNode,
+  RunsProvider,
+  runsRoot,
+  SHOW_CLICKED_CHECKPOINT,
+  showClickedCheckpoint,
+} from './views';
 
 export const BACKENDS = ['auto', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export const STARTUP_JOBS = ['none', 'train-reverse-tiny'] as const;
@@ -73,6 +82,10 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
         viewer.selectRun(node.dir).catch((err: Error) => log(`selecting ${node.dir}: ${err.message}`));
     }),
     vscode.window.createTreeView('attentionDebugger.currentRun', { treeDataProvider: currentRun }),
+    vscode.commands.registerCommand(SHOW_CLICKED_CHECKPOINT, () => showClickedCheckpoint(runsView)),
+    // The highlighted row follows the selected run, however it was selected.
+    viewer.onDidChange(() => highlightSelectedRun(runsView, viewer.selection?.runDir)),
+    runsView.onDidChangeVisibility(() => highlightSelectedRun(runsView, viewer.selection?.runDir)),
   );
 
   const ctx = {
@@ -119,7 +132,13 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   };
 }
 
-/** attentionDebugger.startupJob: the demo workspace trains a tiny model on the reverse task at once. */
+/** The demo's runs: `reverse-tiny-<stamp>` in the run folder. */
+const DEMO_RUN = /^reverse-tiny-\d{8}-\d{6}$/;
+
+/**
+ * attentionDebugger.startupJob: the demo workspace trains a tiny model on the reverse task at once,
+ * the first time; when the window opens again, the demo's last run is opened instead of a new one.
+ */
 async function runStartupJob(log: (line: string) => void): Promise<string | undefined> {
   const job = settings().get<string>('startupJob') ?? 'none';
   if (job === 'none') return undefined;
@@ -133,6 +152,13 @@ async function runStartupJob(log: (line: string) => void): Promise<string | unde
   if (!root) {
     log('attentionDebugger.startupJob: no workspace folder to keep the run in');
     return undefined;
+  }
+  const earlier = listRuns(root).find((r) => DEMO_RUN.test(path.basename(r.dir)))?.dir;
+  if (earlier) {
+    log(`startup job ${job}: opening the demo's last run ${earlier}`);
+    const opened = await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: earlier });
+    if (opened) return earlier;
+    log(`startup job ${job}: ${earlier} did not open (see above); training a new run`);
   }
   const runDir = path.join(root, `reverse-tiny-${stamp()}`);
   log(`startup job ${job}: training ${runDir}`);

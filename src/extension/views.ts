@@ -170,11 +170,10 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     item.tooltip = node.file;
     item.iconPath = new vscode.ThemeIcon('save');
     item.contextValue = 'checkpoint';
-    item.command = {
-      command: 'attentionDebugger.showCheckpoint',
-      title: 'Show Attention',
-      arguments: [{ runDir: node.runDir, step: node.step }],
-    };
+    // No arguments: VS Code keeps a command's arguments only until the tree refreshes (every second
+    // while a run trains), and a click in between failed with "Actual command not found". The
+    // command reads the clicked row from the tree's selection instead (showClickedCheckpoint).
+    item.command = { command: SHOW_CLICKED_CHECKPOINT, title: 'Show Attention' };
     return item;
   }
 
@@ -182,6 +181,41 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     clearTimeout(this.timer);
     for (const d of this.subs.splice(0)) d.dispose();
   }
+}
+
+/** The command of a checkpoint row's click (registered by extension.ts, not in the command palette). */
+export const SHOW_CLICKED_CHECKPOINT = 'attentionDebugger.runs.showClickedCheckpoint';
+
+/**
+ * A checkpoint row's click: the row is the tree's selection (VS Code selects a row before it runs its
+ * command). Selected rows are kept by their ids, which outlive a refresh; while a refresh is under
+ * way the row is looked up again for up to 2 s.
+ */
+export async function showClickedCheckpoint(view: vscode.TreeView<RunNode>): Promise<unknown> {
+  for (let i = 0; i < 40; i++) {
+    const node = view.selection[0];
+    if (node?.kind === 'checkpoint')
+      return vscode.commands.executeCommand('attentionDebugger.showCheckpoint', {
+        runDir: node.runDir,
+        step: node.step,
+      });
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return undefined;
+}
+
+/**
+ * Keeps the Runs tree's highlight on the selected run when something other than a click selected
+ * it (Open Run, a panel, a fork, the start of a run): its row is revealed selected, the focus left
+ * where it is. A row of that run (a checkpoint) that is highlighted already stays.
+ */
+export function highlightSelectedRun(view: vscode.TreeView<RunNode>, runDir: string | undefined): void {
+  if (!runDir || !view.visible) return;
+  const node = view.selection[0];
+  const highlighted = node?.kind === 'run' ? node.dir : node?.kind === 'checkpoint' ? node.runDir : undefined;
+  if (highlighted === runDir) return;
+  // A run outside the listed folders has no row: nothing to highlight.
+  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(undefined, () => undefined);
 }
 
 interface Field {
