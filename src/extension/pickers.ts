@@ -113,8 +113,9 @@ const ADVANCED: { key: Exclude<keyof TrainingChoices, 'breakOn'>; label: string;
 /**
  * Step 3 of Train: go with the config's settings, or change steps, warmup, LR factor, batch tokens
  * and the checks that break (each remembered for the next Train in this workspace). Undefined: cancelled.
+ * A JSON config (`fromFile`) brings its own training section: its settings come first, pre-selected.
  */
-export async function pickAdvanced(last: TrainingChoices): Promise<TrainingChoices | undefined> {
+export async function pickAdvanced(last: TrainingChoices, fromFile = false): Promise<TrainingChoices | undefined> {
   const chosen = ADVANCED.filter((a) => last[a.key] !== undefined).map((a) => `${a.label} ${last[a.key]}`);
   if (last.breakOn) chosen.push(`break on ${last.breakOn.join(', ') || 'nothing'}`);
   const keep = { label: "Use the config's settings", choice: 'config' as const };
@@ -124,7 +125,8 @@ export async function pickAdvanced(last: TrainingChoices): Promise<TrainingChoic
     description: 'steps, warmup, LR factor, batch tokens, health checks',
     choice: 'edit' as const,
   };
-  const pick = await vscode.window.showQuickPick(chosen.length ? [again, keep, change] : [keep, change], {
+  const firsts = !chosen.length ? [keep] : fromFile ? [keep, again] : [again, keep];
+  const pick = await vscode.window.showQuickPick([...firsts, change], {
     title: 'Attention Debugger: Train (3/4) — settings',
   });
   if (!pick) return undefined;

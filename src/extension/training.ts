@@ -28,10 +28,13 @@ import type { Schedule } from '../protocol/webview';
 import type { WireAttention } from '../protocol/wire';
 import { type ForkParams, trainFork } from '../protocol/fork';
 import { toAttention } from './convert';
+import { STATE_ICONS, STATE_LABELS } from './runState';
 import type { EngineClient } from './engineClient';
 
 export const CTX_TRAINING = 'attentionDebugger.training';
 export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
+/** A run folder was opened (Open Run, Follow Run Folder): the walkthrough's "Open a run folder" step completes on it. */
+export const CTX_RUN_OPENED = 'attentionDebugger.runOpened';
 
 export interface TrainEnd {
   runDir: string;
@@ -62,6 +65,7 @@ export function scheduleOf(summary: RunSummary): Schedule {
 export class TrainingSession implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
   private readonly status: vscode.StatusBarItem;
+  private statusShown = false;
   /** The run that trains now (or was training when the engine died). */
   private active: { runDir: string; totalSteps: number } | undefined;
   private interrupted = false;
@@ -156,6 +160,11 @@ export class TrainingSession implements vscode.Disposable {
     return this.last && this.last.runDir === (this.active?.runDir ?? this.summary?.runDir) ? this.last.row : undefined;
   }
 
+  /** What the status bar item shows now, undefined while it is hidden (for the tests). */
+  get statusText(): string | undefined {
+    return this.statusShown ? this.status.text : undefined;
+  }
+
   /** Starts a new run; resolves with its summary once the engine accepted it. */
   start(params: TrainParams): Promise<RunSummary> {
     return this.launch(params.runDir, () => this.engine.request(trainStart, params));
@@ -198,8 +207,12 @@ export class TrainingSession implements vscode.Disposable {
     return summary;
   }
 
+  /** The run that stop() was asked to stop: the Stop command says where it stopped, not a notification. */
+  private stopping: string | undefined;
+
   /** Asks the engine to stop after the step in progress (with a checkpoint). */
   async stop(): Promise<{ step: number; runDir: string } | null> {
+    this.stopping = this.active?.runDir;
     const result = await this.engine.request(trainStop);
     if (result && this.active?.runDir === result.runDir)
       this.finish({ runDir: result.runDir, step: result.step, reason: 'stopped' });
@@ -300,6 +313,7 @@ export class TrainingSession implements vscode.Disposable {
         `Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`,
       );
     else if (e.reason === 'paused' && e.event) this.showBreakpoint(e.runDir, e.event);
+    else if (e.reason === 'stopped' && this.stopping === e.runDir) this.stopping = undefined;
     else if (e.reason === 'diverged')
       void vscode.window.showWarningMessage(
         `Attention Debugger: training ${name} diverged, ended at step ${e.step}. ` +
@@ -330,7 +344,7 @@ export class TrainingSession implements vscode.Disposable {
   /** Progress lives in the status bar (a notification would cover the editor for the whole run). */
   private updateStatus(): void {
     if (!this.active) {
-      this.status.hide();
+      this.showEnd();
       return;
     }
     const r = this.lastRow;
@@ -342,6 +356,22 @@ export class TrainingSession implements vscode.Disposable {
       : `$(pulse) ${path.basename(this.active.runDir)}: step ${step}/${total}${pct}${r ? ` · loss ${r.loss.toFixed(3)}` : ''}`;
     this.status.tooltip = `${this.active.runDir}\nClick to open the dashboard or stop training`;
     this.status.show();
+    this.statusShown = true;
+  }
+
+  /** No run trains: the item keeps the last run's end (completed, stopped, paused…) until another starts. */
+  private showEnd(): void {
+    const end = this.lastEnd;
+    if (!end) {
+      this.status.hide();
+      this.statusShown = false;
+      return;
+    }
+    const icon = STATE_ICONS[end.reason] ?? (end.reason === 'completed' ? 'check' : 'debug-stop');
+    this.status.text = `$(${icon}) ${path.basename(end.runDir)}: ${STATE_LABELS[end.reason]} at step ${end.step}`;
+    this.status.tooltip = `${end.runDir}\nClick to open the dashboard or resume training`;
+    this.status.show();
+    this.statusShown = true;
   }
 
   private async setContext(): Promise<void> {

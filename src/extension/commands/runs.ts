@@ -7,6 +7,7 @@ import { RUN_FILES } from '../../protocol/runFolder';
 import { positional, runOpen } from '../../protocol/training';
 import { toPositionalPayload } from '../convert';
 import { absolute, type Cmd, type Ctx, errorText, guarded, runDirOf } from '../ctx';
+import { CTX_RUN_OPENED } from '../training';
 import { listRuns, runsRoot } from '../views';
 
 export function showEngineInfo(ctx: Ctx): Cmd {
@@ -87,6 +88,7 @@ function openFolder(ctx: Ctx, name: string, title: string): Cmd {
     }
     await ctx.viewer.selectRun(runDir);
     ctx.panels.openDashboard();
+    void vscode.commands.executeCommand('setContext', CTX_RUN_OPENED, true);
     return { summary: ctx.viewer.run!, rows: ctx.panels.store.rows };
   });
 }

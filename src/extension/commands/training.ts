@@ -71,7 +71,7 @@ export function train(ctx: Ctx): Cmd {
     const config = args.config ?? (await pickConfig(last.config));
     if (!config) return undefined;
     const interactive = args.data === undefined || args.config === undefined;
-    const advanced = interactive ? await pickAdvanced(last) : args;
+    const advanced = interactive ? await pickAdvanced(last, !isPreset(config)) : args;
     if (!advanced) return undefined;
     const given = args.runDir ?? (await askRunFolder(data, config));
     if (!given) return undefined;
@@ -81,7 +81,7 @@ export function train(ctx: Ctx): Cmd {
     const params: TrainParams = {
       runDir,
       data,
-      config: /^[a-z]+$/.test(config) ? config : absolute(config),
+      config: isPreset(config) ? config : absolute(config),
       ...(advanced.steps ? { steps: advanced.steps } : {}),
       ...(advanced.warmup ? { warmup: advanced.warmup } : {}),
       ...(advanced.lrFactor ? { lrFactor: advanced.lrFactor } : {}),
@@ -102,6 +102,9 @@ export function train(ctx: Ctx): Cmd {
     return summary;
   });
 }
+
+/** tiny, small, base, big: a preset's name; anything else is a JSON config file. */
+const isPreset = (config: string): boolean => /^[a-z]+$/.test(config);
 
 /**
  * The checks' modes for train/start: the setting's, and where the wizard asked Break on, the
@@ -175,7 +178,14 @@ export function stop(ctx: Ctx): Cmd {
       );
       if (choice !== 'Stop Training') return null;
     }
-    return ctx.training.stop();
+    const stopped = await ctx.training.stop();
+    // A person's Stop is answered in a dialog (a notification may go unseen, straight to the centre).
+    if (stopped && args.confirm !== false)
+      void vscode.window.showInformationMessage(
+        `Attention Debugger: ${path.basename(stopped.runDir)} stopped at step ${stopped.step}.`,
+        { modal: true, detail: `Its checkpoint of step ${stopped.step} is written; Resume Training goes on from it.` },
+      );
+    return stopped;
   });
 }
 
@@ -207,16 +217,22 @@ async function askMoreSteps(name: string, step: number): Promise<number | undefi
   return value ? Number(value.trim()) : undefined;
 }
 
-/** The status bar item's click: what a person does with a running run. */
+/** The status bar item's click: what a person does with the running run, or with the run that ended last. */
 export function trainingActions(ctx: Ctx): Cmd {
   return async () => {
-    const items = [
+    // Once the run ended the item shows how (training.ts): Resume goes on with it.
+    const ended = ctx.training.training ? undefined : ctx.training.lastEnd?.runDir;
+    const items: { label: string; command: string; args?: unknown }[] = [
       { label: '$(graph-line) Open Dashboard', command: 'attentionDebugger.openDashboard' },
       { label: '$(eye) Open Attention View', command: 'attentionDebugger.openAttention' },
-      { label: '$(debug-stop) Stop Training', command: 'attentionDebugger.stop' },
+      ended
+        ? { label: '$(debug-continue) Resume Training', command: 'attentionDebugger.resume', args: { runDir: ended } }
+        : { label: '$(debug-stop) Stop Training', command: 'attentionDebugger.stop' },
     ];
-    const name = ctx.training.runDir ? path.basename(ctx.training.runDir) : 'no run';
-    const pick = await vscode.window.showQuickPick(items, { title: `Attention Debugger: ${name}` });
-    if (pick) await vscode.commands.executeCommand(pick.command);
+    const run = ctx.training.runDir ?? ended;
+    const pick = await vscode.window.showQuickPick(items, {
+      title: `Attention Debugger: ${run ? path.basename(run) : 'no run'}`,
+    });
+    if (pick) await vscode.commands.executeCommand(pick.command, ...(pick.args ? [pick.args] : []));
   };
 }
