@@ -19,6 +19,7 @@ import './fork.test';
 import './demo.test';
 import './labels.test';
 import './runStates.test';
+import './smallThings.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();

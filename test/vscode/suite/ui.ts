@@ -14,6 +14,8 @@ export interface Asked {
   items: string[];
   /** The quick pick's item descriptions ('' where none). */
   descriptions: string[];
+  /** A message shown as a modal dialog (`{ modal: true }`), which a person cannot miss. */
+  modal?: true;
 }
 
 /**
@@ -77,7 +79,14 @@ export function answer(script: Script): { asked: Asked[]; restore: () => void } 
         return fn === 'showOpenDialog' ? [vscode.Uri.file(p)] : vscode.Uri.file(p);
       }
       const items = args.slice(1).filter((x) => typeof x === 'string' || (typeof x === 'object' && x && 'title' in x));
-      const a = { fn, text: String(args[0]), items: items.map(labelOf), descriptions: [] };
+      const modal = args.some((x) => typeof x === 'object' && x !== null && (x as { modal?: unknown }).modal === true);
+      const a: Asked = {
+        fn,
+        text: String(args[0]),
+        items: items.map(labelOf),
+        descriptions: [],
+        ...(modal ? { modal: true as const } : {}),
+      };
       asked.push(a);
       const pick = script(a);
       return items.find((i) => labelOf(i) === pick);

@@ -1,0 +1,216 @@
+/**
+ * Issue 26 items 8 and 15 in a real VS Code with the real engine: a checkpoint click while another
+ * run trains and the Runs tree refreshes shows that checkpoint (never "Actual command not found");
+ * the status bar keeps the last run's end; Stop says it stopped in a dialog; the Runs tree's
+ * highlight follows the selection; the wizard offers a chosen JSON config's own settings first;
+ * the walkthrough's "Open a run folder" step completes on a folder that opened, not on a failure;
+ * the demo reopens its run instead of starting another each time the window opens.
+ * The tests run in order and share two micro runs (d_model 16, 1+1 layers).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import type { RunNode } from '../../../src/extension/views';
+import { activateExtension, EXTENSION_ID } from './api';
+import { test, waitFor } from './harness';
+import { microConfig, trainAndWait, until } from './runs';
+import { screenshot } from './screenshot';
+import { answer } from './ui';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-small-'));
+const root = path.join(tmp, 'runs');
+/** A finished run with checkpoints at steps 10 and 20. */
+const done = path.join(root, 'reverse-done');
+/** A run that trains while the checkpoints of `done` are clicked. */
+const live = path.join(root, 'reverse-live');
+process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+let api: AttentionDebuggerApi;
+const settings = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('attentionDebugger');
+
+/** Sets `attentionDebugger.<key>` for the user while `fn` runs. */
+async function withSetting<T>(key: string, value: unknown, fn: () => Promise<T>): Promise<T> {
+  await settings().update(key, value, vscode.ConfigurationTarget.Global);
+  try {
+    return await fn();
+  } finally {
+    await settings().update(key, undefined, vscode.ConfigurationTarget.Global);
+  }
+}
+
+const checkpoint = (runDir: string, step: number): RunNode => ({
+  kind: 'checkpoint',
+  runDir,
+  step,
+  file: path.join(runDir, 'checkpoints', `step-${step}.safetensors`),
+});
+
+test('small things: the status bar item stays when a run ends, with how and where it ended', async () => {
+  api = await activateExtension();
+  await settings().update('runFolder', root, vscode.ConfigurationTarget.Global);
+  await trainAndWait(api, done, 'reverse', microConfig(tmp, 20));
+  assert.equal(api.training.training, false);
+  const text = api.training.statusText;
+  assert.ok(text, 'the status bar item is still shown after the run ended');
+  assert.match(text, /reverse-done: completed at step 20/);
+}, 150_000);
+
+test('small things: checkpoint clicks while another run trains each show their checkpoint (no "Actual command not found")', async () => {
+  const config = microConfig(tmp, 100_000, 1000);
+  await vscode.commands.executeCommand('attentionDebugger.train', {
+    data: { kind: 'task', task: 'reverse' },
+    config,
+    runDir: live,
+    openPanels: false,
+  });
+  assert.equal(api.training.runDir, live, 'the second run trains');
+  await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+  await api.runsView.reveal({ kind: 'run', dir: done }, { expand: true });
+  const clicks = 30;
+  const lost: number[] = [];
+  for (let i = 0; i < clicks && lost.length < 5; i++) {
+    const step = i % 2 ? 10 : 20;
+    await api.runsView.reveal(checkpoint(done, step), { select: true, focus: true });
+    // what training does every second (metrics.jsonl grows), right before the click
+    api.runs.refresh();
+    await vscode.commands.executeCommand('list.select'); // Enter on the focused row: VS Code runs its command
+    try {
+      await until(
+        'the clicked checkpoint',
+        () => {
+          const s = api.viewer.selection;
+          return s?.runDir === done && s.step === step;
+        },
+        5_000,
+      );
+    } catch {
+      lost.push(i);
+    }
+  }
+  assert.deepEqual(lost, [], `clicks ${lost.join(', ')} (counted from 0) did not show their checkpoint`);
+  assert.equal(api.training.runDir, live, 'the other run went on training');
+}, 300_000);
+
+test('small things: Stop says in a dialog that the run stopped, and where Resume goes on', async () => {
+  assert.equal(api.training.runDir, live, 'the run of the last test still trains');
+  const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === live, 60_000, 'the stop');
+  const ui = answer((a) => (a.text.startsWith('Stop training') ? 'Stop Training' : undefined));
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.stop');
+    const end = await ended;
+    const said = ui.asked.find((a) => a.text.includes(`reverse-live stopped at step ${end.step}`));
+    assert.ok(said, `Stop said where it stopped: ${JSON.stringify(ui.asked)}`);
+    assert.equal(said.modal, true, 'in a dialog, not a notification that may go unseen');
+    assert.equal(said.fn, 'showInformationMessage');
+  } finally {
+    ui.restore();
+    if (api.training.training) await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+  }
+}, 90_000);
+
+test('small things: the Runs tree highlight follows a run opened by a command', async () => {
+  await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+  await api.runsView.reveal({ kind: 'run', dir: done }, { select: true, focus: true });
+  await until('the tree selects reverse-done', () => api.viewer.selection?.runDir === done, 30_000);
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: live });
+  assert.equal(api.viewer.selection?.runDir, live);
+  const highlighted = (): string | undefined => {
+    const n = api.runsView.selection[0];
+    return n?.kind === 'run' ? n.dir : n?.kind === 'checkpoint' ? n.runDir : undefined;
+  };
+  await until('the highlight on reverse-live', () => highlighted() === live, 10_000).catch(() => undefined);
+  assert.equal(highlighted(), live, 'the highlighted row is the selected run');
+}, 60_000);
+
+test('small things: the Train wizard offers a chosen JSON config its own settings first', async () => {
+  const remembered = path.join(root, 'wizard-remembered');
+  const first = answer((a) => {
+    if (a.text.includes('(1/4)')) return 'reverse';
+    if (a.text.includes('(2/4)')) return 'tiny';
+    if (a.text.includes('(3/4)')) return 'Advanced…';
+    if (a.text.includes('— Steps')) return '6';
+    if (a.text.includes('— Break on')) return [];
+    if (a.text.includes('(4/4)')) return remembered;
+    return a.fn === 'showInputBox' ? '' : undefined;
+  });
+  try {
+    const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === remembered, 120_000, 'the remembered run');
+    await vscode.commands.executeCommand('attentionDebugger.train', { openPanels: false });
+    await ended;
+  } finally {
+    first.restore();
+  }
+  const json = microConfig(tmp, 30);
+  const second = answer((a) => {
+    if (a.text.includes('(1/4)')) return 'reverse';
+    if (a.text.includes('(2/4)')) return 'JSON file…';
+    if (a.fn === 'showOpenDialog') return json;
+    return undefined; // cancelled at step 3: nothing trains
+  });
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.train', { openPanels: false });
+  } finally {
+    second.restore();
+  }
+  const step3 = second.asked.find((a) => a.text.includes('(3/4)'));
+  assert.ok(step3, 'the wizard asked step 3');
+  assert.ok(step3.items.includes('Use my last settings'), `the last settings are offered: ${step3.items.join(' | ')}`);
+  assert.equal(step3.items[0], "Use the config's settings", "pre-selected: the JSON config's own training section");
+  assert.equal(api.training.training, false);
+}, 180_000);
+
+test('small things: the walkthrough step "Open a run folder" completes on a folder that opened, not on a failure', async () => {
+  const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+    contributes: { walkthroughs: { steps: { id: string; completionEvents: string[] }[] }[] };
+  };
+  const step = pkg.contributes.walkthroughs[0]!.steps.find((s) => s.id === 'openRun')!;
+  assert.equal(step.completionEvents.length, 1);
+  const key = /^onContext:(attentionDebugger\.\w+)$/.exec(step.completionEvents[0]!)?.[1];
+  assert.ok(
+    key,
+    `the step completes on a context key the extension sets, not on the command: ${step.completionEvents}`,
+  );
+  // the context keys the extension sets, as VS Code receives them
+  const commands = vscode.commands as unknown as { executeCommand: (...a: unknown[]) => Thenable<unknown> };
+  const saved = commands.executeCommand;
+  const set: unknown[] = [];
+  commands.executeCommand = (...a: unknown[]) => {
+    if (a[0] === 'setContext' && a[1] === key) set.push(a[2]);
+    return saved.apply(vscode.commands, a);
+  };
+  const ui = answer(() => undefined);
+  try {
+    const notARun = path.join(tmp, 'not-a-run');
+    fs.mkdirSync(notARun);
+    assert.equal(await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: notARun }), undefined);
+    assert.deepEqual(set, [], 'a folder that did not open completes nothing');
+    assert.ok(await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: done }));
+    assert.deepEqual(set, [true], 'the folder opened: the step completes');
+  } finally {
+    commands.executeCommand = saved;
+    ui.restore();
+  }
+}, 60_000);
+
+test('small things: the demo reopens its last run instead of training a new one each time the window opens', async () => {
+  const demoRoot = path.join(tmp, 'demo-runs');
+  const earlier = path.join(demoRoot, 'reverse-tiny-20260101-090000');
+  fs.mkdirSync(demoRoot);
+  fs.cpSync(done, earlier, { recursive: true });
+  const opened = await withSetting('runFolder', demoRoot, () =>
+    withSetting('startupJob', 'train-reverse-tiny', () => api.runStartupJob()),
+  );
+  try {
+    assert.equal(opened, earlier, "the demo's earlier run");
+    assert.equal(api.training.training, false, 'nothing new trains');
+    assert.deepEqual(fs.readdirSync(demoRoot), ['reverse-tiny-20260101-090000'], 'no new run folder');
+    assert.equal(api.viewer.selection?.runDir, earlier, 'it is the selected run');
+  } finally {
+    if (api.training.training) await vscode.commands.executeCommand('attentionDebugger.stop', { confirm: false });
+    await settings().update('runFolder', undefined, vscode.ConfigurationTarget.Global);
+  }
+  await screenshot('small-things-status-bar', api);
+}, 120_000);
