@@ -390,7 +390,7 @@ function report(cells: CellRef[]): DrawnReport {
     (r) => `delta ${r.dataset.delta}`,
   );
   marks.push(...off, ...deltas);
-  if (detailShown !== null) marks.push(`detail ${detailShown}`);
+  if (detailShown !== null) marks.push(`detail ${detailShown}`, `title ${detailTitle.textContent}`);
   return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 

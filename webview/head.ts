@@ -335,7 +335,8 @@ function report(cells: CellRef[]): DrawnReport {
     );
   });
   const maps = c ? [{ kind: head!.kind, shape: [1, 1, c.map.queries, c.map.keys] }] : [];
-  return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors, marks: [] };
+  const marks = head ? [`title ${title.textContent}`] : []; // the head as the title names it
+  return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors, marks };
 }
 
 layoutPage();
