@@ -96,18 +96,31 @@ canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeg
 `;
 
 /**
- * Runs before the panel's scripts: if they fail to load or throw before they start, or have not
- * started after 8 s, the page says so (a blank panel tells a user nothing). common.ts's start()
- * sets window.__panelStarted.
+ * Runs before the panel's scripts: a script that fails to load (its element's error event) or throws
+ * before the panel starts is said at once (a blank panel tells a user nothing); a page that never
+ * says ready is replaced by the extension (PanelSlot), which a load failure on a busy machine needs. A script still
+ * loading is no failure: on a busy machine (two CPUs training) plotly can take longer than any fixed
+ * wait, and a timer's "close and open it again" went away by itself once it ran (issue 26 item 9).
+ * So the page looks each second: once every script has run (the document is parsed) and the panel
+ * has still not started, or after 60 s of loading, it says so. common.ts's start() sets window.__panelStarted.
  */
 const GUARD = `(() => {
-  const show = (text) => { const el = document.getElementById('error'); if (el) { el.textContent = text; el.hidden = false; } };
+  let said = false;
+  const show = (text) => { const el = document.getElementById('error'); if (el) { el.textContent = text; el.hidden = false; said = true; } };
   window.addEventListener('error', (e) => {
     if (window.__panelStarted) return;
     const src = e.target && e.target.src;
-    show(src ? 'The panel could not load its script (' + src + '). Close the panel and open it again.' : 'The panel failed to start: ' + e.message);
+    show(src ? 'The panel could not load its script (' + src + '). The extension opens it anew by itself within seconds; if this stays, close the panel and open it again.' : 'The panel failed to start: ' + e.message);
   }, true);
-  setTimeout(() => { if (!window.__panelStarted) show('The panel has not started after 8 s. Close it and open it again from the Attention Debugger commands.'); }, 8000);
+  const since = Date.now();
+  const look = () => {
+    if (window.__panelStarted || said) return;
+    // Past 'loading', the parser has run every script (they are neither async nor deferred).
+    if (document.readyState !== 'loading') show('The panel loaded its scripts but did not start. Close it and open it again from the Attention Debugger commands.');
+    else if (Date.now() - since >= 60000) show('The panel is still loading its scripts after 60 s. If it stays blank, close it and open it again.');
+    else setTimeout(look, 1000);
+  };
+  setTimeout(look, 1000);
 })();`;
 
 export function panelHtml(o: PanelHtmlOptions): string {

@@ -110,6 +110,21 @@ export async function openBrokenPanel(panel) {
   return page;
 }
 
+/**
+ * A panel whose bundle the server answers `delayMs` late, as a busy machine does (two CPUs training):
+ * the page is returned as soon as its HTML arrives, before its scripts have loaded.
+ */
+export async function openSlowPanel(panel, delayMs) {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  await page.addInitScript(FAKE_VSCODE);
+  await page.route(`**/dist/webview/${panel}.js`, async (route) => {
+    await new Promise((r) => setTimeout(r, delayMs));
+    await route.continue();
+  });
+  await page.goto(`${base}/panel/${panel}.html`, { waitUntil: 'commit' });
+  return page;
+}
+
 export const posted = (page, type) => page.evaluate((t) => window.__posted.filter((m) => m.type === t), type);
 export const send = (page, msg) => page.evaluate((m) => window.postMessage(m, '*'), msg);
 

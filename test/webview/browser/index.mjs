@@ -14,6 +14,7 @@ import './aggregate.mjs';
 import './compare.mjs';
 import './headView.mjs';
 import './labels.mjs';
+import './scriptGuard.mjs';
 import './headNumbering.mjs';
 import { runAll } from './harness.mjs';
 
