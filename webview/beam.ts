@@ -16,6 +16,8 @@ const SVG = 'http://www.w3.org/2000/svg';
 const COL_W = 92; // px per step
 const ROW_H = 22; // px per leaf row
 const PAD = 16;
+/** Room right of the last column for a leaf's label. */
+const LABEL_W = 80;
 /** The kinds a node's attention shows: what the decoder looked at when it chose the token. */
 const NODE_KINDS: AttentionKind[] = ['cross', 'decoder_self'];
 
@@ -58,7 +60,7 @@ function drawTree(): void {
   const { row, col, rows, cols } = layoutTree(tree.nodes);
   const x = (id: number) => PAD + col[id]! * COL_W;
   const y = (id: number) => PAD + row[id]! * ROW_H;
-  svg.setAttribute('width', String(PAD * 2 + Math.max(0, cols - 1) * COL_W + 80));
+  svg.setAttribute('width', String(PAD * 2 + Math.max(0, cols - 1) * COL_W + LABEL_W));
   svg.setAttribute('height', String(PAD * 2 + Math.max(0, rows - 1) * ROW_H));
   svg.setAttribute('font-family', t.font);
   svg.setAttribute('font-size', String(t.fontSize - 2));
@@ -81,6 +83,23 @@ function drawTree(): void {
     dots.append(nodeMark(n, x(n.id), y(n.id), faded, t));
   }
   svg.append(edges, dots);
+  // A new tree opens on its chosen leaf (the end of the best hypothesis); a redraw keeps the user's scroll.
+  const key = `${tree.runDir} ${tree.step} ${tree.input} ${tree.nodes.length}`;
+  const leaf = tree.nBest[0];
+  if (key !== scrolledTo && leaf !== undefined) showInBox(x(leaf), y(leaf));
+  scrolledTo = key;
+}
+
+/** The tree whose chosen leaf the box was last scrolled to. */
+let scrolledTo = '';
+/** Scrolls the tree's box so the point (cx, cy), a node with its label, lies inside it. */
+function showInBox(cx: number, cy: number): void {
+  const box = treeBox;
+  const right = cx + LABEL_W;
+  if (right > box.scrollLeft + box.clientWidth) box.scrollLeft = right - box.clientWidth;
+  if (cx - PAD < box.scrollLeft) box.scrollLeft = Math.max(0, cx - PAD);
+  if (cy + PAD > box.scrollTop + box.clientHeight) box.scrollTop = cy + PAD - box.clientHeight;
+  if (cy - PAD < box.scrollTop) box.scrollTop = Math.max(0, cy - PAD);
 }
 
 function nodeMark(
@@ -252,8 +271,8 @@ app().append(
   ),
   h(
     'div',
-    { class: 'attention-layout' },
-    h('section', { class: 'card' }, legend(), treeBox),
+    { class: 'beam-layout' },
+    h('section', { class: 'card tree-card' }, legend(), treeBox),
     h('section', { class: 'card detail-card' }, h('h2', {}, 'n-best'), nBestEl, h('hr'), nodeEl),
   ),
 );

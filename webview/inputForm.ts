@@ -42,6 +42,10 @@ export function inputForm(): InputForm {
   );
   const why = h('span', { class: 'muted', id: 'input-why' });
   let vocab = true;
+  /** The header's step when the box was last set from it (undefined: never). */
+  let shownStep: number | null | undefined;
+  /** The box's options as last built. */
+  let shownOptions = '';
 
   const chosenStep = (): number | undefined => (step.value === '' ? undefined : Number(step.value));
   const submit = (): void => {
@@ -82,13 +86,27 @@ export function inputForm(): InputForm {
       vocab = header?.vocab ?? true;
       src.placeholder = vocab ? 'source sentence' : 'source token ids, e.g. 5 6 7';
       tgt.placeholder = vocab ? 'target (optional: decoded when empty)' : 'target ids (optional)';
-      const keep = step.value;
-      const steps = header ? [...header.checkpoints].sort((a, b) => b - a) : [];
-      step.replaceChildren(
-        h('option', { value: '' }, steps.length ? `newest checkpoint (${steps[0]})` : 'newest checkpoint'),
-        ...steps.map((s) => h('option', { value: String(s) }, `step ${s}`)),
-      );
-      if (steps.map(String).includes(keep)) step.value = keep;
+      // The box names the checkpoint the view shows (the header's step; "newest" only when none is
+      // chosen), unless the user picked another since that step was shown.
+      const shown = header?.step ?? null;
+      const keep = shown === shownStep ? step.value : shown === null ? '' : String(shown);
+      shownStep = shown;
+      const newest = header?.checkpoints.length ? Math.max(...header.checkpoints) : undefined;
+      const steps = header ? [...header.checkpoints] : [];
+      if (shown !== null && !steps.includes(shown)) steps.push(shown); // a snapshot's step between checkpoints
+      const options = [
+        newest !== undefined ? `newest checkpoint (${newest})` : 'newest checkpoint',
+        ...steps.sort((a, b) => b - a),
+      ];
+      if (options.join('\n') !== shownOptions) {
+        // Rebuilt only when the checkpoints change: a live run redraws the view every snapshot.
+        shownOptions = options.join('\n');
+        step.replaceChildren(
+          h('option', { value: '' }, String(options[0])),
+          ...steps.map((s) => h('option', { value: String(s) }, `step ${s}`)),
+        );
+      }
+      step.value = steps.map(String).includes(keep) ? keep : '';
       if (header && header.input !== 'probe' && !src.value) src.value = header.input;
     },
   };

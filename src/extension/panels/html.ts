@@ -32,6 +32,8 @@ h2 { font-size: 1em; font-weight: 600; margin: 0; }
 .view-header { margin: 0 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545);
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .view-header .run-name { font-weight: 600; }
+/* The run and step stay in sight while the page scrolls (issue 26 item 14). */
+.view-header { position: sticky; top: 0; z-index: 10; background: var(--vscode-editor-background); margin-top: -8px; padding-top: 8px; }
 .form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
 .form input[type=text] { flex: 1 1 12em; min-width: 8em; color: var(--vscode-input-foreground); background: var(--vscode-input-background);
   border: 1px solid var(--vscode-input-border, transparent); padding: 2px 4px; font: inherit; }
@@ -54,7 +56,10 @@ button.small { padding: 1px 6px; font-size: 0.9em; }
 .chart.detail { height: 560px; }
 .attention-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(380px, 600px); gap: 10px; align-items: start; }
 @media (max-width: 1000px) { .attention-layout { grid-template-columns: 1fr; } }
-.detail-card { position: sticky; top: 0; }
+.detail-card { position: sticky; top: calc(1.4em + 14px); }
+/* The cross-attention the README points to comes first, in sight when the view opens (the DOM keeps the paper's order). */
+#grids { display: flex; flex-direction: column; }
+#grids > .card.kind[data-kind="cross"] { order: -1; }
 .thumb-grid { display: grid; gap: 4px; align-items: center; justify-content: start; overflow-x: auto; }
 .col-label, .row-label { font-size: 0.85em; color: var(--vscode-descriptionForeground); text-align: center; }
 .row-label { padding-right: 4px; }
@@ -85,6 +90,10 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
 .role-label, .aggregate-label { font-size: 0.75em; color: var(--vscode-descriptionForeground); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .heads-labels { font-family: var(--vscode-editor-font-family, monospace); }
 .beam-tree { overflow: auto; max-height: 80vh; }
+/* The tree takes the panel's whole width when it needs it; the n-best sits beside it only when both fit. */
+.beam-layout { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-start; }
+.beam-layout > .tree-card { flex: 1 1 auto; min-width: 0; max-width: 100%; }
+.beam-layout > .detail-card { flex: 1 1 380px; max-width: 600px; }
 canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeground, #f48771); }
 #ablation-table td.worse { color: var(--vscode-errorForeground, #f48771); }
 #ablation-table td.better { color: var(--vscode-charts-green, #89d185); }

@@ -6,6 +6,8 @@ import './attention.mjs';
 import './long.mjs';
 import './dashboard.mjs';
 import './head.mjs';
+import './slider.mjs';
+import './layout.mjs';
 import './selection.mjs';
 import './telemetry.mjs';
 import './beam.mjs';
