@@ -19,6 +19,7 @@ import {
   plotlyText,
   post,
   purgeOnUnload,
+  frameScheduler,
   readTheme,
   renderHeader,
   saveState,
@@ -30,6 +31,7 @@ import {
 import { cellAt, drawColorBar, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, rowEntropy, topK } from './lib/attention';
 import { compareCard } from './compare';
+import { CursorEcho } from './lib/cursorEcho';
 
 const MAP_SIDE = 480;
 const K = 3;
@@ -45,6 +47,8 @@ let losses = new Map<number, number>();
 /** The step the user chose (slider or cursor); undefined: the newest. */
 let wantedStep: number | undefined = loadState()?.snapshotStep;
 let playing: ReturnType<typeof setInterval> | undefined;
+/** The extension's answers to the steps this page posted, told from moves made elsewhere. */
+const echo = new CursorEcho();
 
 const headerEl = document.getElementById('view-header') ?? h('div');
 const title = h('h2', { id: 'head-title' }, 'No head selected: click a thumbnail in the attention view');
@@ -89,13 +93,23 @@ function remember(): void {
   if (head) saveState({ panel: 'head', head, ...(wantedStep !== undefined ? { snapshotStep: wantedStep } : {}) });
 }
 
-/** The slider moved (by hand or by play): draw, and move the shared cursor. */
+/** The step last posted as the shared cursor. */
+let postedStep: number | undefined;
+/** Moves the shared cursor to the slider's step once a frame (the newest step wins; none queue up). */
+const postCursor = frameScheduler(() => {
+  const step = wantedStep;
+  if (step === undefined || step === postedStep || latest?.source.input === 'input') return;
+  postedStep = step;
+  echo.posted(step);
+  post({ type: 'cursor', step });
+});
+
+/** The slider moved (by hand or by play): its frame is drawn now, and the shared cursor follows. */
 function moved(): void {
-  const step = frames()[Number(slider.value)]?.source.step;
-  wantedStep = step;
+  wantedStep = frames()[Number(slider.value)]?.source.step;
   remember();
   draw();
-  if (step !== undefined && latest?.source.input !== 'input') post({ type: 'cursor', step });
+  postCursor();
 }
 
 function togglePlay(): void {
@@ -187,7 +201,6 @@ function draw(): void {
     return;
   }
   const { map, frame } = c;
-  compare.update(fs, frame, head);
   const input = frame.source.input === 'probe' ? 'probe' : frame.srcTokens.join(' ');
   renderHeader(headerEl, header, { step: frame.source.step, input });
   title.textContent = headId(head);
@@ -214,47 +227,66 @@ function draw(): void {
         )
       : []),
   );
-  drawEntropy(map);
-  drawTopK(map);
+  drawDetails();
   document.body.dataset.drawnStep = String(frame.source.step);
 }
 
+/** The comparison, the entropy chart and the top-k table: once a frame, for the step shown then. */
+const drawDetails = frameScheduler(() => {
+  const c = current();
+  if (!c || !head) return;
+  compare.update(frames(), c.frame, head);
+  drawEntropy(c.map);
+  drawTopK(c.map);
+});
+
+/** The map whose entropy the next plotly call draws; null when none waits (calls never pile up behind a slow one). */
+let entropyNext: HeadMap | null = null;
 function drawEntropy(map: HeadMap): void {
+  const idle = entropyNext === null;
+  entropyNext = map;
+  if (idle)
+    void plotly(() => {
+      const m = entropyNext!;
+      entropyNext = null;
+      return reactEntropy(m);
+    });
+}
+
+function reactEntropy(map: HeadMap): Promise<unknown> {
   const ent = rowEntropy(map.weights, map.queries, map.keys);
   const labels = map.queryTokens.map((tok, i) => `${plotlyText(tok)} ‹${i}›`);
   const t = readTheme();
   const uniform = Math.log(map.keys);
-  void plotly(() =>
-    Plotly.react(
-      entropyChart,
-      [
-        {
-          type: 'bar',
-          orientation: 'h',
-          x: Array.from(ent),
-          y: labels,
-          marker: { color: t.accent },
-          hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>',
-          name: 'entropy',
-        },
-        {
-          type: 'scatter',
-          mode: 'lines',
-          x: [uniform, uniform],
-          y: [labels[0], labels[labels.length - 1]],
-          line: { color: t.muted, dash: 'dot' },
-          name: `uniform (ln ${map.keys})`,
-          hoverinfo: 'skip',
-        },
-      ],
-      themedLayout(t, 'entropy', {
-        yaxis: { type: 'category', autorange: 'reversed' },
-        xaxis: { rangemode: 'tozero', title: { text: 'nats' } },
-        showlegend: true,
-        height: Math.min(1200, Math.max(240, 16 * labels.length + 80)),
-      }),
-      PLOTLY_CONFIG,
-    ),
+  return Plotly.react(
+    entropyChart,
+    [
+      {
+        type: 'bar',
+        orientation: 'h',
+        x: Array.from(ent),
+        y: labels,
+        marker: { color: t.accent },
+        hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>',
+        name: 'entropy',
+      },
+      {
+        type: 'scatter',
+        mode: 'lines',
+        x: [uniform, uniform],
+        y: [labels[0], labels[labels.length - 1]],
+        line: { color: t.muted, dash: 'dot' },
+        name: `uniform (ln ${map.keys})`,
+        hoverinfo: 'skip',
+      },
+    ],
+    themedLayout(t, 'entropy', {
+      yaxis: { type: 'category', autorange: 'reversed' },
+      xaxis: { rangemode: 'tozero', title: { text: 'nats' } },
+      showlegend: true,
+      height: Math.min(1200, Math.max(240, 16 * labels.length + 80)),
+    }),
+    PLOTLY_CONFIG,
   );
 }
 
@@ -302,8 +334,13 @@ function handle(m: ToWebview): void {
       snapshots = m.items;
       break;
     case 'cursor':
-      wantedStep = m.step;
       if (m.loss !== undefined) losses.set(m.step, m.loss);
+      if (!echo.accept(m.step)) return; // the answer to a step the user has already left
+      if (m.step === wantedStep && m.step === current()?.frame.source.step) {
+        if (m.loss !== undefined) draw(); // the step shown, with its loss now
+        return;
+      }
+      wantedStep = m.step;
       break;
     case 'state':
       if (m.state.panel !== 'head') throw new Error(`state for panel ${m.state.panel} sent to the head inspector`);
@@ -312,7 +349,7 @@ function handle(m: ToWebview): void {
       latest = m.state.attention;
       snapshots = m.state.snapshots;
       losses = new Map(m.state.losses.map((l) => [l.step, l.loss]));
-      wantedStep = m.state.cursor ?? m.state.header?.step ?? undefined;
+      if (echo.accept(m.state.cursor)) wantedStep = m.state.cursor ?? m.state.header?.step ?? undefined;
       remember();
       break;
     default:
