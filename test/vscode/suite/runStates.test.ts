@@ -64,6 +64,18 @@ async function shownState(api: AttentionDebuggerApi, runDir: string, expected: s
   }
 }
 
+/** A screenshot in VS Code's default dark theme (Default Dark Modern), the theme restored after. */
+async function darkScreenshot(name: string, api: AttentionDebuggerApi): Promise<void> {
+  const workbench = vscode.workspace.getConfiguration('workbench');
+  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
+  try {
+    await new Promise((r) => setTimeout(r, 1000)); // the workbench and the panels take the theme
+    await screenshot(name, api, { keepNotifications: true });
+  } finally {
+    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
+  }
+}
+
 test('a run at LR factor 1000 ends diverged, with checks from the settings, everywhere at once', async () => {
   const api = await activateExtension();
   const cfg = vscode.workspace.getConfiguration('attentionDebugger');
@@ -89,7 +101,7 @@ test('a run at LR factor 1000 ends diverged, with checks from the settings, ever
     assert.deepEqual(config.training.checks, checks, "the setting's checks are the run's");
     await shownState(api, runDir, 'diverged');
     await vscode.commands.executeCommand('attentionDebugger.runs.focus');
-    await screenshot('run-diverged', api, { keepNotifications: true });
+    await darkScreenshot('run-diverged', api);
   } finally {
     await cfg.update('checks', undefined, vscode.ConfigurationTarget.Global);
     await cfg.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
@@ -117,7 +129,7 @@ test('a run paused at a breakpoint reads paused at once, before Open Head', asyn
     assert.equal(end.reason, 'paused', `the run ended ${end.reason}`);
     await shownState(api, runDir, 'paused');
     await vscode.commands.executeCommand('attentionDebugger.runs.focus');
-    await screenshot('run-paused', api, { keepNotifications: true });
+    await darkScreenshot('run-paused', api);
   } finally {
     await cfg.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
   }
