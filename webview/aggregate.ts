@@ -13,36 +13,23 @@ import { aggregatesJson, type KindAggregates } from '../src/protocol/export';
 import { type Pool, POOL_ABOVE } from '../src/protocol/pool';
 import { h, post } from './common';
 import { drawHeatmap } from './heatmap';
-import { attentionFlow, attentionRollout, meanOverHeads, meanOverLayers } from './lib/aggregate';
+import { drawNow, lazyPart, markStale } from './lazyParts';
+import { attentionFlow, attentionRollout, FLOW_MAX_TOKENS, meanOverHeads } from './lib/aggregate';
 
 /** Rollout is n³ a layer: past this many tokens the row leaves it out, and says so. */
 export const ROLLOUT_MAX_TOKENS = 256;
 
-function kindAggregates(a: Attention, kind: AttentionKind): KindAggregates | undefined {
-  const m = findMaps(a, kind);
-  if (!m) return undefined;
-  const meanOfHeads = Array.from({ length: m.shape[0] }, (_, l) => meanOverHeads(m.weights, m.shape, l));
-  const out: KindAggregates = { meanOfHeads, meanOfLayers: meanOverLayers(m.weights, m.shape) };
-  if (kind === 'encoder_self' && !m.pool && m.shape[2] <= ROLLOUT_MAX_TOKENS) {
-    out.rollout = attentionRollout(m.weights, m.shape);
-    out.flow = attentionFlow(m.weights, m.shape);
-  }
-  return out;
+interface Size {
+  width: number;
+  height: number;
 }
 
-/** One labelled thumbnail of a kind's row. */
-function thumb(
-  kind: AttentionKind,
-  name: string,
-  title: string,
-  map: Float32Array,
-  q: number,
-  k: number,
-  size: Size,
-  vmax?: number,
-) {
+/** One labelled map of a kind's row, drawn later (its canvas already the thumbnails' size). */
+function thumb(kind: AttentionKind, name: string, title: string, q: number, k: number, size: Size) {
   const canvas = h('canvas', {
     class: 'aggregate',
+    width: String(size.width),
+    height: String(size.height),
     'data-kind': kind,
     'data-aggregate': name,
     'data-queries': String(q),
@@ -50,18 +37,19 @@ function thumb(
     title,
     style: `width:${size.width}px;height:${size.height}px`,
   });
-  drawHeatmap(canvas, map, q, k, size.width, size.height, vmax);
-  canvas.dataset.drawn = '1';
-  return h('div', { class: 'thumb-cell' }, canvas, h('div', { class: 'aggregate-label' }, name));
-}
-
-interface Size {
-  width: number;
-  height: number;
+  return { canvas, cell: h('div', { class: 'thumb-cell' }, canvas, h('div', { class: 'aggregate-label' }, name)) };
 }
 
 /** The row's heading: what its maps are, of how many tokens or cells, and what it leaves out. */
-function heading(a: Attention, kind: AttentionKind, g: KindAggregates, q: number, k: number, pool?: Pool): string {
+function heading(
+  a: Attention,
+  kind: AttentionKind,
+  q: number,
+  k: number,
+  rollout: boolean,
+  flow: boolean,
+  pool?: Pool,
+) {
   const { queryTokens, keyTokens } = tokensOf(a, kind);
   if (pool)
     return (
@@ -74,52 +62,110 @@ function heading(a: Attention, kind: AttentionKind, g: KindAggregates, q: number
   const note =
     kind !== 'encoder_self'
       ? ''
-      : !g.rollout
+      : !rollout
         ? ` · no rollout past ${ROLLOUT_MAX_TOKENS} tokens`
-        : g.flow === null
-          ? ' · no flow past 64 tokens'
+        : !flow
+          ? ` · no flow past ${FLOW_MAX_TOKENS} tokens`
           : '';
   return `Across heads (${queryTokens.length} × ${keyTokens.length})${note} `;
 }
 
-/** The row for `kind`, or nothing when the attention has no such maps. */
-export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, absolute: boolean): HTMLElement[] {
-  const g = kindAggregates(a, kind);
-  const m = findMaps(a, kind);
-  if (!g || !m) return [];
-  const [, , q, k] = m.shape;
-  const vmax = absolute ? 1 : undefined;
-  const of = m.pool ? "its heads' pooled maxima" : 'its heads';
-  const cells = g.meanOfHeads.map((map, l) =>
-    thumb(kind, `mean L${l}`, `Layer ${l}: the mean of ${of}`, map, q, k, size, vmax),
+/** A kind's across-heads row, kept from one snapshot of its shape to the next. */
+export interface AggregateRow {
+  /** The heading and the maps, to append under the kind's grid. */
+  els: HTMLElement[];
+  /** A new snapshot of the same shape: `changed[l]` when a head of layer l changed; the scale. */
+  update(a: Attention, changed: readonly boolean[], absolute: boolean): void;
+}
+
+/**
+ * The row for `kind`, or null when the attention has no such maps. Its maps are computed and drawn
+ * when the row is on screen (lazyParts.ts), once per snapshot, and only those a changed layer feeds:
+ * that layer's mean, and the mean of all, rollout and flow.
+ */
+export function aggregateRow(a: Attention, kind: AttentionKind, size: Size, absolute: boolean): AggregateRow | null {
+  const m0 = findMaps(a, kind);
+  if (!m0) return null;
+  const [layers, , q, k] = m0.shape;
+  const rollout = kind === 'encoder_self' && !m0.pool && q <= ROLLOUT_MAX_TOKENS;
+  const flow = rollout && q <= FLOW_MAX_TOKENS;
+  const of = m0.pool ? "its heads' pooled maxima" : 'its heads';
+  const means = Array.from({ length: layers }, (_, l) =>
+    thumb(kind, `mean L${l}`, `Layer ${l}: the mean of ${of}`, q, k, size),
   );
-  const all = m.pool ? "The mean of every layer's and head's pooled maxima" : 'The mean of every layer and head';
-  cells.push(thumb(kind, 'mean all', all, g.meanOfLayers, q, k, size, vmax));
-  if (g.rollout)
-    cells.push(
-      thumb(kind, 'rollout', 'Attention rollout: ½A + ½I multiplied through the layers', g.rollout, q, k, size, vmax),
-    );
-  if (g.flow) cells.push(thumb(kind, 'flow', 'Attention flow: max-flow through ½A + ½I', g.flow, q, k, size, vmax));
-  const head = h('div', { class: 'aggregate-head muted' }, heading(a, kind, g, q, k, m.pool));
-  if (!m.pool) {
+  const all = thumb(
+    kind,
+    'mean all',
+    m0.pool ? "The mean of every layer's and head's pooled maxima" : 'The mean of every layer and head',
+    q,
+    k,
+    size,
+  );
+  const roll = rollout
+    ? thumb(kind, 'rollout', 'Attention rollout: ½A + ½I multiplied through the layers', q, k, size)
+    : null;
+  const fl = flow ? thumb(kind, 'flow', 'Attention flow: max-flow through ½A + ½I', q, k, size) : null;
+  const cells = [...means, all, ...(roll ? [roll] : []), ...(fl ? [fl] : [])];
+
+  let cur = a;
+  let scale = absolute;
+  let redrawAll = true;
+  const stale = new Set(Array.from({ length: layers }, (_, l) => l));
+  const g: KindAggregates = { meanOfHeads: [], meanOfLayers: new Float32Array(q * k) };
+  const paint = (c: { canvas: HTMLCanvasElement }, map: Float32Array) => {
+    drawHeatmap(c.canvas, map, q, k, size.width, size.height, scale ? 1 : undefined);
+    c.canvas.dataset.drawn = '1';
+  };
+  const draw = () => {
+    const m = findMaps(cur, kind)!;
+    const redo = [...stale].sort((x, y) => x - y);
+    stale.clear();
+    for (const l of redo) g.meanOfHeads[l] = meanOverHeads(m.weights, m.shape, l);
+    const derived = redo.length > 0;
+    if (derived) {
+      // The mean of all: the mean of the layers' means (equal counts of heads), as meanOverLayers sums it.
+      const sum = new Float32Array(q * k);
+      for (let l = 0; l < layers; l++) for (let i = 0; i < q * k; i++) sum[i] += g.meanOfHeads[l]![i]! / layers;
+      g.meanOfLayers = sum;
+      if (rollout) g.rollout = attentionRollout(m.weights, m.shape);
+      if (rollout) g.flow = attentionFlow(m.weights, m.shape);
+    }
+    means.forEach((c, l) => (redrawAll || redo.includes(l)) && paint(c, g.meanOfHeads[l]!));
+    if (!derived && !redrawAll) return;
+    paint(all, g.meanOfLayers);
+    if (roll && g.rollout) paint(roll, g.rollout);
+    if (fl && g.flow) paint(fl, g.flow);
+    redrawAll = false;
+  };
+  const head = h('div', { class: 'aggregate-head muted' }, heading(a, kind, q, k, rollout, flow, m0.pool));
+  const grid = h(
+    'div',
+    {
+      class: 'thumb-grid aggregates',
+      'data-kind': kind,
+      style: `grid-template-columns: repeat(${cells.length}, ${size.width}px)`,
+    },
+    ...cells.map((c) => c.cell),
+  );
+  if (!m0.pool) {
     // The export writes rows of tokens (src/protocol/export.ts): only whole maps have them.
     const button = h('button', { class: 'small', title: 'These maps as JSON' }, 'JSON');
     button.addEventListener('click', () => {
-      const text = aggregatesJson(a, kind, g);
-      post({ type: 'export', format: 'json', name: `${kind}-across-heads-step${a.source.step}.json`, text });
+      drawNow(grid); // what is exported is the snapshot shown, even if the row was never on screen
+      const text = aggregatesJson(cur, kind, g);
+      post({ type: 'export', format: 'json', name: `${kind}-across-heads-step${cur.source.step}.json`, text });
     });
     head.append(button);
   }
-  return [
-    head,
-    h(
-      'div',
-      {
-        class: 'thumb-grid aggregates',
-        'data-kind': kind,
-        style: `grid-template-columns: repeat(${cells.length}, ${size.width}px)`,
-      },
-      ...cells,
-    ),
-  ];
+  lazyPart(grid, draw);
+  return {
+    els: [head, grid],
+    update(next, changed, abs) {
+      cur = next;
+      changed.forEach((c, l) => c && stale.add(l));
+      if (abs !== scale) redrawAll = true;
+      scale = abs;
+      if (stale.size || redrawAll) markStale(grid);
+    },
+  };
 }

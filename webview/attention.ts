@@ -2,22 +2,11 @@
  * Attention view: for each kind (encoder self, decoder self, cross) the grid of all layers × heads
  * as canvas thumbnails; hovering reads out the query/key tokens and the weight, clicking opens the
  * head large as a plotly heatmap with token axes and hover values, and asks the extension to open
- * it in the head inspector (`openHead`). Thumbnails are drawn in slices of a few milliseconds so a
- * 512-token message never freezes the page. Under each thumbnail, the head's roles at that step
+ * it in the head inspector (`openHead`). The grids themselves (kept between snapshots, only changed
+ * maps redrawn: issue 34) are thumbGrid.ts. Under each thumbnail, the head's roles at that step
  * (from telemetry, docs/TELEMETRY.md), when it has any.
  */
-import {
-  ATTENTION_KINDS,
-  type Attention,
-  type AttentionKind,
-  findMaps,
-  type HeadMap,
-  headId,
-  headMap,
-  type HeadRef,
-  KIND_AXES,
-  tokensOf,
-} from '../src/protocol/attention';
+import { type Attention, type AttentionKind, headId, headMap, type HeadRef, tokensOf } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
 import type { CellRef, HeadRoles, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
@@ -39,20 +28,16 @@ import {
   themedLayout,
   watchTheme,
 } from './common';
-import { cellAt, drawHeatmap, fitSize } from './heatmap';
 import { maxOf, poolMax } from './lib/attention';
 import { poolCaption } from '../src/protocol/pool';
 import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
-import { aggregateRow } from './aggregate';
-import { showCrosshair, tokenLine } from './crosshair';
-import { kindCaption, zoomCard } from './zoom';
-import { showHeadView } from './headView';
+import { zoomCard } from './zoom';
 import { detailKey, emptyStatus, KIND_TITLES, label, sameHead, shownOf } from './attentionNames';
+import { clearGrid, showGrid, watchGrid } from './thumbGrid';
+import { sameValues } from './heatmap';
 
-const THUMB = 96;
-const MIN_THUMB = 40;
 /** plotly heatmaps lag past ~500 × 500 cells; the large view max-pools to this many per side. */
 const DETAIL_MAX = 256;
 
@@ -64,6 +49,8 @@ let selected: HeadRef | null = loadState()?.head ?? null;
 let generation = 0;
 /** What the large head card draws (`detailKey`), or null when it is empty: never another run's or input's map. */
 let detailShown: string | null = null;
+/** What the large head card was drawn from: a snapshot that leaves its map as it was draws it not again. */
+let detailFrom: { p: Attention; ref: HeadRef; absolute: boolean } | null = null;
 /** The run and input of the last attention drawn, to say what was cleared when it no longer fits the header. */
 let lastShown: { run: string; input: string } | null = null;
 
@@ -150,24 +137,25 @@ function layoutPage(): void {
     ),
   );
   purgeOnUnload(detail);
+  watchGrid(grids, openHead, (text) => (readout.textContent = text));
 }
 
 /** Empties the large head card (its map belonged to an input no longer shown) and says why. */
 function clearDetail(why: string): void {
   if (detailShown !== null) void plotly(() => Plotly.purge(detail));
   detailShown = null;
+  detailFrom = null;
   detail.dataset.shown = '';
   detailTitle.textContent = why;
   switchButton.setAttribute('disabled', '');
   zoom.hide();
 }
 
-/** Builds the thumbnail grids, then draws them a slice at a time. */
+/** Shows the attention: the grids (built anew only when their shape changed), the large head, the switches. */
 function render(): void {
   const gen = ++generation;
   // An attention of another run than the header names is never drawn under that name.
   if (payload && header && payload.source.runDir !== header.runDir) payload = null;
-  grids.replaceChildren();
   readout.textContent = ''; // a readout of the previous input would be stale
   document.body.dataset.thumbsDrawn = '0';
   delete document.body.dataset.renderDone;
@@ -179,6 +167,7 @@ function render(): void {
     src ? { step: src.step, input: src.input === 'probe' ? 'probe' : payload!.srcTokens.join(' ') } : {},
   );
   if (!payload) {
+    clearGrid(grids);
     const gone = lastShown;
     const cleared = gone
       ? `Cleared the attention of ${gone.run}, ${gone.input}: it is not what the header names. `
@@ -192,97 +181,26 @@ function render(): void {
   lastShown = shownOf(p);
   status.dataset.cleared = '';
   const absolute = scaleBox.checked;
-  const jobs: { canvas: HTMLCanvasElement; map: HeadMap; ref: HeadRef }[] = [];
-  for (const kind of ATTENTION_KINDS) {
-    const maps = findMaps(p, kind);
-    if (!maps) continue;
-    const [layers, heads, queries, keys] = maps.shape;
-    const { queryTokens, keyTokens } = tokensOf(p, kind);
-    // Up to THUMB pixels a side, smaller when all heads of a layer would not fit across.
-    const side = Math.max(MIN_THUMB, Math.min(THUMB, Math.floor((grids.clientWidth - 72) / heads) - 4));
-    const size = fitSize(queries, keys, side);
-    const table = h('div', {
-      class: 'thumb-grid',
-      style: `grid-template-columns: auto repeat(${heads}, ${size.width}px)`,
-    });
-    table.append(h('span', {}));
-    for (let hd = 0; hd < heads; hd++) table.append(h('span', { class: 'col-label' }, `H${hd}`));
-    for (let l = 0; l < layers; l++) {
-      table.append(h('span', { class: 'row-label' }, `L${l}`));
-      for (let hd = 0; hd < heads; hd++) {
-        const ref: HeadRef = { kind, layer: l, head: hd };
-        const map = headMap(p, ref)!;
-        const canvas = h('canvas', {
-          class: 'thumb',
-          width: String(size.width),
-          height: String(size.height),
-          title: `${headId(ref)} · ${KIND_TITLES[kind]}`,
-          'data-kind': kind,
-          'data-layer': String(l),
-          'data-head': String(hd),
-          'data-queries': String(queries),
-          'data-keys': String(keys),
-          style: `width:${size.width}px;height:${size.height}px`,
-        });
-        if (sameHead(selected, ref)) canvas.classList.add('selected');
-        const named = roles.get(headId(ref)) ?? [];
-        if (named.length) canvas.title += ` · ${named.join(', ')}`;
-        canvas.addEventListener('click', () => openHead(ref));
-        canvas.addEventListener('mousemove', (e) => {
-          const c = cellAt(canvas, e, queries, keys);
-          if (!c) return;
-          readout.textContent = `${headId(ref)}: query ${c.row} “${map.queryTokens[c.row]}” → key ${c.col} “${map.keyTokens[c.col]}” = ${map.weights[c.row * keys + c.col].toFixed(4)}`;
-          showCrosshair(grids, kind, { row: c.row, col: c.col });
-        });
-        canvas.addEventListener('mouseleave', () => showCrosshair(grids, null, { row: null, col: null }));
-        table.append(
-          h(
-            'div',
-            { class: 'thumb-cell' },
-            canvas,
-            h('div', { class: 'role-label', style: `width:${size.width}px` }, named.join(' · ')),
-          ),
-        );
-        jobs.push({ canvas, map, ref });
-      }
-    }
-    const axes = KIND_AXES[kind];
-    grids.append(
-      h(
-        'section',
-        { class: 'card kind', 'data-kind': kind },
-        h(
-          'header',
-          {},
-          h('h2', {}, KIND_TITLES[kind]),
-          h('span', { class: 'muted' }, kindCaption(maps, queryTokens.length, keyTokens.length)),
-        ),
-        tokenLine(grids, kind, 'queries', axes.queries, queryTokens),
-        tokenLine(grids, kind, 'keys', axes.keys, keyTokens),
-        table,
-        ...aggregateRow(p, kind, size, absolute),
-      ),
-    );
-  }
-  showHeadView(grids, p, header);
-  status.textContent = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
-  let done = 0;
-  const slice = () => {
-    if (gen !== generation) return; // a newer message replaced this one
-    const until = performance.now() + 12;
-    while (done < jobs.length && performance.now() < until) {
-      const { canvas, map } = jobs[done++];
-      drawHeatmap(canvas, map.weights, map.queries, map.keys, canvas.width, canvas.height, absolute ? 1 : undefined);
-      canvas.dataset.drawn = '1';
-    }
-    document.body.dataset.thumbsDrawn = String(done);
-    if (done < jobs.length) setTimeout(slice, 0);
-    else document.body.dataset.renderDone = String(gen);
-  };
-  slice();
-  if (selected && headMap(p, selected)) showDetail(selected);
-  else if (detailShown !== null) clearDetail('Click a head to open it: the head shown before is not in this input');
+  const text = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
+  if (status.textContent !== text) status.textContent = text;
+  showGrid(grids, p, { header, roles, selected, absolute }, () => {
+    if (gen === generation) document.body.dataset.renderDone = String(gen);
+  });
+  if (selected && headMap(p, selected)) {
+    if (detailUnchanged(p, selected, absolute)) detail.dataset.shown = detailShown = detailKey(p, selected);
+    else showDetail(selected);
+  } else if (detailShown !== null) clearDetail('Click a head to open it: the head shown before is not in this input');
   markAblated();
+}
+
+/** Whether the large head already shows `ref` of `p`: the same head, run, input and scale, and its map's values. */
+function detailUnchanged(p: Attention, ref: HeadRef, absolute: boolean): boolean {
+  const was = detailFrom;
+  if (!was || detailShown === null || !sameHead(was.ref, ref) || was.absolute !== absolute) return false;
+  if (JSON.stringify(shownOf(was.p)) !== JSON.stringify(shownOf(p))) return false;
+  const a = headMap(was.p, ref);
+  const b = headMap(p, ref);
+  return !!a && !!b && a.queries === b.queries && a.keys === b.keys && sameValues(a.weights, b.weights);
 }
 
 /** Opens a head large: a plotly heatmap with token axes (max-pooled past DETAIL_MAX a side). */
@@ -291,6 +209,7 @@ function showDetail(ref: HeadRef): void {
   const m = headMap(payload, ref);
   if (!m) return;
   detailShown = detailKey(payload, ref);
+  detailFrom = { p: payload, ref, absolute: scaleBox.checked };
   detail.dataset.shown = detailShown;
   const rows = Math.min(m.queries, DETAIL_MAX);
   const cols = Math.min(m.keys, DETAIL_MAX);

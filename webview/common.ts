@@ -285,13 +285,19 @@ export function renderHeader(
   const step = shown.step !== undefined ? shown.step : header.step;
   const input = shown.input ?? header.input;
   const activity = header.live ? 'training' : (header.activity ?? '');
-  el.replaceChildren(
-    h('span', { class: 'run-name' }, header.run),
-    h('span', { class: `muted activity-${activity}` }, activity ? ` (${ACTIVITY_LABELS[activity]})` : ''),
-    h('span', {}, ` · ${step === null ? 'newest step' : `step ${step}`}`),
-    h('span', {}, ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`),
-    ...(shown.note ? [h('span', { class: 'muted' }, ` · ${shown.note}`)] : []),
-  );
+  // Each span's class and text: a header that differs from the one shown only in its texts (a live
+  // run's next step) is updated in place, so a view redrawn every snapshot makes no elements for it.
+  const parts: [cls: string, text: string][] = [
+    ['run-name', header.run],
+    [`muted activity-${activity}`, activity ? ` (${ACTIVITY_LABELS[activity]})` : ''],
+    ['', ` · ${step === null ? 'newest step' : `step ${step}`}`],
+    ['', ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`],
+    ...(shown.note ? [['muted', ` · ${shown.note}`] as [string, string]] : []),
+  ];
+  const kids = [...el.children];
+  if (kids.length === parts.length && parts.every(([cls], i) => kids[i]!.className === cls))
+    parts.forEach(([, text], i) => kids[i]!.textContent !== text && (kids[i]!.textContent = text));
+  else el.replaceChildren(...parts.map(([cls, text]) => h('span', cls ? { class: cls } : {}, text)));
   el.title = header.runDir;
   el.dataset.run = header.run;
   el.dataset.step = step === null ? '' : String(step);

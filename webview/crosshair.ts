@@ -52,23 +52,30 @@ function tokenCrosshair(kind: AttentionKind, side: 'src' | 'tgt', index: number)
   return { row: axes.queries === side ? index : null, col: axes.keys === side ? index : null };
 }
 
-/** The token line of a kind's card: each token a span whose hover marks it on the kind's maps. */
-export function tokenLine(
-  root: HTMLElement,
-  kind: AttentionKind,
-  label: string,
-  side: 'src' | 'tgt',
-  tokens: string[],
-  shown = 40,
-): HTMLElement {
-  const spans = tokens.slice(0, shown).map((t, i) => {
-    const s = h('span', { class: 'token', 'data-side': side, 'data-index': String(i) }, t);
-    s.addEventListener('mouseenter', () => showCrosshair(root, kind, tokenCrosshair(kind, side, i)));
-    s.addEventListener('mouseleave', () => showCrosshair(root, null, { row: null, col: null }));
-    return s;
-  });
+/** The token line of a kind's card: each token a span whose hover marks it on the kind's maps (watchTokens). */
+export function tokenLine(label: string, side: 'src' | 'tgt', tokens: string[], shown = 40): HTMLElement {
+  const spans = tokens
+    .slice(0, shown)
+    .map((t, i) => h('span', { class: 'token', 'data-side': side, 'data-index': String(i) }, t));
   const rest = tokens.length > shown ? [h('span', {}, ' …')] : [];
   return h('div', { class: 'tokens muted' }, `${label} (${tokens.length}): `, ...spaced(spans), ...rest);
+}
+
+/**
+ * Hovering a token of any token line under `root` (inside an element of `data-kind`) marks it on
+ * that kind's maps: two listeners on `root`, attached once, so lines drawn anew attach none.
+ */
+export function watchTokens(root: HTMLElement): void {
+  const tokenOf = (e: Event) => (e.target instanceof Element ? e.target.closest<HTMLElement>('span.token') : null);
+  root.addEventListener('mouseover', (e) => {
+    const t = tokenOf(e);
+    const kind = t?.closest<HTMLElement>('[data-kind]')?.dataset.kind as AttentionKind | undefined;
+    if (!t || !kind) return;
+    showCrosshair(root, kind, tokenCrosshair(kind, t.dataset.side as 'src' | 'tgt', Number(t.dataset.index)));
+  });
+  root.addEventListener('mouseout', (e) => {
+    if (tokenOf(e)) showCrosshair(root, null, { row: null, col: null });
+  });
 }
 
 function spaced(spans: HTMLElement[]): (HTMLElement | string)[] {

@@ -4,6 +4,11 @@
  * head, its opacity the attention weight. A click on a head's colour hides or shows its lines (a
  * double click shows that head alone); hovering a token shows only its lines. The geometry, colours
  * and switches are webview/lib/headView.ts; this file is the DOM (an SVG) and the card's state.
+ *
+ * Issue 34: the card is drawn only while on screen (lazyParts.ts), once per snapshot, and only when
+ * what it shows changed (its kind's layer, the tokens, the heads shown). Its controls, token labels
+ * and listeners (delegated to the card) are made once per shape; lines are kept and reused, a new
+ * snapshot only moves their ends and opacities (spare ones hidden, class `spare`).
  */
 import {
   ATTENTION_KINDS,
@@ -15,6 +20,8 @@ import {
 } from '../src/protocol/attention';
 import type { ViewHeader } from '../src/protocol/webview';
 import { h, renderHeader } from './common';
+import { lazyPart, markStale } from './lazyParts';
+import { sameValues } from './heatmap';
 import {
   HEAD_VIEW_LIMITS,
   headColor,
@@ -58,6 +65,16 @@ let kind: AttentionKind = 'encoder_self';
 let layer = 0;
 let shown: boolean[] = [];
 let last: { a: Attention; header: ViewHeader | null } | null = null;
+/** What the card's SVG is built for (kind, tokens), and its parts kept between snapshots. */
+let plot: {
+  key: string;
+  svg: SVGSVGElement;
+  layout: HeadViewLayout;
+  groups: SVGGElement[];
+  lines: SVGLineElement[][];
+} | null = null;
+/** What the card's lines last showed: a snapshot that changes none of them moves none. */
+let drawnKey = '';
 
 function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) {
   const el = document.createElementNS(SVG, tag);
@@ -72,7 +89,7 @@ function build() {
   const headerEl = h('div', { class: 'hv-header' });
   const heads = h('div', { class: 'hv-heads', id: 'head-view-heads' });
   const note = h('div', { class: 'muted', id: 'head-view-note' });
-  const plot = h('div', { class: 'hv-plot' });
+  const plotEl = h('div', { class: 'hv-plot' });
   const el = h(
     'section',
     { class: 'card', id: 'head-view' },
@@ -80,7 +97,7 @@ function build() {
     headerEl,
     heads,
     note,
-    plot,
+    plotEl,
   );
   kindSel.addEventListener('change', () => {
     kind = kindSel.value as AttentionKind;
@@ -90,15 +107,51 @@ function build() {
     layer = Number(layerSel.value);
     redraw();
   });
-  return { el, kindSel, layerSel, headerEl, heads, note, plot };
+  // Head `hd`'s colour: a click hides or shows its lines, a double click shows it alone.
+  const swatchOf = (e: Event) => (e.target instanceof Element ? e.target.closest<HTMLElement>('.head-swatch') : null);
+  heads.addEventListener('click', (e) => {
+    const b = swatchOf(e);
+    if (!b) return;
+    shown = toggleHead(shown, Number(b.dataset.head));
+    redraw();
+  });
+  heads.addEventListener('dblclick', (e) => {
+    const b = swatchOf(e);
+    if (!b) return;
+    shown = soloHead(shown, Number(b.dataset.head));
+    redraw();
+  });
+  // Hovering a token shows only its lines.
+  const tokenOf = (e: Event) => (e.target instanceof Element ? e.target.closest<SVGGElement>('.hv-token') : null);
+  plotEl.addEventListener('mouseover', (e) => {
+    const t = tokenOf(e);
+    if (t && plot) focus(plot.svg, plot.layout, t.dataset.side as 'q' | 'k', Number(t.dataset.index), t);
+  });
+  plotEl.addEventListener('mouseout', (e) => {
+    const t = tokenOf(e);
+    if (!t || !plot || (e.relatedTarget instanceof Node && t.contains(e.relatedTarget))) return; // within the token
+    focus(plot.svg, plot.layout, t.dataset.side as 'q' | 'k', null, t);
+  });
+  lazyPart(el, redraw);
+  return { el, kindSel, layerSel, headerEl, heads, note, plot: plotEl };
 }
 
-/** Shows the head view of `a` at the end of `parent` (the card keeps its kind, layer and switches). */
+/**
+ * Shows the head view of `a` at the end of `parent` (the card keeps its kind, layer and switches),
+ * drawn now if it is on screen, else when it comes into view.
+ */
 export function showHeadView(parent: HTMLElement, a: Attention, header: ViewHeader | null): void {
   card ??= build();
   last = { a, header };
-  parent.append(card.el);
-  redraw();
+  if (card.el.parentElement !== parent || parent.lastElementChild !== card.el) parent.append(card.el);
+  markStale(card.el);
+}
+
+/** Options of a select, replaced only when their labels change. */
+function options(sel: HTMLSelectElement, labels: [value: string, text: string][]): void {
+  const now = [...sel.options].map((o) => `${o.value}=${o.text}`).join('\n');
+  if (now !== labels.map(([v, t]) => `${v}=${t}`).join('\n'))
+    sel.replaceChildren(...labels.map(([value, text]) => h('option', { value }, text)));
 }
 
 function redraw(): void {
@@ -107,65 +160,73 @@ function redraw(): void {
   const c = card;
   const kinds = ATTENTION_KINDS.filter((k) => findMaps(a, k));
   if (!kinds.includes(kind)) kind = kinds[0] ?? 'encoder_self';
-  c.kindSel.replaceChildren(...kinds.map((k) => h('option', { value: k }, KIND_LABELS[k])));
+  options(
+    c.kindSel,
+    kinds.map((k) => [k, KIND_LABELS[k]]),
+  );
   c.kindSel.value = kind;
   const maps = findMaps(a, kind);
   const [layers, heads, queries, keys] = maps?.shape ?? [0, 0, 0, 0];
   layer = Math.min(layer, Math.max(0, layers - 1));
-  c.layerSel.replaceChildren(
-    ...Array.from({ length: layers }, (_, l) => h('option', { value: String(l) }, `layer ${l}`)),
+  options(
+    c.layerSel,
+    Array.from({ length: layers }, (_, l) => [String(l), `layer ${l}`]),
   );
   c.layerSel.value = String(layer);
   shown = headsShown(heads, shown);
+  const { queryTokens, keyTokens } = tokensOf(a, kind);
+  const src = a.source;
   c.el.dataset.kind = kind;
   c.el.dataset.layer = String(layer);
-  const src = a.source;
   renderHeader(c.headerEl, header, {
     step: src.step,
     input: src.input === 'probe' ? 'probe' : a.srcTokens.join(' '),
     note: `${KIND_LABELS[kind]} · layer ${layer}`,
   });
-  c.plot.replaceChildren();
-  c.heads.replaceChildren(...shown.map((_, hd) => swatch(hd)));
-  const { queryTokens, keyTokens } = tokensOf(a, kind);
-  if (!maps) return say('No attention to show.', 0, 0);
+  swatches(heads);
+  // The lines: a snapshot that changes none of them (another kind's or layer's maps) moves none.
+  const size = queries * keys;
+  const layerWeights = maps?.weights.subarray(layer * heads * size, (layer + 1) * heads * size);
+  const key = JSON.stringify([kind, layer, shown, queryTokens, keyTokens, maps?.pool ?? null]);
+  if (key === drawnKey && plot && layerWeights && lastWeights && sameValues(lastWeights, layerWeights)) return;
+  drawnKey = key;
+  lastWeights = layerWeights ? Float32Array.from(layerWeights) : null;
+  if (!maps) return noPlot('No attention to show.');
   if (maps.pool || queries > HEAD_VIEW_LIMITS.tokens || keys > HEAD_VIEW_LIMITS.tokens)
-    return say(
+    return noPlot(
       `The head view draws inputs of up to ${HEAD_VIEW_LIMITS.tokens} tokens a side; this one has ` +
         `${queryTokens.length} × ${keyTokens.length}. Open a head from the grid for its map.`,
-      0,
-      0,
     );
   const { lines, total } = headViewLines(maps.weights, maps.shape, layer, shown);
-  const layout = headViewLayout(queries, keys);
-  const plot = svg('svg', {
-    width: layout.width,
-    height: layout.height,
-    viewBox: `0 0 ${layout.width} ${layout.height}`,
+  const p = plotFor(JSON.stringify([kind, heads, queryTokens, keyTokens]), heads, queryTokens, keyTokens);
+  const used = new Array<number>(heads).fill(0);
+  for (const l of lines) {
+    const pool = p.lines[l.head]!;
+    let el = pool[used[l.head]!];
+    if (!el) {
+      el = svg('line', { x1: p.layout.lineX1, x2: p.layout.lineX2, 'data-head': l.head });
+      pool.push(el);
+      p.groups[l.head]!.append(el);
+    }
+    used[l.head]!++;
+    el.classList.remove('spare');
+    el.removeAttribute('display');
+    el.setAttribute('y1', String(rowCenter(p.layout, l.q)));
+    el.setAttribute('y2', String(rowCenter(p.layout, l.k)));
+    el.setAttribute('stroke-opacity', String(l.w));
+    el.dataset.q = String(l.q);
+    el.dataset.k = String(l.k);
+  }
+  p.lines.forEach((pool, hd) => {
+    for (const el of pool.slice(used[hd])) {
+      el.classList.add('spare');
+      el.setAttribute('display', 'none');
+      delete el.dataset.q;
+      delete el.dataset.k;
+    }
   });
-  const groups = shown.map((on, hd) =>
-    svg('g', {
-      'data-head': hd,
-      'stroke-width': 2,
-      style: `stroke: ${headColor(hd)}`,
-      ...(on ? {} : { display: 'none' }),
-    }),
-  );
-  for (const l of lines)
-    groups[l.head]!.append(
-      svg('line', {
-        x1: layout.lineX1,
-        y1: rowCenter(layout, l.q),
-        x2: layout.lineX2,
-        y2: rowCenter(layout, l.k),
-        'stroke-opacity': l.w,
-        'data-head': l.head,
-        'data-q': l.q,
-        'data-k': l.k,
-      }),
-    );
-  plot.append(...groups, tokens(plot, queryTokens, 'q', layout), tokens(plot, keyTokens, 'k', layout));
-  c.plot.append(plot);
+  p.groups.forEach((g, hd) => (shown[hd] ? g.removeAttribute('display') : g.setAttribute('display', 'none')));
+  if (c.plot.firstChild !== p.svg) c.plot.replaceChildren(p.svg);
   const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
   say(
     `${lines.length} lines${cut}: ${queryTokens.length} queries × ${keyTokens.length} keys × ${shown.filter(Boolean).length} heads shown, ` +
@@ -175,39 +236,62 @@ function redraw(): void {
   );
 }
 
+/** The layer's weights as last drawn (a copy: a snapshot's arrays are new each time). */
+let lastWeights: Float32Array | null = null;
+
+function noPlot(text: string): void {
+  card?.plot.replaceChildren();
+  drawnKey = ''; // the lines are off the page: the next plot puts them back
+  say(text, 0, 0);
+}
+
+/** The SVG for these heads and tokens: the one kept when they are the same, else made anew. */
+function plotFor(key: string, heads: number, queryTokens: string[], keyTokens: string[]) {
+  if (plot?.key === key) return plot;
+  const layout = headViewLayout(queryTokens.length, keyTokens.length);
+  const el = svg('svg', {
+    width: layout.width,
+    height: layout.height,
+    viewBox: `0 0 ${layout.width} ${layout.height}`,
+  });
+  const groups = Array.from({ length: heads }, (_, hd) =>
+    svg('g', { 'data-head': hd, 'stroke-width': 2, style: `stroke: ${headColor(hd)}` }),
+  );
+  el.append(...groups, tokens(queryTokens, 'q', layout), tokens(keyTokens, 'k', layout));
+  plot = { key, svg: el, layout, groups, lines: groups.map(() => []) };
+  return plot;
+}
+
 function say(text: string, drawn: number, total: number): void {
   if (!card) return;
-  card.note.textContent = text;
+  if (card.note.textContent !== text) card.note.textContent = text;
   card.note.dataset.lines = String(drawn);
   card.note.dataset.total = String(total);
 }
 
-/** Head `hd`'s colour: a click hides or shows its lines, a double click shows it alone. */
-function swatch(hd: number): HTMLButtonElement {
-  const b = h(
-    'button',
-    {
-      class: 'head-swatch small',
-      'data-head': String(hd),
-      'aria-pressed': String(shown[hd]),
-      title: `${headId({ kind, layer, head: hd })}: click to hide or show its lines; double click to show it alone`,
-    },
-    h('span', { class: 'chip', style: `background: ${headColor(hd)}` }),
-    `H${hd}`,
-  );
-  b.addEventListener('click', () => {
-    shown = toggleHead(shown, hd);
-    redraw();
-  });
-  b.addEventListener('dblclick', () => {
-    shown = soloHead(shown, hd);
-    redraw();
-  });
-  return b;
+/** Each head's colour switch: made when the count of heads changes, else only pressed or not. */
+function swatches(heads: number): void {
+  if (!card) return;
+  if (card.heads.children.length !== heads)
+    card.heads.replaceChildren(
+      ...Array.from({ length: heads }, (_, hd) =>
+        h(
+          'button',
+          { class: 'head-swatch small', 'data-head': String(hd) },
+          h('span', { class: 'chip', style: `background: ${headColor(hd)}` }),
+          `H${hd}`,
+        ),
+      ),
+    );
+  for (const b of card.heads.querySelectorAll<HTMLButtonElement>('.head-swatch')) {
+    const hd = Number(b.dataset.head);
+    b.setAttribute('aria-pressed', String(shown[hd]));
+    b.title = `${headId({ kind, layer, head: hd })}: click to hide or show its lines; double click to show it alone`;
+  }
 }
 
-/** One column of token labels; hovering a token shows only its lines. */
-function tokens(plot: SVGSVGElement, labels: string[], side: 'q' | 'k', layout: HeadViewLayout) {
+/** One column of token labels; hovering a token shows only its lines (delegated in build). */
+function tokens(labels: string[], side: 'q' | 'k', layout: HeadViewLayout) {
   const g = svg('g', { class: `hv-tokens hv-${side}` });
   labels.forEach((tok, i) => {
     const left = side === 'q';
@@ -224,8 +308,6 @@ function tokens(plot: SVGSVGElement, labels: string[], side: 'q' | 'k', layout: 
     const title = svg('title');
     title.textContent = `${left ? 'query' : 'key'} ${i} “${tok}”`;
     t.append(text, title);
-    t.addEventListener('mouseenter', () => focus(plot, layout, side, i, t));
-    t.addEventListener('mouseleave', () => focus(plot, layout, side, null, t));
     g.append(t);
   });
   return g;
@@ -245,7 +327,7 @@ function focus(plot: SVGSVGElement, layout: HeadViewLayout, side: 'q' | 'k', i: 
   const slots = headSlots(shown);
   const width = (layout.lineX1 - 2) / Math.max(1, shown.filter(Boolean).length);
   const x0 = side === 'q' ? layout.rightTextX - 4 : 0;
-  for (const l of plot.querySelectorAll<SVGLineElement>(`line[data-${side}="${i}"]`)) {
+  for (const l of plot.querySelectorAll<SVGLineElement>(`line:not(.spare)[data-${side}="${i}"]`)) {
     l.classList.add('hot');
     const head = Number(l.dataset.head);
     const y = Number(l.getAttribute(side === 'q' ? 'y2' : 'y1'));

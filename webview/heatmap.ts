@@ -20,12 +20,46 @@ export function drawHeatmap(
 ): void {
   if (canvas.width !== width) canvas.width = width;
   if (canvas.height !== height) canvas.height = height;
+  const img = imageOf(canvas);
+  if (rows <= height && cols <= width) enlarge(colorize(src, vmax ?? maxOf(src), LUT), rows, cols, img);
+  else {
+    // Every cell of the map falls in some pooled cell, so the pooled map's maximum is the map's.
+    const pooled = poolMax(src, rows, cols, height, width);
+    colorize(pooled, vmax ?? maxOf(pooled), LUT, img.data);
+  }
+  img.ctx.putImageData(img, 0, 0);
+}
+
+/**
+ * A map no larger than the canvas: each cell's colour (`rgba`, rows × cols) copied to the pixels
+ * whose centres fall in it, as poolMax resamples (nearest neighbour), without a value per pixel.
+ */
+function enlarge(rgba: Uint8ClampedArray, rows: number, cols: number, img: ImageData): void {
+  const { width, height } = img;
+  const from = new Uint32Array(rgba.buffer, rgba.byteOffset, rows * cols);
+  const to = new Uint32Array(img.data.buffer, img.data.byteOffset, width * height);
+  const col = Int32Array.from({ length: width }, (_, x) => Math.min(cols - 1, Math.floor((x * cols) / width)));
+  let last = -1;
+  for (let y = 0; y < height; y++) {
+    const r = Math.min(rows - 1, Math.floor((y * rows) / height));
+    const o = y * width;
+    if (r === last) to.copyWithin(o, o - width, o);
+    else for (let x = 0; x < width; x++) to[o + x] = from[r * cols + col[x]!]!;
+    last = r;
+  }
+}
+
+/** Each canvas's 2d context and pixel buffer, made once and reused while its size stays. */
+const images = new WeakMap<HTMLCanvasElement, ImageData & { ctx: CanvasRenderingContext2D }>();
+
+function imageOf(canvas: HTMLCanvasElement): ImageData & { ctx: CanvasRenderingContext2D } {
+  const had = images.get(canvas);
+  if (had && had.width === canvas.width && had.height === canvas.height) return had;
   const ctx = canvas.getContext('2d');
   if (!ctx) throw new Error('no 2d canvas context');
-  const pooled = poolMax(src, rows, cols, height, width);
-  const img = ctx.createImageData(width, height);
-  colorize(pooled, vmax ?? maxOf(src), LUT, img.data);
-  ctx.putImageData(img, 0, 0);
+  const img = Object.assign(ctx.createImageData(canvas.width, canvas.height), { ctx });
+  images.set(canvas, img);
+  return img;
 }
 
 /** The colour scale as a left-to-right gradient (0 at the left, the map's top at the right). */
@@ -57,4 +91,12 @@ export function cellAt(
   const fy = (e.clientY - r.top) / r.height;
   if (!(fx >= 0 && fx < 1 && fy >= 0 && fy < 1)) return undefined;
   return { row: Math.floor(fy * rows), col: Math.floor(fx * cols) };
+}
+
+/** Whether two maps hold the same values (a snapshot's arrays are new each time: compared, not by identity). */
+export function sameValues(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

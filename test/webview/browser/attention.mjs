@@ -1,6 +1,8 @@
 // The attention view: known maps drawn in viridis, clicks, 512-token messages, malformed messages.
 import { join } from 'node:path';
 import { V, VIRIDIS, hexRgb, openPanel, posted, send, assert, POST_ATTENTION, artifacts, test } from './harness.mjs';
+// Issue 34's counting test of a live snapshot, run after these.
+import './drawCounts.mjs';
 
 test('a known 4×4 attention matrix is drawn with viridis colours in the right cells', async () => {
   const page = await openPanel('attention');

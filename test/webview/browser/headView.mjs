@@ -63,9 +63,9 @@ async function open(theme) {
   return page;
 }
 
-/** Every line drawn: its head, query, key, opacity, colour, ends, and whether it shows. */
+/** Every line drawn (not the hidden spares kept for the next snapshot): head, query, key, opacity, colour, ends, shown. */
 const drawn = (page) =>
-  page.$$eval('#head-view svg line', (ls) =>
+  page.$$eval('#head-view svg line:not(.spare)', (ls) =>
     ls.map((l) => {
       const s = getComputedStyle(l);
       return {
