@@ -214,3 +214,44 @@ test('the across-heads rows and the head view off screen are drawn when they com
   assert(step === '12', `the head view says step ${step}, want 12`);
   await page.close();
 });
+
+test('issue 34: the attention view after two live snapshots, dark and light (screenshots)', async () => {
+  for (const theme of ['dark', 'light']) {
+    const page = await openPanel('attention', { width: 1400, height: 1800 }, theme);
+    const header = {
+      runDir: '/runs/live',
+      run: 'live',
+      step: 12,
+      input: 'probe',
+      live: true,
+      checkpoints: [],
+      vocab: true,
+    };
+    await page.evaluate(
+      ({ header, v }) => {
+        const state = { panel: 'attention', header, attention: null, selected: null, roles: [], ablation: null };
+        window.postMessage({ type: 'state', v, state }, '*');
+      },
+      { header, v: V },
+    );
+    await page.evaluate(POST, { step: 10, bump: [], v: V });
+    await page.waitForFunction(() => document.body.dataset.renderDone);
+    await page.evaluate(POST, { step: 12, bump: ['encoder_self:0.1', 'cross:1.3'], v: V });
+    await page.waitForFunction(
+      () => document.body.dataset.renderDone && document.getElementById('view-header').dataset.step === '12',
+    );
+    await page.click('canvas.thumb[data-kind="cross"][data-layer="1"][data-head="3"]');
+    await page.waitForFunction(() => document.getElementById('detail').data?.[0]?.type === 'heatmap');
+    // The pointer on a cell: its row and column marked on every cross map, the readout filled.
+    const box = await page.locator('canvas.thumb[data-kind="cross"][data-layer="0"][data-head="1"]').boundingBox();
+    await page.mouse.move(box.x + (2.5 * box.width) / 5, box.y + (1.5 * box.height) / 4);
+    await page.waitForFunction(() => document.getElementById('readout').textContent.startsWith('cross:0.1'));
+    const n = await page.evaluate(() => ({
+      thumbs: document.querySelectorAll('canvas.thumb[data-drawn="1"]').length,
+      marks: document.querySelectorAll('.crosshair').length,
+    }));
+    assert(n.thumbs === 24 && n.marks === 2 * (8 + 3), `drawn ${n.thumbs} thumbnails, ${n.marks} crosshair bars`);
+    await page.screenshot({ path: join(artifacts, `attention-issue34-${theme}.png`), fullPage: true });
+    await page.close();
+  }
+});
