@@ -293,6 +293,7 @@ export function renderHeader(
     ['', ` · ${step === null ? 'newest step' : `step ${step}`}`],
     ['', ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`],
     ...(shown.note ? [['muted', ` · ${shown.note}`] as [string, string]] : []),
+    ...(header.fork ? [['fork-edits', forkNote(header.fork)] as [string, string]] : []),
   ];
   const kids = [...el.children];
   if (kids.length === parts.length && parts.every(([cls], i) => kids[i]!.className === cls))
@@ -303,6 +304,12 @@ export function renderHeader(
   el.dataset.step = step === null ? '' : String(step);
   el.dataset.input = input;
   el.dataset.activity = activity;
+}
+
+/** ` · fork of base at step 40: frozen cross:1.0; lr × 0.5`: what a fork changed, from which run. */
+function forkNote(f: NonNullable<ViewHeader['fork']>): string {
+  const parent = f.parent.split(/[\\/]/).pop() ?? f.parent;
+  return ` · fork of ${parent} at step ${f.step}: ${f.edits}`;
 }
 
 /** The header's note on who writes the run. */

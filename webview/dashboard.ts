@@ -30,6 +30,7 @@ import {
 } from './common';
 import { column, downsampleMinMax } from './lib/downsample';
 import { assembleLr } from './lib/lr';
+import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
 
 let rows: MetricRow[] = [];
@@ -257,11 +258,19 @@ function draw(): void {
   const marks = eventMarks();
   const others = overlayTraces(overlays);
   const legend = overlays.length > 0;
+  const parent = header?.fork?.parent;
+  const shown = {
+    loss: compareChart(lossData, others.loss, parent, true),
+    lr: compareChart(lrData, others.lr, parent, false),
+    tps: compareChart([line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)], others.tps, parent, false),
+    grad: compareChart([line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)], others.grad, parent, true),
+  };
   const draws: [ChartName, Plotly.Data[], Plotly.Layout][] = [
     [
       'loss',
-      [...lossData, ...others.loss],
+      shown.loss.data,
       themedLayout(t, 'loss', {
+        ...shown.loss.layout,
         xaxis: xTitle,
         shapes: [...marks.shapes, ...cursorShape(t.accent2)],
         annotations: marks.annotations,
@@ -269,27 +278,26 @@ function draw(): void {
     ],
     [
       'lr',
-      [...lrData, ...others.lr],
+      shown.lr.data,
       themedLayout(t, 'lr', {
+        ...shown.lr.layout,
         xaxis: { ...xTitle, range: legend ? undefined : lr.xRange },
         yaxis: { exponentformat: 'e' },
         shapes: [...lrShapes, ...cursorShape(t.accent2)],
         annotations: lrNotes,
       }),
     ],
-    [
-      'tps',
-      [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent), ...others.tps],
-      themedLayout(t, 'tps', { xaxis: xTitle, showlegend: legend }),
-    ],
-    [
-      'grad',
-      [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2), ...others.grad],
-      themedLayout(t, 'grad', { xaxis: xTitle, showlegend: legend }),
-    ],
+    ['tps', shown.tps.data, themedLayout(t, 'tps', { ...shown.tps.layout, xaxis: xTitle, showlegend: legend })],
+    ['grad', shown.grad.data, themedLayout(t, 'grad', { ...shown.grad.layout, xaxis: xTitle, showlegend: legend })],
   ];
-  for (const [name, data, layout] of draws)
-    void plotly(() => Plotly.react(charts[name].el, data, layout, PLOTLY_CONFIG));
+  for (const [name, data, layout] of draws) {
+    const el = charts[name].el;
+    const room = legendRoom(el, data, legend);
+    void plotly(async () => {
+      await Plotly.react(el, data, { ...layout, ...room }, PLOTLY_CONFIG);
+      await fitLegend(el, legend);
+    });
+  }
   const last = rows[rows.length - 1];
   let lastVal: MetricRow | undefined;
   for (let i = rows.length - 1; i >= 0 && !lastVal; i--)

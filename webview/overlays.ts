@@ -24,6 +24,7 @@ export function overlayTraces(runs: OverlayRun[]): Record<OverlayChart, Plotly.D
       mode: 'lines',
       ...downsampleMinMax(s.x, s.y),
       name: `${run.run}: ${name}`,
+      legendgroup: run.runDir, // one run: its curves toggle together (compareCharts.ts)
       line: { color, width: 1.2, dash: 'dash' },
       hovertemplate: `${run.run}<br>step %{x}<br>${name} %{y:.4g}<extra></extra>`,
       ...extra,

@@ -13,6 +13,7 @@ declare namespace Plotly {
   }
   function react(root: HTMLElement, data: Data[], layout?: Layout, config?: Config): Promise<PlotlyHTMLElement>;
   function purge(root: HTMLElement): void;
+  function relayout(root: HTMLElement, update: Layout): Promise<PlotlyHTMLElement>;
   function toImage(
     root: HTMLElement,
     opts: { format: 'png' | 'svg'; width?: number; height?: number },

@@ -24,6 +24,7 @@ import type { PanelRequest } from './panels/base';
 import { RunFollower } from './follower';
 import { checkSelection, emptyInput, type InputAttention, PROBE, type Selection, STATE_KEY } from './selection';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
+import { forkHeader } from './views';
 
 export class Viewer implements vscode.Disposable {
   private sel: Selection | undefined;
@@ -167,6 +168,7 @@ export class Viewer implements vscode.Disposable {
       ...(this.activity && this.training.runDir !== runDir ? { activity: this.activity } : {}),
       checkpoints: this.summary?.checkpoints ?? [],
       vocab: this.summary?.vocab ?? true,
+      ...forkHeader(runDir),
     };
   }
 

@@ -26,6 +26,25 @@ export interface ForkParams {
   labelSmoothing?: number;
 }
 
+/** How a fork's changes read in headers and logs (config.json `fork.changes` keys), in the order given. */
+const EDIT_WORDS: Record<string, (v: unknown) => string> = {
+  freeze_heads: (v) => `frozen ${list(v)}`,
+  mask_heads: (v) => `masked ${list(v)}`,
+  reinit_heads: (v) => `re-initialised ${list(v)}`,
+  lr_factor: (v) => `lr × ${String(v)}`,
+  label_smoothing: (v) => `label smoothing ${String(v)}`,
+  steps: (v) => `to step ${String(v)}`,
+};
+const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : String(v));
+
+/** `frozen cross:1.0; lr × 0.5`: a fork's changes as a person reads them ('no changes' for none). */
+export function describeForkChanges(changes: Readonly<Record<string, unknown>>): string {
+  const parts = Object.entries(changes)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => EDIT_WORDS[k]?.(v) ?? `${k.replace(/_/g, ' ')} ${list(v)}`);
+  return parts.length ? parts.join('; ') : 'no changes';
+}
+
 /** At most this many heads in one list (the big model has 6 × 16 × 3 = 288). */
 export const FORK_LIMITS = { heads: 1024 };
 

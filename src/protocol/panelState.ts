@@ -54,6 +54,14 @@ export interface ViewHeader {
   checkpoints: number[];
   /** The run has a vocabulary: text can be typed (otherwise token ids). */
   vocab: boolean;
+  /** A fork's origin (config.json `fork`): its parent's folder, the step it left it, and its edits in words. */
+  fork?: ForkOrigin;
+}
+export interface ForkOrigin {
+  parent: string;
+  step: number;
+  /** `frozen cross:1.0; lr × 0.5` (protocol/fork.ts describeForkChanges). */
+  edits: string;
 }
 
 /** The whole planned learning-rate curve and what the dashboard says about it. */
@@ -162,6 +170,7 @@ const checkViewHeader = object({
   activity: optional(oneOf(RUN_ACTIVITIES)),
   checkpoints: arrayOf(isIndex),
   vocab: isBoolean,
+  fork: optional(object({ parent: isString, step: isIndex, edits: isString })),
 });
 
 export const checkPanelState: Check = (v, path) => {

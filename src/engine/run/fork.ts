@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkFinite, checkTensors, listCheckpoints } from '../checkpoint';
 import { readSafetensors, writeSafetensors } from '../checkpoint/safetensors';
+import { describeForkChanges } from '../../protocol/fork';
 import { RUN_FORMAT, RUN_FORMAT_VERSION } from '../../protocol/runFolder';
 import { validateConfig } from '../model/config';
 import { checkHeadIds, headElements } from '../model/headParams';
@@ -53,11 +54,8 @@ export interface ForkSpec {
   changes: ForkChanges;
 }
 
-/** `freeze cross:0.1; lr_factor 0.5`: a fork's changes as a person reads them. */
-export function describeFork(changes: ForkChanges): string {
-  const parts = Object.entries(changes).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : JSON.stringify(v)}`);
-  return parts.length ? parts.join('; ') : 'no changes';
-}
+/** `frozen cross:0.1; lr × 0.5`: a fork's changes as a person reads them (the extension's header says the same). */
+export const describeFork = (changes: ForkChanges): string => describeForkChanges(changes);
 
 /** The union of two head lists, in order, each once. */
 const union = (a: string[] = [], b: string[] = []): string[] => [...new Set([...a, ...b])];

@@ -18,6 +18,7 @@ import './headView.mjs';
 import './labels.mjs';
 import './scriptGuard.mjs';
 import './headNumbering.mjs';
+import './charts.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
