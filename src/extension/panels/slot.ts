@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import type { PanelKind, PersistedState } from '../../protocol/webview';
 import { WEBVIEW_PROTOCOL_VERSION } from '../../protocol/webview';
 import { BasePanel, NOT_SHOWN, type PanelHost, READY_WITHIN_MS, webviewOptions } from './base';
+import { panelColumn } from './column';
 
 export interface PanelKindSpec<P extends BasePanel> {
   kind: PanelKind;
@@ -29,13 +30,15 @@ export class PanelSlot<P extends BasePanel> {
     return this.spec.viewType;
   }
 
-  createOrShow(host: PanelHost, column = this.spec.column): P {
+  /** Shows the open panel (where it is, unless `column` is given) or opens one (panelColumn: at most two columns). */
+  createOrShow(host: PanelHost, column?: vscode.ViewColumn): P {
     if (this.current) {
-      this.current.reveal(column);
+      this.current.reveal(column === undefined ? undefined : panelColumn(column));
       return this.current;
     }
+    const where = panelColumn(column ?? this.spec.column);
     return this.adopt(
-      vscode.window.createWebviewPanel(this.spec.viewType, this.spec.title, column, webviewOptions(host.extensionUri)),
+      vscode.window.createWebviewPanel(this.spec.viewType, this.spec.title, where, webviewOptions(host.extensionUri)),
       host,
     );
   }

@@ -18,6 +18,7 @@ import './follow.test';
 import './fork.test';
 import './demo.test';
 import './labels.test';
+import './layout.test';
 import './headNumbering.test';
 import './runStates.test';
 import './smallThings.test';
