@@ -7,6 +7,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { openPanelKinds } from './panels';
 import type { Attention } from '../protocol/attention';
 import type { MetricRow } from '../protocol/metrics';
 import {
@@ -319,7 +320,8 @@ export class TrainingSession implements vscode.Disposable {
         `Attention Debugger: training ${name} diverged, ended at step ${e.step}. ` +
           (e.event ? describeFinding(e.event) : (e.message ?? 'See the output.')),
       );
-    else
+    else if (!openPanelKinds().length)
+      // With a panel open, its header and the status bar say the run ended: no toast over the grid (issue 26 item 14).
       void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
     this.endEmitter.fire(e);
     this.changeEmitter.fire();

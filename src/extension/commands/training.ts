@@ -94,10 +94,12 @@ export function train(ctx: Ctx): Cmd {
       panels.openDashboard(vscode.ViewColumn.One);
       panels.openAttention(vscode.ViewColumn.Beside);
     }
-    void vscode.window.showInformationMessage(
+    const started =
       `Attention Debugger: training ${path.basename(runDir)} (${summary.totalSteps} steps). ` +
-        'Progress is in the status bar and the Current Run view.',
-    );
+      'Progress is in the status bar and the Current Run view.';
+    // With the panels open their headers say it: a toast would cover the attention grid (issue 26 item 14).
+    if (args.openPanels !== false) vscode.window.setStatusBarMessage(started, 10_000);
+    else void vscode.window.showInformationMessage(started);
     ctx.refreshRuns();
     return summary;
   });

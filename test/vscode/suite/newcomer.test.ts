@@ -44,7 +44,7 @@ test('the Train wizard asks for steps, warmup, LR factor and batch tokens, and r
     const watch = setInterval(() => seen.push(status.text), 20);
     await ended;
     clearInterval(watch);
-    await until('the end message', () => ui.asked.some((a) => a.text.includes('completed at step 12')), 10_000);
+    await until('the status bar to say the run ended', () => status.text.includes('completed at step 12'), 10_000);
   } finally {
     ui.restore();
   }
@@ -56,16 +56,14 @@ test('the Train wizard asks for steps, warmup, LR factor and batch tokens, and r
     { steps, warmup, lr_factor, batch_tokens },
     { steps: 12, warmup: 3, lr_factor: 0.5, batch_tokens: 150 },
   );
-  // Progress is in the status bar; messages only at the start and the end (none covers the editor meanwhile).
+  // Progress is in the status bar; no message covers the panels Train opened (issue 26 item 14): their
+  // headers and the status bar say that the run trains and that it ended.
   assert.ok(
     seen.some((t) => /wizard: step \d+\/12 \d+%/.test(t)),
     `status bar texts: ${seen.slice(0, 3).join(' | ')}`,
   );
   const messages = ui.asked.filter((a) => a.fn.endsWith('Message')).map((a) => a.text);
-  assert.deepEqual(messages, [
-    'Attention Debugger: training wizard (12 steps). Progress is in the status bar and the Current Run view.',
-    'Attention Debugger: training wizard completed at step 12.',
-  ]);
+  assert.deepEqual(messages, []);
   assert.ok(
     !ui.asked.some((a) => a.fn === 'withProgress' && a.text === String(vscode.ProgressLocation.Notification)),
     'no progress notification',
