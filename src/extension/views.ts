@@ -200,10 +200,10 @@ export const SHOW_CLICKED_CHECKPOINT = 'attentionDebugger.runs.showClickedCheckp
 /**
  * A checkpoint row's click: the row is the tree's selection (VS Code selects a row before it runs its
  * command). Selected rows are kept by their ids, which outlive a refresh; while a refresh is under
- * way the row is looked up again for up to 2 s.
+ * way (seconds on a machine busy training) the row is looked up again for up to 10 s.
  */
 export async function showClickedCheckpoint(view: vscode.TreeView<RunNode>): Promise<unknown> {
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < 200; i++) {
     const node = view.selection[0];
     if (node?.kind === 'checkpoint')
       return vscode.commands.executeCommand('attentionDebugger.showCheckpoint', {
@@ -220,13 +220,16 @@ export async function showClickedCheckpoint(view: vscode.TreeView<RunNode>): Pro
  * it (Open Run, a panel, a fork, the start of a run): its row is revealed selected, the focus left
  * where it is. A row of that run (a checkpoint) that is highlighted already stays.
  */
-export function highlightSelectedRun(view: vscode.TreeView<RunNode>, runDir: string | undefined): void {
+export function highlightSelectedRun(view: vscode.TreeView<RunNode>, runDir: string | undefined, tries = 3): void {
   if (!runDir || !view.visible) return;
   const node = view.selection[0];
   const highlighted = node?.kind === 'run' ? node.dir : node?.kind === 'checkpoint' ? node.runDir : undefined;
   if (highlighted === runDir) return;
-  // A run outside the listed folders has no row: nothing to highlight.
-  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(undefined, () => undefined);
+  // A view just shown may not have its rows yet: tried again a moment later. A run outside the
+  // listed folders has no row: nothing to highlight.
+  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(undefined, () => {
+    if (tries > 1) setTimeout(() => highlightSelectedRun(view, runDir, tries - 1), 500);
+  });
 }
 
 interface Field {

@@ -84,7 +84,7 @@ test('small things: checkpoint clicks while another run trains each show their c
           const s = api.viewer.selection;
           return s?.runDir === done && s.step === step;
         },
-        5_000,
+        10_000,
       );
     } catch {
       lost.push(i);
@@ -123,6 +123,13 @@ test('small things: the Runs tree highlight follows a run opened by a command', 
   };
   await until('the highlight on reverse-live', () => highlighted() === live, 10_000).catch(() => undefined);
   assert.equal(highlighted(), live, 'the highlighted row is the selected run');
+  // selected while the side bar shows another view: highlighted once the Runs view is shown again
+  await vscode.commands.executeCommand('workbench.view.explorer');
+  await until('the Runs view hidden', () => !api.runsView.visible, 10_000);
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: done });
+  await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+  await until('the highlight on reverse-done', () => highlighted() === done, 10_000).catch(() => undefined);
+  assert.equal(highlighted(), done, 'the highlighted row is the run selected while the view was hidden');
 }, 60_000);
 
 test('small things: the Train wizard offers a chosen JSON config its own settings first', async () => {
