@@ -189,7 +189,8 @@ export async function pickRun(ctx: Ctx, title: string, preferCurrent = true): Pr
   const current = ctx.training.runDir ?? ctx.viewer.selection?.runDir;
   const root = runsRoot();
   const runs = root ? listRuns(root).map((r) => r.dir) : [];
-  if (current && !runs.includes(current)) runs.unshift(current);
+  // The selected (or training) run first: the one most often meant.
+  if (current) runs.splice(0, runs.length, current, ...runs.filter((r) => r !== current));
   if (preferCurrent && current && runs.length === 1) return current;
   if (runs.length === 0) {
     const choice = await vscode.window.showInformationMessage(

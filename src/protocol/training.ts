@@ -287,6 +287,15 @@ export const headsReport: RequestDef<HeadReportParams, HeadReport> = {
   checkResult: checkHeadReport,
 };
 
+/**
+ * heads/report's progress: `done` of `total` pruning points measured (each curve scores the intact
+ * model, then one head more removed at a time), so the wait of minutes can be shown.
+ */
+export const headsProgress: NotificationDef<{ runDir: string; done: number; total: number }> = {
+  method: 'heads/progress',
+  checkParams: object({ runDir: isString, done: isIndex, total: isIndex }),
+};
+
 /** What ablating heads does to an input at a checkpoint (protocol/ablation.ts). */
 export interface AblationEffectParams {
   runDir: string;

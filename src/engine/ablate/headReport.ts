@@ -24,8 +24,8 @@ export interface HeadReportOptions {
   upTo?: number;
   seed: number;
   decoding: TranslateOptions;
-  /** Each point as it is measured (for progress). */
-  onPoint?: (order: 'byImportance' | 'random', p: PruningPoint) => void;
+  /** Each point as it is measured (for progress), with the number of heads each curve removes. */
+  onPoint?: (order: 'byImportance' | 'random', p: PruningPoint, upTo: number) => void;
 }
 
 export async function headReport(runDir: string, o: HeadReportOptions): Promise<HeadReport> {
@@ -47,8 +47,10 @@ export async function headReport(runDir: string, o: HeadReportOptions): Promise<
       const s = await scoreHeldOut(model, test, refs, data.vocab, { ...o.decoding, ...(heads ? { heads } : {}) });
       return task ? (100 * s.exact) / test.length : s.bleu.score;
     };
-    const ranked = await pruningCurve(model, order, metric, upTo, (p) => o.onPoint?.('byImportance', p));
-    const random = await pruningCurve(model, randomOrder(model, o.seed), metric, upTo, (p) => o.onPoint?.('random', p));
+    const ranked = await pruningCurve(model, order, metric, upTo, (p) => o.onPoint?.('byImportance', p, upTo));
+    const random = await pruningCurve(model, randomOrder(model, o.seed), metric, upTo, (p) =>
+      o.onPoint?.('random', p, upTo),
+    );
     const tolerance = task ? 1 : 0.5;
     return {
       run: run.path,

@@ -13,6 +13,7 @@ import {
   ablationEffect,
   attentionGet,
   beamTreeGet,
+  headsProgress,
   headsReport,
   positional,
   runOpen,
@@ -35,7 +36,7 @@ import { RunDir } from '../run/runDir';
 import { checkOpenedCheckpoint } from '../run/openCheck';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary, snapshotAttention } from './convert';
-import { handle } from './rpc';
+import { handle, notify } from './rpc';
 
 export function registerInspectionHandlers(
   conn: MessageConnection,
@@ -96,12 +97,16 @@ export function registerInspectionHandlers(
   handle(conn, headsReport, async (p) => {
     await ensureBackend();
     const checkpoint = checkpointOf(new RunDir(p.runDir), p.step);
+    let done = 0;
     return headReport(p.runDir, {
       checkpoint,
       pairs: p.pairs ?? 256,
       limit: p.limit ?? 200,
       seed: p.seed ?? 1,
       decoding: { beamSize: 1 },
+      // Two curves of heads + 1 points each (the intact model, then one head more removed at a time).
+      onPoint: (_order, _p, heads) =>
+        notify(conn, headsProgress, { runDir: p.runDir, done: ++done, total: 2 * (heads + 1) }),
     });
   });
 

@@ -39,7 +39,8 @@ function describeScore(s: AblationScore): string {
 export function ablateHeads(ctx: Ctx): Cmd {
   return guarded(ctx, 'Ablate Heads', async (arg?: unknown): Promise<AblationScore | undefined> => {
     const args = (arg ?? {}) as AblateArgs;
-    const runDir = runDirOf(arg) ?? ctx.viewer.selection?.runDir ?? (await pickRun(ctx, 'Ablate heads of which run?'));
+    // From the palette it asks which run (the selected one first), never taking it silently.
+    const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Ablate heads of which run?', false));
     if (!runDir) return undefined;
     const name = path.basename(runDir);
     const heads = args.heads ?? (await pickHeads(runDir, `Ablate which heads of ${name}?`));
@@ -67,9 +68,14 @@ export function ablateHeads(ctx: Ctx): Cmd {
           ...(args.limit !== undefined ? { limit: args.limit } : {}),
         }),
     );
+    // The numbers first (a toast shows its first line or so); where they come from after them and in the log.
+    const details =
+      `${name} at step ${score.step}, ${describeAblation(ablation)}: ${describeScore(score)} ` +
+      `on ${score.sentences} test sentences (greedy)`;
+    ctx.log(`Ablate Heads: ${details}`);
     void vscode.window.showInformationMessage(
-      `Attention Debugger: ${name} at step ${score.step}, ${describeAblation(ablation)}: ${describeScore(score)} ` +
-        `on ${score.sentences} test sentences (greedy).`,
+      `${describeScore(score)} with ${heads.length > 3 ? `${heads.length} heads` : heads.join(', ')} ${mode}-ablated ` +
+        `· ${name}, step ${score.step}, ${score.sentences} test sentences`,
     );
     return score;
   });

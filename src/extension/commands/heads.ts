@@ -1,12 +1,13 @@
 /**
  * Head Importance and Pruning: which heads matter in a run's checkpoint (the engine's heads/report),
- * shown as a Markdown document beside the editor: importance of every head, the pruning curves in
+ * saved as a Markdown file in the run folder and shown rendered beside the editor: importance of every head, the pruning curves in
  * increasing importance and at random, and how many heads can go.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { HeadReport } from '../../protocol/heads';
-import { headsReport } from '../../protocol/training';
+import { headsProgress, headsReport } from '../../protocol/training';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 
@@ -26,8 +27,7 @@ export function headReportMarkdown(r: HeadReport): string {
   const lines = [
     `# Heads of ${path.basename(r.run)} at step ${r.step}`,
     '',
-    `Checkpoint \`${r.checkpoint}\`. ${name} on ${r.sentences} test sentences (greedy). ` +
-      'Markdown: Open Preview to the Side (Ctrl+K V) renders these tables.',
+    `Checkpoint \`${r.checkpoint}\`. ${name} on ${r.sentences} test sentences (greedy).`,
     '',
     `**${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost** when they are removed ` +
       `in increasing importance; in a random order (seed ${r.random.seed}), ${r.prunable.random}.`,
@@ -56,21 +56,46 @@ export function showHeadReport(ctx: Ctx): Cmd {
     const args = (arg ?? {}) as HeadReportArgs;
     const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Which run’s heads?'));
     if (!runDir) return undefined;
+    const name = path.basename(runDir);
     const report = await vscode.window.withProgress(
       {
-        location: vscode.ProgressLocation.Window,
-        title: `Attention Debugger: scoring the heads of ${path.basename(runDir)} (importance, then pruning curves)`,
+        location: vscode.ProgressLocation.Notification,
+        title: `Attention Debugger: scoring the heads of ${name}`,
+        cancellable: true,
       },
-      () =>
-        ctx.engine.request(headsReport, {
-          runDir,
-          ...(args.step !== undefined ? { step: args.step } : {}),
-          ...(args.limit !== undefined ? { limit: args.limit } : {}),
-        }),
+      (progress, token) => {
+        // The engine says each pruning point it measured: the notification counts them.
+        let shown = 0;
+        const sub = ctx.engine.onNotification(headsProgress, (p) => {
+          if (p.runDir !== runDir || p.total === 0) return;
+          progress.report({
+            message: `${p.done} of ${p.total} pruning points (importance done)`,
+            increment: (100 * (p.done - shown)) / p.total,
+          });
+          shown = p.done;
+        });
+        progress.report({ message: 'importance of every head…' });
+        const cancelled = new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined)));
+        const asked = ctx.engine.request(
+          headsReport,
+          {
+            runDir,
+            ...(args.step !== undefined ? { step: args.step } : {}),
+            ...(args.limit !== undefined ? { limit: args.limit } : {}),
+          },
+          token,
+        );
+        return Promise.race([asked, cancelled]).finally(() => sub.dispose());
+      },
     );
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: headReportMarkdown(report) });
-    // The Markdown source reads as tables already; the rendered preview is one command away.
-    await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
+    if (!report) return undefined; // cancelled
+    // Saved in the run folder and shown rendered: a report the user can find again, never an unsaved Untitled.
+    const file = path.join(runDir, `heads-report-step-${report.step}.md`);
+    // Whole or not at all (docs/RUN_FOLDER.md's writing rules): a temporary file renamed.
+    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
+    await fs.promises.writeFile(tmp, headReportMarkdown(report));
+    await fs.promises.rename(tmp, file);
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(file));
     return report;
   });
 }

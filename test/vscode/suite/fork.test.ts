@@ -125,6 +125,6 @@ test('Ablate Heads… on a run asks which heads and how, and reports the test sp
   const told = ui.asked.find((a) => a.fn === 'showInformationMessage')?.text ?? '';
   assert.match(
     told,
-    /reverse-parent at step 20, cross:0\.0, cross:0\.1 zero-ablated: exact match [\d.]+ → [\d.]+ \([+−][\d.]+\) on 200 test sentences/,
+    /^exact match [\d.]+ → [\d.]+ \([+−][\d.]+\) with cross:0\.0, cross:0\.1 zero-ablated · reverse-parent, step 20, 200 test sentences$/,
   );
 }, 120_000);

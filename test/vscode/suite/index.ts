@@ -22,6 +22,7 @@ import './layout.test';
 import './headNumbering.test';
 import './runStates.test';
 import './smallThings.test';
+import './reports.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();

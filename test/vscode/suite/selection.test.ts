@@ -263,9 +263,10 @@ test('Head Importance and Pruning shows which heads of a run matter, in a report
   assert.equal(Object.keys(report.importance).length, 6, 'micro: 2 heads × 1 layer × 3 kinds');
   assert.equal(report.byImportance.length, 7);
   assert.equal(report.byImportance[6]!.metric, 0, 'nothing is exact with every head gone');
-  const doc = vscode.workspace.textDocuments.find((d) => d.getText().startsWith('# Heads of reverse-micro'));
-  assert.ok(doc, 'the report is open');
-  assert.match(doc.getText(), new RegExp(`\\*\\*${report.prunable.byImportance} of 6 heads can go`));
+  // Saved in the run folder and shown as a rendered preview (reports.test.ts checks no Untitled is left).
+  const saved = fs.readFileSync(path.join(reverse, `heads-report-step-${report.step}.md`), 'utf8');
+  assert.ok(saved.startsWith('# Heads of reverse-micro'), 'the report is saved');
+  assert.match(saved, new RegExp(`\\*\\*${report.prunable.byImportance} of 6 heads can go`));
   await screenshot('head-importance', await activateExtension());
 }, 90_000);
 
