@@ -3,16 +3,8 @@
 // legend beside the plot area (no overlap), the y axis not stretched to 3,000, the selected run's
 // trace last (on top), the parent dimmed, and the fork's frozen head named in the header.
 import { join } from 'node:path';
-import { V, artifacts, assert, openPanel, send, test } from './harness.mjs';
+import { V, artifacts, assert, metricRows, openPanel, send, test } from './harness.mjs';
 
-const rows = (from, to, loss) =>
-  Array.from({ length: to - from + 1 }, (_, i) => ({
-    step: from + i,
-    loss: loss(from + i),
-    lr: 1e-3,
-    tokensPerSec: 1000,
-    gradNorm: 1,
-  }));
 /** A loss falling from about 8 to about 2 by step 200, a little apart per run. */
 const falling = (k) => (s) => 2 + 6 * Math.exp(-s / 40) + 0.05 * k;
 
@@ -35,18 +27,22 @@ test('Compare charts: 8 runs, one diverged, a fork over its parent: legend outsi
     state: {
       panel: 'dashboard',
       header: FORK_HEADER,
-      rows: rows(41, 200, falling(-4)),
+      rows: metricRows(41, 200, falling(-4)),
       schedule: null,
       cursor: null,
       events: [],
     },
   });
-  const overlays = [{ run: 'tiny-parent', runDir: '/runs/tiny-parent', rows: rows(1, 200, falling(0)) }];
+  const overlays = [{ run: 'tiny-parent', runDir: '/runs/tiny-parent', rows: metricRows(1, 200, falling(0)) }];
   for (let k = 1; k <= 6; k++)
-    overlays.push({ run: `tiny-lr-sweep-${k}`, runDir: `/runs/tiny-lr-sweep-${k}`, rows: rows(1, 200, falling(k)) });
+    overlays.push({
+      run: `tiny-lr-sweep-${k}`,
+      runDir: `/runs/tiny-lr-sweep-${k}`,
+      rows: metricRows(1, 200, falling(k)),
+    });
   // Diverges from step 120: the loss climbs to 3,000.
   const diverged = (s) => (s < 120 ? falling(7)(s) : Math.min(3000, falling(7)(s) * 1.1 ** (s - 120)));
-  overlays.push({ run: 'tiny-diverged', runDir: '/runs/tiny-diverged', rows: rows(1, 200, diverged) });
+  overlays.push({ run: 'tiny-diverged', runDir: '/runs/tiny-diverged', rows: metricRows(1, 200, diverged) });
   await page.waitForFunction(
     () => Number(document.body.dataset.drawn) >= 1 && document.getElementById('chart-loss').data,
   );

@@ -1,7 +1,7 @@
 // The inspector's Compare card: a head's difference map between two snapshots in a diverging
 // scale, in the right cells, and every head ranked by its Jensen–Shannon divergence.
 import { join } from 'node:path';
-import { V, artifacts, assert, headState, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, headState, metricRows, openPanel, posted, send, test } from './harness.mjs';
 
 const source = (step) => ({ runDir: '/runs/cmp', step, input: 'probe' });
 /** Encoder self-attention, 1 layer × 2 heads over 2 tokens: head 1 as given, head 2 fixed. */
@@ -73,21 +73,13 @@ test('Compare draws B − A of the head in a diverging scale and ranks the heads
 
 test('Compare Runs draws another run on each chart from its own first step, named in the legend', async () => {
   const page = await openPanel('dashboard');
-  const rows = (from, to, loss) =>
-    Array.from({ length: to - from + 1 }, (_, i) => ({
-      step: from + i,
-      loss: loss(from + i),
-      lr: 1e-3,
-      tokensPerSec: 1000,
-      gradNorm: 1,
-    }));
   await send(page, {
     type: 'state',
     v: V,
     state: {
       panel: 'dashboard',
       header: HEADER,
-      rows: rows(1, 100, (s) => 3 - s / 100),
+      rows: metricRows(1, 100, (s) => 3 - s / 100),
       schedule: null,
       cursor: null,
       events: [],
@@ -97,7 +89,7 @@ test('Compare Runs draws another run on each chart from its own first step, name
   await send(page, {
     type: 'overlay',
     v: V,
-    runs: [{ run: 'fork', runDir: '/runs/fork', rows: rows(51, 120, () => 1.5) }],
+    runs: [{ run: 'fork', runDir: '/runs/fork', rows: metricRows(51, 120, () => 1.5) }],
   });
   const traces = () =>
     page.evaluate(() =>

@@ -92,15 +92,13 @@ const POST = ({ step, bump, v }) => {
 /** The attention view, counters in, showing a run training live (the state before its first snapshot). */
 async function openLive(viewport) {
   const page = await openPanel('attention', viewport, 'dark', COUNTERS);
-  const header = {
-    runDir: '/runs/live',
-    run: 'live',
-    step: 10,
-    input: 'probe',
-    live: true,
-    checkpoints: [],
-    vocab: true,
-  };
+  await postLiveState(page, 10);
+  return page;
+}
+
+/** The state of a run training live at `step`, before its first snapshot there. */
+async function postLiveState(page, step) {
+  const header = { runDir: '/runs/live', run: 'live', step, input: 'probe', live: true, checkpoints: [], vocab: true };
   await page.evaluate(
     ({ header, v }) => {
       const state = { panel: 'attention', header, attention: null, selected: null, roles: [], ablation: null };
@@ -108,7 +106,6 @@ async function openLive(viewport) {
     },
     { header, v: V },
   );
-  return page;
 }
 
 // Waits until the page has drawn snapshot `step` and has had two frames to settle.
@@ -218,22 +215,7 @@ test('the across-heads rows and the head view off screen are drawn when they com
 test('issue 34: the attention view after two live snapshots, dark and light (screenshots)', async () => {
   for (const theme of ['dark', 'light']) {
     const page = await openPanel('attention', { width: 1400, height: 1800 }, theme);
-    const header = {
-      runDir: '/runs/live',
-      run: 'live',
-      step: 12,
-      input: 'probe',
-      live: true,
-      checkpoints: [],
-      vocab: true,
-    };
-    await page.evaluate(
-      ({ header, v }) => {
-        const state = { panel: 'attention', header, attention: null, selected: null, roles: [], ablation: null };
-        window.postMessage({ type: 'state', v, state }, '*');
-      },
-      { header, v: V },
-    );
+    await postLiveState(page, 12);
     await page.evaluate(POST, { step: 10, bump: [], v: V });
     await page.waitForFunction(() => document.body.dataset.renderDone);
     await page.evaluate(POST, { step: 12, bump: ['encoder_self:0.1', 'cross:1.3'], v: V });

@@ -126,6 +126,15 @@ export async function openSlowPanel(panel, delayMs) {
 }
 
 export const posted = (page, type) => page.evaluate((t) => window.__posted.filter((m) => m.type === t), type);
+/** Metric rows of steps from…to, the loss given by `loss(step)`. */
+export const metricRows = (from, to, loss) =>
+  Array.from({ length: to - from + 1 }, (_, i) => ({
+    step: from + i,
+    loss: loss(from + i),
+    lr: 1e-3,
+    tokensPerSec: 1000,
+    gradNorm: 1,
+  }));
 export const send = (page, msg) => page.evaluate((m) => window.postMessage(m, '*'), msg);
 
 export function assert(cond, what) {
