@@ -281,7 +281,9 @@ function draw(): void {
       shown.lr.data,
       themedLayout(t, 'lr', {
         ...shown.lr.layout,
-        xaxis: { ...xTitle, range: legend ? undefined : lr.xRange },
+        // Other runs: every run's steps (autorange said outright: the same uirevision keeps the range a
+        // draw without them set, which left other runs' steps outside the axis).
+        xaxis: { ...xTitle, ...(legend ? { autorange: true } : { range: lr.xRange }) },
         yaxis: { exponentformat: 'e' },
         shapes: [...lrShapes, ...cursorShape(t.accent2)],
         annotations: lrNotes,
