@@ -91,8 +91,9 @@ export function train(ctx: Ctx): Cmd {
     };
     const summary = await training.start(params);
     if (args.openPanels !== false) {
+      // Side by side, whichever column was active (its tab group lags behind a panel just opened).
       panels.openDashboard(vscode.ViewColumn.One);
-      panels.openAttention(vscode.ViewColumn.Beside);
+      panels.openAttention(vscode.ViewColumn.Two);
     }
     const started =
       `Attention Debugger: training ${path.basename(runDir)} (${summary.totalSteps} steps). ` +
