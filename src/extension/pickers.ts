@@ -182,15 +182,20 @@ async function pickBreakOn(last?: CheckName[]): Promise<CheckName[] | undefined>
 }
 
 /**
- * A run folder: the live or selected one, or picked from the run folder (or browsed to). With no
- * run anywhere it says so and offers Train.
+ * A run folder: the live or selected one, or picked from the run folder (or browsed to), newest
+ * first, `first` (when given) ahead of them. With no run anywhere it says so and offers Train.
  */
-export async function pickRun(ctx: Ctx, title: string, preferCurrent = true): Promise<string | undefined> {
+export async function pickRun(
+  ctx: Ctx,
+  title: string,
+  preferCurrent = true,
+  first?: string,
+): Promise<string | undefined> {
   const current = ctx.training.runDir ?? ctx.viewer.selection?.runDir;
   const root = runsRoot();
   const runs = root ? listRuns(root).map((r) => r.dir) : [];
-  // The selected (or training) run first: the one most often meant.
-  if (current) runs.splice(0, runs.length, current, ...runs.filter((r) => r !== current));
+  if (current && !runs.includes(current)) runs.unshift(current);
+  if (first) runs.splice(0, runs.length, first, ...runs.filter((r) => r !== first));
   if (preferCurrent && current && runs.length === 1) return current;
   if (runs.length === 0) {
     const choice = await vscode.window.showInformationMessage(

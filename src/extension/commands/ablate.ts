@@ -40,7 +40,8 @@ export function ablateHeads(ctx: Ctx): Cmd {
   return guarded(ctx, 'Ablate Heads', async (arg?: unknown): Promise<AblationScore | undefined> => {
     const args = (arg ?? {}) as AblateArgs;
     // From the palette it asks which run (the selected one first), never taking it silently.
-    const runDir = runDirOf(arg) ?? (await pickRun(ctx, 'Ablate heads of which run?', false));
+    const runDir =
+      runDirOf(arg) ?? (await pickRun(ctx, 'Ablate heads of which run?', false, ctx.viewer.selection?.runDir));
     if (!runDir) return undefined;
     const name = path.basename(runDir);
     const heads = args.heads ?? (await pickHeads(runDir, `Ablate which heads of ${name}?`));
@@ -74,7 +75,7 @@ export function ablateHeads(ctx: Ctx): Cmd {
       `on ${score.sentences} test sentences (greedy)`;
     ctx.log(`Ablate Heads: ${details}`);
     void vscode.window.showInformationMessage(
-      `${describeScore(score)} with ${heads.length > 3 ? `${heads.length} heads` : heads.join(', ')} ${mode}-ablated ` +
+      `${describeScore(score)} with ${heads.join(', ')} ${mode}-ablated ` +
         `· ${name}, step ${score.step}, ${score.sentences} test sentences`,
     );
     return score;

@@ -57,7 +57,7 @@ test('issue 26: Ablate Heads… offers heads from 0 by name; cross:1.0–1.3 pic
   assert.ok(score, 'Ablate Heads returned nothing (see the output)');
   assert.deepEqual(score.ablation, { heads: PICKED, mode: 'zero' }, 'exactly the heads picked');
   const told = ui.asked.find((a) => a.fn === 'showInformationMessage')?.text ?? '';
-  assert.match(told, /numbered at step 10, cross:1\.0, cross:1\.1, cross:1\.2, cross:1\.3 zero-ablated: /);
+  assert.match(told, / with cross:1\.0, cross:1\.1, cross:1\.2, cross:1\.3 zero-ablated · numbered, step 10,/);
 
   // The head inspector and the attention view's large card name the first head picked the same way.
   const workbench = vscode.workspace.getConfiguration('workbench');
