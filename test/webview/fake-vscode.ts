@@ -101,8 +101,10 @@ export const saveDialog: { answer: FakeUri | undefined } = { answer: undefined }
 export const fake = {
   EventEmitter,
   Uri: FakeUri,
-  ViewColumn: { Active: -1, Beside: -2, One: 1 },
+  ViewColumn: { Active: -1, Beside: -2, One: 1, Two: 2 },
   window: {
+    /** One editor column, the active one (panels/column.ts opens panels beside it, in column Two). */
+    tabGroups: { activeTabGroup: { viewColumn: 1 }, all: [{ viewColumn: 1 }] },
     createWebviewPanel(viewType: string, title: string): FakePanel {
       const p = new FakePanel(viewType, title);
       created.push(p);

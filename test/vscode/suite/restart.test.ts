@@ -39,6 +39,8 @@ test('the Runs view lists run folders with their checkpoints', async () => {
     // A click on a checkpoint shows the probe's attention at that step.
     const ckpt = api.runs.getChildren(node).find((c) => c.kind === 'checkpoint' && c.step === 5)!;
     const click = api.runs.getTreeItem(ckpt).command!;
+    // A click selects the row, then runs its command, which reads the row from the selection.
+    await api.runsView.reveal(ckpt, { select: true, focus: true });
     const shown = await vscode.commands.executeCommand<{ source: { step: number } } | undefined>(
       click.command,
       ...(click.arguments ?? []),

@@ -29,6 +29,26 @@ const live = path.join(root, 'reverse-live');
 process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
 let api: AttentionDebuggerApi;
+/**
+ * Reveals a Runs row as a click or a keyboard move does. VS Code's tree view refuses a reveal whose
+ * fetch of the rows overlaps a refresh (every second while a run trains) with "Element with id …
+ * is already registered"; a person's click never meets it, so the reveal is tried again.
+ */
+async function reveal(
+  api: AttentionDebuggerApi,
+  node: RunNode,
+  options: { select?: boolean; focus?: boolean; expand?: boolean },
+): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      return await api.runsView.reveal(node, options);
+    } catch (err) {
+      if (i >= 10 || !/already registered/.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 const settings = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('attentionDebugger');
 
 /** Sets `attentionDebugger.<key>` for the user while `fn` runs. */
@@ -68,12 +88,12 @@ test('small things: checkpoint clicks while another run trains each show their c
   });
   assert.equal(api.training.runDir, live, 'the second run trains');
   await vscode.commands.executeCommand('attentionDebugger.runs.focus');
-  await api.runsView.reveal({ kind: 'run', dir: done }, { expand: true });
+  await reveal(api, { kind: 'run', dir: done }, { expand: true });
   const clicks = 30;
   const lost: number[] = [];
   for (let i = 0; i < clicks && lost.length < 5; i++) {
     const step = i % 2 ? 10 : 20;
-    await api.runsView.reveal(checkpoint(done, step), { select: true, focus: true });
+    await reveal(api, checkpoint(done, step), { select: true, focus: true });
     // what training does every second (metrics.jsonl grows), right before the click
     api.runs.refresh();
     await vscode.commands.executeCommand('list.select'); // Enter on the focused row: VS Code runs its command
@@ -113,7 +133,7 @@ test('small things: Stop says in a dialog that the run stopped, and where Resume
 
 test('small things: the Runs tree highlight follows a run opened by a command', async () => {
   await vscode.commands.executeCommand('attentionDebugger.runs.focus');
-  await api.runsView.reveal({ kind: 'run', dir: done }, { select: true, focus: true });
+  await reveal(api, { kind: 'run', dir: done }, { select: true, focus: true });
   await until('the tree selects reverse-done', () => api.viewer.selection?.runDir === done, 30_000);
   await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: live });
   assert.equal(api.viewer.selection?.runDir, live);
