@@ -15,6 +15,7 @@ import { TrainingSession } from './training';
 import { Viewer } from './viewer';
 import {
   CurrentRunProvider,
+  highlightInFlight,
   highlightSelectedRun,
   listRuns,
   type RunNode,
@@ -78,14 +79,16 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     // A click on a run row selects that run (the row expands to its checkpoints; its inline button opens the dashboard).
     runsView.onDidChangeSelection((e) => {
       const node = e.selection[0];
+      // The highlight's own reveal (a run selected elsewhere) is no click: it must not select again.
+      if (highlightInFlight()) return;
       if (node?.kind === 'run' && node.dir !== viewer.selection?.runDir)
         viewer.selectRun(node.dir).catch((err: Error) => log(`selecting ${node.dir}: ${err.message}`));
     }),
     vscode.window.createTreeView('attentionDebugger.currentRun', { treeDataProvider: currentRun }),
     vscode.commands.registerCommand(SHOW_CLICKED_CHECKPOINT, () => showClickedCheckpoint(runsView)),
     // The highlighted row follows the selected run, however it was selected.
-    viewer.onDidChange(() => highlightSelectedRun(runsView, viewer.selection?.runDir)),
-    runsView.onDidChangeVisibility(() => highlightSelectedRun(runsView, viewer.selection?.runDir)),
+    viewer.onDidChange(() => highlightSelectedRun(runsView, () => viewer.selection?.runDir)),
+    runsView.onDidChangeVisibility(() => highlightSelectedRun(runsView, () => viewer.selection?.runDir)),
   );
 
   const ctx = {

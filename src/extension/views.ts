@@ -215,21 +215,40 @@ export async function showClickedCheckpoint(view: vscode.TreeView<RunNode>): Pro
   return undefined;
 }
 
+/** Reveals of the highlight in flight: the selection changes they cause are not a person's click. */
+let highlighting = 0;
+
+/** Whether the Runs tree's selection is being moved by highlightSelectedRun, not by a person. */
+export function highlightInFlight(): boolean {
+  return highlighting > 0;
+}
+
 /**
  * Keeps the Runs tree's highlight on the selected run when something other than a click selected
  * it (Open Run, a panel, a fork, the start of a run): its row is revealed selected, the focus left
- * where it is. A row of that run (a checkpoint) that is highlighted already stays.
+ * where it is. A row of that run (a checkpoint) that is highlighted already stays. `selected` is
+ * read at each try, so a retry never highlights (and so selects) a run the user has left.
  */
-export function highlightSelectedRun(view: vscode.TreeView<RunNode>, runDir: string | undefined, tries = 3): void {
+export function highlightSelectedRun(
+  view: vscode.TreeView<RunNode>,
+  selected: () => string | undefined,
+  tries = 3,
+): void {
+  const runDir = selected();
   if (!runDir || !view.visible) return;
   const node = view.selection[0];
   const highlighted = node?.kind === 'run' ? node.dir : node?.kind === 'checkpoint' ? node.runDir : undefined;
   if (highlighted === runDir) return;
   // A view just shown may not have its rows yet: tried again a moment later. A run outside the
   // listed folders has no row: nothing to highlight.
-  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(undefined, () => {
-    if (tries > 1) setTimeout(() => highlightSelectedRun(view, runDir, tries - 1), 500);
-  });
+  highlighting++;
+  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(
+    () => highlighting--,
+    () => {
+      highlighting--;
+      if (tries > 1) setTimeout(() => highlightSelectedRun(view, selected, tries - 1), 500);
+    },
+  );
 }
 
 interface Field {
