@@ -15,6 +15,7 @@ import type { BasePanel, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 import { PanelStore } from './store';
+import { followAttentionColumn } from './column';
 import { BeamTreePanel } from './beamTree';
 
 export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
@@ -57,6 +58,7 @@ export class Panels implements vscode.Disposable {
       log,
       request: (from, request) => this.requests.fire({ from, request }),
     };
+    followAttentionColumn(() => AttentionPanel.slot.current?.panel.viewColumn);
   }
 
   /** Each kind's slot (its open panel): for other extensions and the tests, which load their own copy of this module. */

@@ -33,7 +33,8 @@ export class PanelSlot<P extends BasePanel> {
   /** Shows the open panel (where it is, unless `column` is given) or opens one (panelColumn: at most two columns). */
   createOrShow(host: PanelHost, column?: vscode.ViewColumn): P {
     if (this.current) {
-      this.current.reveal(column === undefined ? undefined : panelColumn(column));
+      // An open panel asked for beside another is shown where it is (Beside never moves it).
+      this.current.reveal(column === undefined || column === vscode.ViewColumn.Beside ? undefined : column);
       return this.current;
     }
     const where = panelColumn(column ?? this.spec.column);
