@@ -16,6 +16,7 @@ import type { DrawnMsg, PanelKind } from '../../../src/protocol/webview';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
 import { screenshot } from './screenshot';
+import { drawnIn } from './runs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-health-'));
 const runDir = path.join(tmp, 'runs', 'reverse-hot');
@@ -47,12 +48,8 @@ function hotConfig(steps: number): string {
   return file;
 }
 
-async function drawn(api: AttentionDebuggerApi, kind: PanelKind): Promise<DrawnMsg> {
-  const panel = api.panels.slots[kind].current;
-  assert.ok(panel, `the ${kind} panel is open`);
-  const d = await panel.requestDrawn([]);
-  assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
-  return d as DrawnMsg;
+function drawn(api: AttentionDebuggerApi, kind: PanelKind): Promise<DrawnMsg> {
+  return drawnIn(api.panels.slots, kind);
 }
 
 const readLines = (file: string): unknown[] =>

@@ -55,6 +55,12 @@ export async function drawnIn(
 ): Promise<DrawnMsg> {
   const panel = slots[kind].current;
   assert.ok(panel, `the ${kind} panel is open`);
+  // Panels share two columns (issue 26 item 14): one behind another's tab draws nothing until shown,
+  // as for a person, who clicks its tab.
+  if (!panel.panel.visible) {
+    panel.panel.reveal(undefined, true);
+    await until(`the ${kind} panel shown`, () => panel.panel.visible, 10_000);
+  }
   // 30 s: a page that does not say ready in 10 s is opened anew (panels/base.ts), which the default
   // 15 s can cut short on a loaded 2-CPU machine.
   const d = await panel.requestDrawn(cells, 30_000);
