@@ -79,9 +79,8 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
     // A click on a run row selects that run (the row expands to its checkpoints; its inline button opens the dashboard).
     runsView.onDidChangeSelection((e) => {
       const node = e.selection[0];
-      // The highlight's own reveal (a run selected elsewhere) is no click: it must not select again.
-      if (highlightInFlight()) return;
-      if (node?.kind === 'run' && node.dir !== viewer.selection?.runDir)
+      // The highlight's own reveal (of a run selected elsewhere, maybe left since) is no click.
+      if (node?.kind === 'run' && node.dir !== viewer.selection?.runDir && !highlightInFlight(node.dir))
         viewer.selectRun(node.dir).catch((err: Error) => log(`selecting ${node.dir}: ${err.message}`));
     }),
     vscode.window.createTreeView('attentionDebugger.currentRun', { treeDataProvider: currentRun }),

@@ -215,12 +215,12 @@ export async function showClickedCheckpoint(view: vscode.TreeView<RunNode>): Pro
   return undefined;
 }
 
-/** Reveals of the highlight in flight: the selection changes they cause are not a person's click. */
-let highlighting = 0;
+/** Runs whose row the highlight is revealing: the selection changes that causes are not a person's click. */
+const highlighting = new Map<string, number>();
 
-/** Whether the Runs tree's selection is being moved by highlightSelectedRun, not by a person. */
-export function highlightInFlight(): boolean {
-  return highlighting > 0;
+/** Whether `runDir`'s row is being selected by highlightSelectedRun, not by a person. */
+export function highlightInFlight(runDir: string): boolean {
+  return (highlighting.get(runDir) ?? 0) > 0;
 }
 
 /**
@@ -241,14 +241,16 @@ export function highlightSelectedRun(
   if (highlighted === runDir) return;
   // A view just shown may not have its rows yet: tried again a moment later. A run outside the
   // listed folders has no row: nothing to highlight.
-  highlighting++;
-  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(
-    () => highlighting--,
-    () => {
-      highlighting--;
-      if (tries > 1) setTimeout(() => highlightSelectedRun(view, selected, tries - 1), 500);
-    },
-  );
+  highlighting.set(runDir, (highlighting.get(runDir) ?? 0) + 1);
+  const done = (): void => {
+    const n = (highlighting.get(runDir) ?? 1) - 1;
+    if (n > 0) highlighting.set(runDir, n);
+    else highlighting.delete(runDir);
+  };
+  view.reveal({ kind: 'run', dir: runDir }, { select: true, focus: false }).then(done, () => {
+    done();
+    if (tries > 1) setTimeout(() => highlightSelectedRun(view, selected, tries - 1), 500);
+  });
 }
 
 interface Field {
