@@ -232,14 +232,15 @@ export function highlightInFlight(runDir: string): boolean {
 export function highlightSelectedRun(
   view: vscode.TreeView<RunNode>,
   selected: () => string | undefined,
-  tries = 3,
+  tries = 6,
 ): void {
   const runDir = selected();
   if (!runDir || !view.visible) return;
   const node = view.selection[0];
   const highlighted = node?.kind === 'run' ? node.dir : node?.kind === 'checkpoint' ? node.runDir : undefined;
   if (highlighted === runDir) return;
-  // A view just shown may not have its rows yet: tried again a moment later. A run outside the
+  // A view just shown, or a run folder just made, may not have its row yet (the tree refreshes a
+  // second after a file changes): tried again for 3 s. A run outside the
   // listed folders has no row: nothing to highlight.
   highlighting.set(runDir, (highlighting.get(runDir) ?? 0) + 1);
   const done = (): void => {

@@ -33,6 +33,11 @@ test('the Runs view lists run folders with their checkpoints', async () => {
     fs.cpSync(run1, other, { recursive: true });
     await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: other });
     assert.equal(api.viewer.selection?.runDir, other);
+    // The tree highlights the opened run once its row is listed; a person clicks after that.
+    await until('the opened run highlighted', () => {
+      const row = api.runsView.selection[0];
+      return row?.kind === 'run' && row.dir === other;
+    });
     const selected = waitFor(api.viewer.onDidChange, (s) => s.runDir === run1, 20_000, 'the run selected');
     await api.runsView.reveal(node, { select: true, focus: true });
     await selected;

@@ -30,18 +30,25 @@ process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
 let api: AttentionDebuggerApi;
 /**
- * Reveals a Runs row as a click or a keyboard move does. VS Code's tree view refuses a reveal whose
- * fetch of the rows overlaps a refresh (every second while a run trains) with "Element with id …
- * is already registered"; a person's click never meets it, so the reveal is tried again.
+ * Reveals a Runs row as a click or a keyboard move does, the Runs view shown first (earlier tests
+ * close the side bar). VS Code's tree view refuses a reveal whose fetch of the rows overlaps a
+ * refresh (every second while a run trains) with "Element with id … is already registered", or
+ * leaves it unanswered; a person's click never meets either, so the reveal is tried again.
  */
 async function reveal(
   api: AttentionDebuggerApi,
   node: RunNode,
   options: { select?: boolean; focus?: boolean; expand?: boolean },
 ): Promise<void> {
+  if (!api.runsView.visible) {
+    await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+    await until('the Runs view shown', () => api.runsView.visible, 10_000);
+  }
   for (let i = 0; ; i++) {
+    const unanswered = new Promise<'unanswered'>((r) => setTimeout(() => r('unanswered'), 10_000));
     try {
-      return await api.runsView.reveal(node, options);
+      if ((await Promise.race([api.runsView.reveal(node, options), unanswered])) !== 'unanswered') return;
+      if (i >= 5) throw new Error(`the Runs view did not reveal ${JSON.stringify(node)} in 10 s, 6 times`);
     } catch (err) {
       if (i >= 10 || !/already registered/.test(String(err))) throw err;
       await new Promise((r) => setTimeout(r, 200));
