@@ -95,7 +95,6 @@ test('small things: checkpoint clicks while another run trains each show their c
   });
   assert.equal(api.training.runDir, live, 'the second run trains');
   await vscode.commands.executeCommand('attentionDebugger.runs.focus');
-  await reveal(api, { kind: 'run', dir: done }, { expand: true });
   const clicks = 12;
   const lost: number[] = [];
   for (let i = 0; i < clicks && lost.length < 5; i++) {
