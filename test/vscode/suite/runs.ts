@@ -60,9 +60,10 @@ export async function drawnIn(
   if (!panel.panel.visible) {
     panel.panel.reveal(undefined, true);
     await until(`the ${kind} panel shown`, () => panel.panel.visible, 10_000);
-    // A page hidden behind a tab is unloaded; shown again, it loads and says ready anew.
-    await until(`the ${kind} page ready`, () => panel.isReady, 30_000);
   }
+  // A page hidden behind a tab is unloaded; shown again (here, or by the command a test ran), it
+  // loads and says ready anew.
+  await until(`the ${kind} page ready`, () => panel.isReady, 30_000);
   // 30 s: a page that does not say ready in 10 s is opened anew (panels/base.ts), which the default
   // 15 s can cut short on a loaded 2-CPU machine.
   const d = await panel.requestDrawn(cells, 30_000);
