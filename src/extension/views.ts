@@ -2,7 +2,8 @@
  * The side bar: a Runs tree (run folders under the `attentionDebugger.runFolder` setting, each with
  * its checkpoints) and a compact Current Run tree (step, loss, lr, tokens/s of the live run).
  * Runs refresh on train/ended and on file changes (metrics.jsonl, checkpoints), debounced since
- * a training run appends to metrics.jsonl every step.
+ * a training run appends to metrics.jsonl every step, and only when a row would read differently:
+ * a refresh every second while a run trains unsettled clicks and reveals in the tree.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -89,6 +90,8 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subs: vscode.Disposable[] = [this.changed];
   private timer: NodeJS.Timeout | undefined;
+  /** What the rows said at the last refresh (shown()). */
+  private lastShown = '';
 
   constructor(
     private readonly training: TrainingSession,
@@ -113,11 +116,29 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
   refresh(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.lastShown = this.shown();
     this.changed.fire(undefined);
   }
 
+  /** A refresh a second from now, if the rows would then read differently. */
   private refreshSoon(): void {
-    this.timer ??= setTimeout(() => this.refresh(), 1000);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      if (this.shown() !== this.lastShown) this.refresh();
+    }, 1000);
+  }
+
+  /** The rows' order, labels and descriptions in one string: what a refresh would show. */
+  private shown(): string {
+    const rows = this.listed().map((r) => [
+      r.dir,
+      r.parent,
+      this.training.runDir === r.dir,
+      this.viewer.selection?.runDir === r.dir,
+      readRunState(r.dir),
+      listCheckpoints(r.dir).map((c) => c.step),
+    ]);
+    return JSON.stringify(rows);
   }
 
   /** The listed runs, each with the listed run it forks (forks sit under their parent). */
