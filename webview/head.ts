@@ -7,6 +7,7 @@
  */
 import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
+import { mergeSnapshots } from '../src/protocol/history';
 import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   type DrawnReport,
@@ -331,7 +332,7 @@ function handle(m: ToWebview): void {
       latest = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       break;
     case 'snapshots':
-      snapshots = m.items;
+      snapshots = mergeSnapshots(snapshots, m.items);
       break;
     case 'cursor':
       if (m.loss !== undefined) losses.set(m.step, m.loss);

@@ -134,7 +134,9 @@ export class Panels implements vscode.Disposable {
   }
   addSnapshots(items: Attention[]): void {
     this.store.addSnapshots(items);
-    HeadInspectorPanel.slot.current?.showSnapshots(this.store.snapshots);
+    // The new ones alone: the page merges them as the store does (the whole history with each
+    // live snapshot, 30 a second on a small model, kept the extension host busy for seconds).
+    HeadInspectorPanel.slot.current?.showSnapshots(items);
   }
   /** The shared step cursor: the dashboard and the Heads panel mark it, the inspector's slider goes there. */
   showCursor(step: number): void {

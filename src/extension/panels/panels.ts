@@ -183,7 +183,7 @@ export class HeadInspectorPanel extends BasePanel {
     this.post({ type: 'attention', ...attention, roles: this.host.store.rolesAt(attention.source.step) });
   }
 
-  /** The whole probe history (merged by step in the store). */
+  /** Snapshots new to the probe history: the page merges them in (protocol/history.ts). */
   showSnapshots(items: Attention[]): void {
     this.post({ type: 'snapshots', items });
   }

@@ -9,11 +9,11 @@
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { HeadRoles, OverlayRun, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
+import { mergeSnapshots } from '../../protocol/history';
 import { headRoles } from '../../protocol/roles';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 
 export const MAX_ROWS = 200_000;
-export const MAX_SNAPSHOTS = 128;
 
 export class PanelStore {
   header: ViewHeader | null = null;
@@ -71,19 +71,9 @@ export class PanelStore {
     }
   }
 
-  /**
-   * Snapshots of the probe pair, oldest first, one per step. Past MAX_SNAPSHOTS every other one of
-   * the older half goes, so a long run keeps its whole span (first and newest always stay).
-   */
+  /** Snapshots of the probe pair merged into the history (protocol/history.ts). */
   addSnapshots(items: readonly Attention[], replace = false): void {
-    const byStep = new Map((replace ? [] : this.snapshots).map((s) => [s.source.step, s]));
-    for (const s of items) byStep.set(s.source.step, s);
-    let all = [...byStep.values()].sort((a, b) => a.source.step - b.source.step);
-    while (all.length > MAX_SNAPSHOTS) {
-      const half = all.length >> 1;
-      all = [...all.slice(0, half).filter((_, i) => i % 2 === 0), ...all.slice(half)];
-    }
-    this.snapshots = all;
+    this.snapshots = mergeSnapshots(replace ? [] : this.snapshots, items);
   }
 
   /** The logged loss at each snapshot step (for the inspector's slider). */
