@@ -12,6 +12,7 @@ import {
   type PersistedState,
   type ToWebview,
   type ViewHeader,
+  PLOTLY_SCRIPT_ID,
   WEBVIEW_PROTOCOL_VERSION,
   checkToWebview,
 } from '../src/protocol/webview';
@@ -214,7 +215,30 @@ export const PLOTLY_CONFIG: Plotly.Config = {
 
 // ---- the plotly queue ----------------------------------------------------------------------
 
-let queue: Promise<unknown> = Promise.resolve();
+/**
+ * Resolves once plotly.js has run: the page loads it async (panels/html.ts), so maps are drawn
+ * while it loads. If it does not load, the charts say so (the maps still work).
+ */
+function plotlyLoaded(): Promise<void> {
+  if (typeof Plotly !== 'undefined') return Promise.resolve();
+  const script = document.getElementById(PLOTLY_SCRIPT_ID);
+  if (!script) return Promise.reject(new Error('the page has no plotly.js script'));
+  return new Promise((resolve, reject) => {
+    script.addEventListener('load', () => resolve(), { once: true });
+    script.addEventListener(
+      'error',
+      () =>
+        reject(
+          new Error(
+            `plotly.js did not load (${script.getAttribute('src')}): charts cannot be drawn. Close the panel and open it again.`,
+          ),
+        ),
+      { once: true },
+    );
+  });
+}
+
+let queue: Promise<unknown> = plotlyLoaded().catch((err: unknown) => showError((err as Error).message));
 
 /** Runs plotly calls one after another; a failure is shown, and the queue goes on. */
 export function plotly<T>(fn: () => Promise<T> | T): Promise<T | undefined> {

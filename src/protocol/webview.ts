@@ -68,6 +68,8 @@ export {
 
 /** Bumped on any incompatible change; a message with another `v` is rejected, naming `v`. */
 export const WEBVIEW_PROTOCOL_VERSION = 2;
+/** The id of the page's plotly.js script element, which the page watches load (panels/html.ts). */
+export const PLOTLY_SCRIPT_ID = 'plotly-script';
 
 export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -100,7 +102,7 @@ export interface AttentionMsg extends Versioned, Attention {
   roles?: HeadRoles[];
 }
 
-/** Attention of the fixed probe sentence at earlier training steps, oldest first. */
+/** Attention of the probe sentence at more steps, for the page to merge into its history (mergeSnapshots). */
 export interface SnapshotsMsg extends Versioned {
   type: 'snapshots';
   items: Attention[];

@@ -1,11 +1,13 @@
 /**
  * The HTML of every panel's webview, in one pure function (no vscode import) so the browser test
  * serves exactly what the panel classes give VS Code. Scripts run only with the page's nonce;
- * plotly is loaded from the extension's node_modules (no network) before the panel's bundle.
+ * plotly is loaded from the extension's node_modules (no network) beside the panel's bundle, not
+ * before it: its 3.5 MB took seconds on a busy machine, and the page drew nothing until it ran
+ * (issue 26 item 7). Maps are canvas and draw at once; charts wait for plotly (webview/common.ts).
  * style-src allows inline styles because plotly writes style elements and attributes (with a
  * nonce in the list, 'unsafe-inline' would be ignored, so styles carry no nonce).
  */
-import type { PanelKind } from '../../protocol/webview';
+import { PLOTLY_SCRIPT_ID, type PanelKind } from '../../protocol/webview';
 
 export interface PanelHtmlOptions {
   panel: PanelKind;
@@ -124,7 +126,7 @@ const GUARD = `(() => {
   const since = Date.now();
   const look = () => {
     if (window.__panelStarted || said) return;
-    // Past 'loading', the parser has run every script (they are neither async nor deferred).
+    // Past 'loading', the parser has run the panel's script (plotly, async, is webview/common.ts's to watch).
     if (document.readyState !== 'loading') show('The panel loaded its scripts but did not start. Close it and open it again from the Attention Debugger commands.');
     else if (Date.now() - since >= 60000) show('The panel is still loading its scripts after 60 s. If it stays blank, close it and open it again.');
     else setTimeout(look, 1000);
@@ -154,7 +156,7 @@ export function panelHtml(o: PanelHtmlOptions): string {
 <div id="view-header" class="view-header"></div>
 <div id="app"></div>
 <script nonce="${o.nonce}">${GUARD}</script>
-<script nonce="${o.nonce}" src="${escapeHtml(o.plotlyUri)}"></script>
+<script nonce="${o.nonce}" id="${PLOTLY_SCRIPT_ID}" src="${escapeHtml(o.plotlyUri)}" async></script>
 <script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>
 </html>

@@ -102,6 +102,30 @@ export async function openPanel(
   return page;
 }
 
+/**
+ * A panel whose plotly.js the server holds back until `release()` (a busy machine: the 3.5 MB
+ * script took seconds): resolves once the page says ready, or rejects if it never does.
+ */
+export async function openPanelPlotlyHeld(panel, viewport = { width: 1200, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  page.on('pageerror', (e) => problems.push(`${panel}: page error: ${e.message}`));
+  let release;
+  const held = new Promise((r) => (release = r));
+  await page.route('**/plotly.min.js', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.addInitScript(FAKE_VSCODE);
+  await page.goto(`${base}/panel/${panel}.html`, { waitUntil: 'commit' });
+  const ready = await page
+    .waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 15000 })
+    .then(
+      () => true,
+      () => false,
+    );
+  return { page, ready, release };
+}
+
 /** A panel whose bundle fails to load (?script=missing): what the page's guard is for. */
 export async function openBrokenPanel(panel) {
   const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });

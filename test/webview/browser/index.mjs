@@ -7,6 +7,7 @@ import './long.mjs';
 import './dashboard.mjs';
 import './head.mjs';
 import './slider.mjs';
+import './firstDraw.mjs';
 import './layout.mjs';
 import './selection.mjs';
 import './telemetry.mjs';
