@@ -181,25 +181,26 @@ export class Trainer {
     this.run.writeCheckpoint(this.step, weights, optim, this.position);
   }
 
-  /** Writes the probe pair's attention at this step to snapshots/ and returns it. */
+  /** The probe pair's attention at this step (written to snapshots/ by writeSnapshot). */
   async snapshot(): Promise<Attention | undefined> {
     if (!this.probe) return undefined;
     const tgtIn = [BOS, ...this.probe.tgt];
     const [pair] = await guardGpu(`the probe's attention at step ${this.step}`, () =>
       attentionOfPairs(this.model, [this.probe!.src], [tgtIn]),
     );
-    const src = this.data.vocab.tokens(this.probe.src);
-    const tgt = this.data.vocab.tokens(tgtIn);
-    this.run.writeSnapshot({
-      step: this.step,
-      pairs: [{ src, tgt, srcIds: this.probe.src, tgtIds: tgtIn, maps: pair.maps }],
-    });
     return {
       source: { runDir: this.run.path, step: this.step, input: 'probe' },
-      srcTokens: src,
-      tgtTokens: tgt,
+      srcTokens: this.data.vocab.tokens(this.probe.src),
+      tgtTokens: this.data.vocab.tokens(tgtIn),
       maps: pair.maps,
     };
+  }
+
+  /** Writes a snapshot of snapshot() to snapshots/ (whole, with its fsync). */
+  private writeSnapshot(snap: Attention): void {
+    const pair = { src: snap.srcTokens, tgt: snap.tgtTokens, maps: snap.maps };
+    const ids = { srcIds: this.probe!.src, tgtIds: [BOS, ...this.probe!.tgt] };
+    this.run.writeSnapshot({ step: snap.source.step, pairs: [{ ...pair, ...ids }] });
   }
 
   /** Telemetry of the probe batch at this step (and, every PROBE_EVERY rows, the mask probes). */
@@ -339,7 +340,14 @@ export class Trainer {
       callbacks.onStep?.(row);
       if (r.applied && s.snapshot_every && this.step % s.snapshot_every === 0) {
         const snap = await this.snapshot();
-        if (snap) callbacks.onSnapshot?.(snap);
+        if (snap) {
+          callbacks.onSnapshot?.(snap);
+          // The server sends it on the next turn of the event loop, which on wasm and cpu came only
+          // at the step's end, after telemetry: yielded here, the live view gets it first, and the
+          // file's fsync is no part of its latency either (issue 34).
+          await new Promise((resolve) => setImmediate(resolve));
+          this.writeSnapshot(snap);
+        }
       }
       if (telemetry && r.applied) findings.push(...(await this.telemetry(r.headGradNorms, callbacks)));
       if (this.report(findings, callbacks)) {
