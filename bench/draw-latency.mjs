@@ -83,7 +83,9 @@ const PAGE_HELPERS = () => {
       const obs = new MutationObserver(() => {
         if (!drawn()) return;
         obs.disconnect();
-        resolve(performance.now() - t0);
+        // `at`: the wall clock when drawn, as the page reads it (Node's Date.now() once evaluate
+        // returned added Playwright's hop back, which no webview has).
+        resolve({ ms: performance.now() - t0, at: performance.timeOrigin + performance.now() });
       });
       obs.observe(document.body, { attributes: true, attributeFilter: ['data-render-done'] });
       window.postMessage(msg, '*', transfer);
@@ -122,7 +124,7 @@ const SYNTHETIC = async ({ n, L, H, kinds }) => {
     tgtTokens: tok('t'),
     maps,
   };
-  const ms = await window.__postAndWait(
+  const { ms } = await window.__postAndWait(
     msg,
     maps.map((m) => m.weights.buffer),
   );
@@ -154,7 +156,7 @@ try {
   const exited = new Promise((resolve) => engine.on('exit', resolve));
   const conn = createMessageConnection(new StreamMessageReader(engine.stdout), new StreamMessageWriter(engine.stdin));
   const page = await openPage();
-  const samples = []; // { step, arrived, drawn (Date.now()), convertMs, pageMs, shape }
+  const samples = []; // { step, arrived, drawn (the page's wall clock), convertMs, pageMs, shape }
   let queue = Promise.resolve();
   let failure;
   let ended;
@@ -172,11 +174,11 @@ try {
     const convertMs = performance.now() - t0;
     queue = queue
       .then(async () => {
-        const pageMs = await page.evaluate((m) => window.__postAndWait(m), msg);
+        const { ms: pageMs, at } = await page.evaluate((m) => window.__postAndWait(m), msg);
         samples.push({
           step: msg.source.step,
           arrived,
-          drawn: Date.now(),
+          drawn: at,
           convertMs,
           pageMs,
           shape: msg.maps.map((m) => m.shape),
@@ -304,6 +306,7 @@ try {
   console.log(
     "step end: the engine's Date.now() after the step, from the run's metrics.jsonl (train/snapshot carries no time); the snapshot is computed after it",
   );
+  console.log("drawn: the page's wall clock at data-render-done (performance.timeOrigin + now())");
   console.log('');
   console.log(
     `## (2) post → drawn, ${KINDS.length} kinds × ${L} layers × ${H} heads (${KINDS.length * L * H} maps), median of ${args.reps} after ${args.warmup} warm-up`,
