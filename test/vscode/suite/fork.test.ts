@@ -12,7 +12,7 @@ import type { RunNode } from '../../../src/extension/views';
 import { activateExtension, EXTENSION_ID } from './api';
 import { test, waitFor } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 import { answer } from './ui';
 import type { AblationScore } from '../../../src/protocol/ablation';
 
@@ -91,7 +91,8 @@ test('Fork From Here… on a checkpoint row trains a fork that sits under its pa
     const drawn = await drawnIn(api.panels.slots, 'dashboard');
     assert.equal(drawn.run, 'reverse-fork');
     assert.ok(drawn.marks.includes('overlay reverse-parent@1'), `marks: ${drawn.marks.join(', ')}`);
-    await screenshot('dashboard-fork-over-parent', api);
+    // issue 26 item 12 in the default dark theme: legends outside the plot, the selected run on top
+    await inDarkTheme(() => screenshot('dashboard-fork-over-parent', api));
   } finally {
     await settings.update('runFolder', undefined, vscode.ConfigurationTarget.Global);
   }

@@ -15,7 +15,7 @@ import { MICRO_MODEL, MICRO_TRAINING } from '../../train/helpers';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, trainAndWait, until } from './runs';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-numbered-'));
@@ -60,9 +60,7 @@ test('issue 26: Ablate Heads… offers heads from 0 by name; cross:1.0–1.3 pic
   assert.match(told, / with cross:1\.0, cross:1\.1, cross:1\.2, cross:1\.3 zero-ablated · numbered, step 10,/);
 
   // The head inspector and the attention view's large card name the first head picked the same way.
-  const workbench = vscode.workspace.getConfiguration('workbench');
-  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
-  try {
+  await inDarkTheme(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
     await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: run, text: '4 5 6 7' });
@@ -93,7 +91,5 @@ test('issue 26: Ablate Heads… offers heads from 0 by name; cross:1.0–1.3 pic
     api.panels.openAttention();
     for (let i = 0; i < 8; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
     await screenshot('heads-numbered-once', api);
-  } finally {
-    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
-  }
+  });
 }, 180_000);

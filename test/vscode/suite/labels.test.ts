@@ -15,7 +15,7 @@ import type { DrawnMsg } from '../../../src/protocol/webview';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-labels-'));
@@ -61,21 +61,20 @@ async function decodedAndOpen(): Promise<DrawnMsg> {
  * that refused `broken` as VS Code shows it.
  */
 async function showRefusal(broken: string): Promise<void> {
-  const workbench = vscode.workspace.getConfiguration('workbench');
-  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
-  try {
-    for (const kind of ['dashboard', 'head'] as const) api.panels.slots[kind].current?.panel.dispose();
-    await vscode.commands.executeCommand('workbench.action.closeSidebar');
-    await vscode.commands.executeCommand('workbench.action.joinAllGroups');
-    api.panels.openAttention();
-    await vscode.commands.executeCommand('notifications.clearAll');
-    await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: broken }); // the real error, shown
-    assert.ok(detailOf(await drawn()), 'the head card is drawn for the screenshot');
-    await screenshot('attention-broken-folder-refused', api, { keepNotifications: true });
-  } finally {
-    await vscode.commands.executeCommand('notifications.clearAll');
-    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
-  }
+  await inDarkTheme(async () => {
+    try {
+      for (const kind of ['dashboard', 'head'] as const) api.panels.slots[kind].current?.panel.dispose();
+      await vscode.commands.executeCommand('workbench.action.closeSidebar');
+      await vscode.commands.executeCommand('workbench.action.joinAllGroups');
+      api.panels.openAttention();
+      await vscode.commands.executeCommand('notifications.clearAll');
+      await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: broken }); // the real error, shown
+      assert.ok(detailOf(await drawn()), 'the head card is drawn for the screenshot');
+      await screenshot('attention-broken-folder-refused', api, { keepNotifications: true });
+    } finally {
+      await vscode.commands.executeCommand('notifications.clearAll');
+    }
+  });
 }
 
 test('issue 26: a blank or empty Decode says so and changes nothing: the header and the large head card stay', async () => {

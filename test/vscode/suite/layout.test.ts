@@ -13,7 +13,7 @@ import type { PanelKind } from '../../../src/protocol/webview';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-layout-'));
 const run = path.join(tmp, 'runs', 'reverse-layout');
@@ -60,9 +60,7 @@ test('issue 26: the attention, dashboard, head inspector, Heads and Beam Tree pa
   await until('every panel in a tab', tabbed, 30_000);
   assert.ok(vscode.window.tabGroups.all.length <= 2, `${vscode.window.tabGroups.all.length} columns: ${columns()}`);
 
-  const workbench = vscode.workspace.getConfiguration('workbench');
-  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
-  try {
+  await inDarkTheme(async () => {
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
     api.panels.openAttention();
     await until('the attention page', () => api.panels.slots.attention.current?.isReady === true, 60_000);
@@ -70,7 +68,5 @@ test('issue 26: the attention, dashboard, head inspector, Heads and Beam Tree pa
     assert.equal(d.run, 'reverse-layout', 'the attention view names the run');
     await screenshot('layout-two-columns', api);
     assert.ok(vscode.window.tabGroups.all.length <= 2, `after the screenshot: ${columns()}`);
-  } finally {
-    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
-  }
+  });
 }, 240_000);

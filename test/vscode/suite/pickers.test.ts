@@ -12,7 +12,7 @@ import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 import { answer, type Asked, type Script } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-pick-'));
@@ -101,7 +101,8 @@ test('Compare Runs draws another run on the selected one’s dashboard, from its
   const drawn = await drawnIn(api.panels.slots, 'dashboard');
   assert.equal(drawn.run, 'copy-a');
   assert.ok(drawn.marks.includes('overlay copy-b@1'), `marks: ${drawn.marks.join(', ')}`);
-  await screenshot('dashboard-compare-runs', api);
+  // issue 26 item 12 in the default dark theme: legends outside the plot, the selected run on top
+  await inDarkTheme(() => screenshot('dashboard-compare-runs', api));
   await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: runB }); // a new selection clears them
   assert.deepEqual(api.panels.store.overlays, []);
 }, 60_000);

@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
-import { screenshot } from './screenshot';
+import { inDarkTheme, screenshot } from './screenshot';
 import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-states-'));
@@ -64,17 +64,9 @@ async function shownState(api: AttentionDebuggerApi, runDir: string, expected: s
   }
 }
 
-/** A screenshot in VS Code's default dark theme (Default Dark Modern), the theme restored after. */
-async function darkScreenshot(name: string, api: AttentionDebuggerApi): Promise<void> {
-  const workbench = vscode.workspace.getConfiguration('workbench');
-  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
-  try {
-    await new Promise((r) => setTimeout(r, 1000)); // the workbench and the panels take the theme
-    await screenshot(name, api, { keepNotifications: true });
-  } finally {
-    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
-  }
-}
+/** A screenshot in VS Code's default dark theme, notifications kept. */
+const darkScreenshot = (name: string, api: AttentionDebuggerApi): Promise<unknown> =>
+  inDarkTheme(() => screenshot(name, api, { keepNotifications: true }));
 
 test('a run at LR factor 1000 ends diverged, with checks from the settings, everywhere at once', async () => {
   const api = await activateExtension();

@@ -30,3 +30,15 @@ export async function screenshot(
   if (!fs.existsSync(file)) throw new Error(`the launcher took no screenshot ${name} within 10 s`);
   return file;
 }
+
+/** Runs `fn` in VS Code's default dark theme (Default Dark Modern), the theme restored after. */
+export async function inDarkTheme<T>(fn: () => Promise<T>): Promise<T> {
+  const workbench = vscode.workspace.getConfiguration('workbench');
+  await workbench.update('colorTheme', 'Default Dark Modern', vscode.ConfigurationTarget.Global);
+  try {
+    await new Promise((r) => setTimeout(r, 1000)); // the workbench and the panels take the theme
+    return await fn();
+  } finally {
+    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
+  }
+}
