@@ -16,21 +16,6 @@ export interface BatchOptions {
   shuffle?: boolean;
 }
 
-/** Padded size of a batch: rows times the longest source plus rows times the longest target. */
-export function paddedTokens(
-  batch: readonly number[],
-  srcLengths: readonly number[],
-  tgtLengths: readonly number[],
-): number {
-  let s = 0;
-  let t = 0;
-  for (const i of batch) {
-    s = Math.max(s, srcLengths[i] as number);
-    t = Math.max(t, tgtLengths[i] as number);
-  }
-  return batch.length * (s + t);
-}
-
 /**
  * Batches of pair indices. srcLengths[i] / tgtLengths[i] are the lengths the tensors will have
  * (count BOS/EOS if the trainer adds them). Every index appears in exactly one batch; a pair that

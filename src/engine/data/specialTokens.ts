@@ -11,7 +11,3 @@ export const SPECIAL_TOKENS: readonly string[] = ['<pad>', '<s>', '</s>', '<unk>
 
 /** Number of special ids; the first ordinary token id. */
 export const NUM_SPECIAL = SPECIAL_TOKENS.length;
-
-export function isSpecial(id: number): boolean {
-  return id >= 0 && id < NUM_SPECIAL;
-}
