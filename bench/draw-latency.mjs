@@ -1,7 +1,7 @@
 /* global window, document, performance, MutationObserver -- the page functions below run in Chromium */
 // Attention drawing latency, end to end: (1) a training step's end → its attention snapshot drawn
 // in the attention panel, through the real path (`node dist/cli.js serve` on JSON-RPC/stdio,
-// train/snapshot → the extension's toAttention (decode and check, once) → postMessage into the
+// train/snapshot → the extension's attentionFromWire (decode and check, once) → postMessage into the
 // panel's page in headless Chromium → body[data-render-done], as test/webview/browser/ waits);
 // (2) post → drawn for synthetic 3 kinds × 6 layers × 8 heads at 128 and 512 tokens, against
 // matplotlib (bench/draw_peer.py: the same grid as imshow subplots, Agg, saved to PNG);
@@ -29,13 +29,13 @@ const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * x
 for (const f of ['dist/cli.js', 'dist/webview/attention.js'])
   if (!existsSync(join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
 
-// The extension's own conversion and the protocol's one list of kinds, bundled from src/
+// The extension's own conversion (protocol/wire.ts) and the protocol's one list of kinds, bundled from src/
 // (as bench/lib/build.mjs does).
 const outfile = join(root, 'out', 'bench', 'draw-ext.mjs');
 await esbuild.build({
   stdin: {
     contents: [
-      "export { toAttention } from './src/extension/convert';",
+      "export { attentionFromWire } from './src/protocol/wire';",
       "export { WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
       "export { ATTENTION_KINDS } from './src/protocol/attention';",
     ].join('\n'),
@@ -50,13 +50,13 @@ await esbuild.build({
   logLevel: 'warning',
 });
 const {
-  toAttention,
+  attentionFromWire,
   WEBVIEW_PROTOCOL_VERSION,
   ATTENTION_KINDS: KINDS,
 } = await import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
 /** What TrainingSession.onSnapshot + BasePanel.post do with a snapshot before webview.postMessage. */
 function toMessage(wire) {
-  return { type: 'attention', ...toAttention(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };
+  return { type: 'attention', ...attentionFromWire(wire, 'train/snapshot attention'), v: WEBVIEW_PROTOCOL_VERSION };
 }
 
 // The attention panel's page as VS Code gives it to a webview (scripts/panel-server.mjs, the webview tests' server).
@@ -292,7 +292,7 @@ try {
     col((s) => s.drawn - s.arrived),
   );
   row(
-    '  convert (toAttention: base64 → Float32Array, checked)',
+    '  convert (attentionFromWire: base64 → Float32Array, checked)',
     col((s) => s.convertMs),
   );
   row(

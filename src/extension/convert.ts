@@ -1,28 +1,19 @@
 /**
- * Where engine payloads enter the extension host: attention and positional encodings arrive as
- * base64 float32 (protocol/wire.ts) and are decoded and checked here, once; the panels take the
- * result as it is.
+ * Decoding engine payloads in the extension host: attention and positional encodings arrive as
+ * base64 float32 (protocol/wire.ts) and are decoded and checked once; the panels take the result as
+ * it is. Attention is decoded in one go by protocol/wire.ts's attentionFromWire (snapshots, a beam-tree node), or by
+ * toAttentionInTurns here, one kind per event-loop turn, where a reply may be large (the attention
+ * view's attention/get); positional encodings by toPositionalPayload.
  */
 import type { Attention, AttentionMaps } from '../protocol/attention';
 import { type PositionalPayload, checkPositionalPayload } from '../protocol/webview';
-import {
-  attentionFromWire,
-  base64ToFloat32,
-  checkedAttention,
-  mapsFromWire,
-  type WireAttention,
-  type WireMatrix,
-} from '../protocol/wire';
-
-export function toAttention(wire: WireAttention, what: string): Attention {
-  return attentionFromWire(wire, what);
-}
+import { base64ToFloat32, checkedAttention, mapsFromWire, type WireAttention, type WireMatrix } from '../protocol/wire';
 
 /** The end of this event-loop turn: what waits (other replies, the pages' messages, timers) runs first. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * toAttention one kind per event-loop turn, for attention/get's replies (up to 3 kinds × 48 maps
+ * attentionFromWire one kind per event-loop turn, for attention/get's replies (up to 3 kinds × 48 maps
  * of 64² pooled cells, 3.1 MB of base64, at any input length; or up to 256² whole weights each).
  * The reply's parse by vscode-jsonrpc is one task of the host, and without these turns the checks,
  * the decoding and the panels' posting would run in that same task (promise continuations); so

@@ -26,9 +26,8 @@ import {
 } from '../protocol/training';
 import { type RunEvent, type TelemetryRow, describeFinding } from '../protocol/telemetry';
 import type { Schedule } from '../protocol/webview';
-import type { WireAttention } from '../protocol/wire';
+import { attentionFromWire, type WireAttention } from '../protocol/wire';
 import { type ForkParams, trainFork } from '../protocol/fork';
-import { toAttention } from './convert';
 import { STATE_ICONS, STATE_LABELS } from './runState';
 import type { EngineClient } from './engineClient';
 
@@ -276,7 +275,7 @@ export class TrainingSession implements vscode.Disposable {
     if (!this.isLive(runDir, 'train/snapshot')) return;
     let attention: Attention;
     try {
-      attention = toAttention(wire, 'train/snapshot attention');
+      attention = attentionFromWire(wire, 'train/snapshot attention');
     } catch (err) {
       this.log(`malformed train/snapshot ignored: ${(err as Error).message}`);
       return;

@@ -15,8 +15,9 @@ import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
 import { ablationEffect, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
+import { attentionFromWire } from '../protocol/wire';
 import { requestBlock } from './blocks';
-import { toAttention, toAttentionInTurns } from './convert';
+import { toAttentionInTurns } from './convert';
 import { errorText } from './ctx';
 import type { EngineClient } from './engineClient';
 import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
@@ -204,7 +205,7 @@ export class Viewer implements vscode.Disposable {
     const items: Attention[] = [];
     for (const [i, w] of wire.entries()) {
       try {
-        items.push(toAttention(w, `snapshots/get result[${i}]`));
+        items.push(attentionFromWire(w, `snapshots/get result[${i}]`));
       } catch (err) {
         this.log(`snapshot ignored: ${errorText(err)}`);
       }
@@ -253,7 +254,7 @@ export class Viewer implements vscode.Disposable {
       this.summary = { ...this.summary, checkpoints: p.checkpoints, step };
     }
     if (p.rows.length) this.panels.appendMetrics(p.rows);
-    p.snapshots.forEach((w, i) => this.onLiveSnapshot(runDir, toAttention(w, `run/poll result.snapshots[${i}]`)));
+    p.snapshots.forEach((w, i) => this.onLiveSnapshot(runDir, attentionFromWire(w, `run/poll result.snapshots[${i}]`)));
     if (p.telemetry.length) this.panels.addTelemetry(p.telemetry);
     if (p.events.length) this.panels.addEvents(p.events);
     if (changed) this.panels.setHeader(this.header());
@@ -325,7 +326,7 @@ export class Viewer implements vscode.Disposable {
       input: { kind: 'ids', src: tree.srcIds, tgt: prefix.slice(0, -1) },
       ...(stepFile ? { step: tree.step } : {}),
     });
-    if (panel.shownTree === tree) panel.showNode(id, toAttention(r.attention, 'attention/get result.attention'));
+    if (panel.shownTree === tree) panel.showNode(id, attentionFromWire(r.attention, 'attention/get result.attention'));
   }
 
   /**
