@@ -1,7 +1,9 @@
 /**
- * The four panels. Each is one per window (its `slot`, slot.ts: createOrShow, revive, current) and
- * builds its whole `state` from the shared store; what changes afterwards goes out as small
- * messages (metrics appended, new attention, a snapshot, the cursor).
+ * Five of the six panel classes: the training dashboard, the Heads panel, the attention view, the
+ * head inspector and the positional-encoding view (the sixth, the Beam Tree, is beamTree.ts). Each
+ * is one per window (its `slot`, slot.ts: createOrShow, revive, current) and builds its whole
+ * `state` from the shared store; what changes afterwards goes out as small messages (metrics
+ * appended, new attention, a snapshot, the cursor).
  */
 import type { AttentionBlock } from '../../protocol/attentionBlock';
 import * as vscode from 'vscode';
