@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { initBackend, type BackendName } from '../src/engine/backend';
 import { Transformer } from '../src/engine/model/transformer';
 import type { TransformerConfig } from '../src/engine/model/config';
-import { attentionOfPairs } from '../src/engine/inspect';
+import { attentionOfPairs } from '../src/engine/inspect/attentionOfPairs';
 
 /** The repository root: the nearest folder above this (bundled) test file with a package.json. */
 function findRepo(from: string): string {

@@ -6,4 +6,4 @@ export { scaledDotProductAttention, multiHeadAttention, paddingMask, causalMask 
 export { sinusoidalTable } from './model/embedding';
 export { loadCheckpoint, saveCheckpoint, readConfig, listCheckpoints } from './checkpoint';
 export { readSafetensors, writeSafetensors } from './checkpoint/safetensors';
-export { attentionOfPairs, type PairAttention } from './inspect';
+export { attentionOfPairs, type PairAttention } from './inspect/attentionOfPairs';

@@ -7,7 +7,7 @@
  * eval mode (no dropout), batch 1.
  *
  * With `keep`, each attention's projected queries Q·W^Q and keys K·W^K ([1, h, n, d_k]) are kept:
- * attention/block (run/attentionBlock.ts) recomputes any block of any head from them in
+ * attention/block (inspect/attentionBlock.ts) recomputes any block of any head from them in
  * milliseconds, without the layers before it.
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -30,7 +30,7 @@ export interface KeptQK {
 
 export interface LongPass {
   maps: AttentionMaps[];
-  /** log p of each target token after BOS, then of EOS (as run/attentionAt's tokenLogProbs). */
+  /** log p of each target token after BOS, then of EOS (as inspect/attentionAt's tokenLogProbs). */
   tokenLogProbs: number[];
   /** Per kind, per layer (with `keep`). */
   kept: Record<AttentionKind, KeptQK[]>;

@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind } from '../../src/protocol/attention';
 import { ablatedHeads, ablationGates } from '../../src/engine/ablate/gates';
 import { initBackend } from '../../src/engine/backend';
-import { attentionOfPairs } from '../../src/engine/inspect';
+import { attentionOfPairs } from '../../src/engine/inspect/attentionOfPairs';
 import { beamSearch } from '../../src/engine/decode/beam';
 import { FullRecomputeModel, IncrementalModel } from '../../src/engine/decode/incremental';
 import { translate } from '../../src/engine/decode/translate';

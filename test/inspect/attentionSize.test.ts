@@ -1,7 +1,7 @@
 /** The attention size check, worked by hand on the paper's base shape (6 + 6 layers, 8 heads). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { attentionBytes, checkAttentionSize, checkDecodeSize } from '../../src/engine/run/attentionSize';
+import { attentionBytes, checkAttentionSize, checkDecodeSize } from '../../src/engine/inspect/attentionSize';
 
 const BASE = { heads: 8, encoder_layers: 6, decoder_layers: 6 };
 

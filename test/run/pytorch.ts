@@ -1,7 +1,7 @@
 /** Helpers of the tests that read run folders written by PyTorch (python/attention_debugger). */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { attentionOfPairs } from '../../src/engine/inspect';
+import { attentionOfPairs } from '../../src/engine/inspect/attentionOfPairs';
 import type { Transformer } from '../../src/engine/model/transformer';
 
 export const KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;

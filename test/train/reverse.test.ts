@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { nestedAttention } from '../helpers';
 import { headRoles } from '../../src/protocol/roles';
-import { attentionOfPairs } from '../../src/engine/inspect';
+import { attentionOfPairs } from '../../src/engine/inspect/attentionOfPairs';
 import { probesOf } from '../../src/engine/run/probe';
 import { telemetryRow } from '../../src/engine/telemetry/telemetry';
 import { initBackend } from '../../src/engine/backend';

@@ -8,8 +8,8 @@ import type { InputPair } from '../../protocol/attention';
 import type { Ablation, AblationEffect } from '../../protocol/ablation';
 import { checkpointStep } from '../checkpoint';
 import { translate } from '../decode/translate';
-import { attentionOfPairs } from '../inspect';
-import { tokenLogProbs, withCheckpoint } from '../run/attentionAt';
+import { attentionOfPairs } from '../inspect/attentionOfPairs';
+import { tokenLogProbs, withCheckpoint } from '../inspect/attentionAt';
 import { probeBatchOf } from '../run/probe';
 import { ablationGates } from './gates';
 

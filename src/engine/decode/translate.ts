@@ -7,7 +7,7 @@
 // the last one and never fed).
 import type { AttentionMaps } from '../../protocol/attention';
 import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
-import { attentionOfPairs } from '../inspect';
+import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { ForwardContext } from '../model/stacks';
 import type { Transformer } from '../model/transformer';
 import { beamSearch } from './beam';

@@ -12,14 +12,14 @@ import { checkpointStep, listCheckpoints, loadCheckpoint, resolveCheckpoint } fr
 import { SPECIAL_TOKENS } from '../data/specialTokens';
 import { loadVocabulary, type Vocabulary } from '../data/vocabulary';
 import { translate } from '../decode/translate';
-import { attentionOfPairs } from '../inspect';
+import { attentionOfPairs } from './attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { longPass } from '../longAttention';
 import { thumbnailPool } from '../../protocol/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
 import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';
-import { RunDir } from './runDir';
+import { RunDir } from '../run/runDir';
 
 export interface AttentionAt {
   attention: Attention;

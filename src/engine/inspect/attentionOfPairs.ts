@@ -4,9 +4,9 @@
  * weights come straight from `tensor.data()` into the protocol's one attention type.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../protocol/attention';
-import type { ForwardContext } from './model/stacks';
-import type { Transformer } from './model/transformer';
+import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
+import type { ForwardContext } from '../model/stacks';
+import type { Transformer } from '../model/transformer';
 
 /** One pair's attention maps (every kind, [L, H, T, S] each) and its log-probs [T, V]. */
 export interface PairAttention {

@@ -4,12 +4,12 @@
  * (server/inspection.ts). A value past one is refused up front with the limit and the largest value
  * that fits, where it used to hang (`batches --steps 1e12`), decode for minutes (`--beam 100000`) or
  * fail deep in the work ("Invalid typed array length" for `--max-length 1e9`). The memory a training
- * step takes is bounded in memory.ts, the attention of one pair in attentionSize.ts.
+ * step takes is bounded in memory.ts, the attention of one pair in inspect/attentionSize.ts.
  */
 import { MAX_BEAM } from '../../protocol/beamTree';
 import { TRAIN_LIMITS } from '../../protocol/training';
 import type { TransformerConfig } from '../model/config';
-import { attentionBytes } from './attentionSize';
+import { attentionBytes } from '../inspect/attentionSize';
 
 export interface Limit {
   /** The largest value allowed. */
@@ -39,7 +39,7 @@ export const BEAM_LIMIT: Limit = {
 
 /**
  * Positions a model may have (max_len): the longest input the layer-by-layer attention reads
- * (attentionSize.ts LONG_PASS_BYTES_LIMIT: the base shape up to about 8,000 tokens a side).
+ * (inspect/attentionSize.ts LONG_PASS_BYTES_LIMIT: the base shape up to about 8,000 tokens a side).
  */
 export const POSITIONS_LIMIT: Limit = {
   max: 8192,

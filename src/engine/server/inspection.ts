@@ -24,13 +24,13 @@ import { attentionToWire, float32ToBase64, matrixToWire } from '../../protocol/w
 import { loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
 import { sinusoidalTable } from '../model/embedding';
-import { attentionAt, checkpointOf } from '../run/attentionAt';
-import { attentionBlockAt } from '../run/attentionBlock';
+import { attentionAt, checkpointOf } from '../inspect/attentionAt';
+import { attentionBlockAt } from '../inspect/attentionBlock';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { scoreAblation } from '../ablate/score';
 import { ablationScore } from '../../protocol/ablation';
-import { beamTreeAt } from '../run/beamTreeAt';
+import { beamTreeAt } from '../inspect/beamTreeAt';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import { checkOpenedCheckpoint } from '../run/openCheck';

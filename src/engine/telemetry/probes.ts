@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, headId } from '../../protocol/attention';
-import { attentionOfPairs } from '../inspect';
+import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import type { Finding } from '../../protocol/telemetry';
 

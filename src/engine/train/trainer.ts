@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { checkFinite, tensorsOf, paramsFromTensors } from '../checkpoint';
 import { readSafetensors } from '../checkpoint/safetensors';
 import type { Attention } from '../../protocol/attention';
-import { attentionOfPairs } from '../inspect';
+import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { BOS } from '../data/specialTokens';
 import { Adam } from './adam';
