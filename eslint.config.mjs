@@ -28,6 +28,25 @@ export default tseslint.config(
     rules: forbid(['vscode'], [], 'the engine never imports vscode (docs/ARCHITECTURE.md)'),
   },
   {
+    // The engine's rooms sit below its JSON-RPC side: only the command line (`serve`) starts it.
+    files: ['src/engine/**/*.ts'],
+    ignores: ['src/engine/server/**', 'src/engine/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'the engine never imports vscode (docs/ARCHITECTURE.md)' }],
+          patterns: [
+            {
+              group: ['**/server', '**/server/*'],
+              message: 'only cli/ imports server/: the rooms below it never import upward (docs/ARCHITECTURE.md)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/extension/**/*.ts'],
     rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),
   },

@@ -21,6 +21,30 @@ test('the engine never imports vscode', async () => {
   assert.match(found[0], /the engine never imports vscode/);
 });
 
+test("the engine's rooms never import its JSON-RPC side upward; the command line may", async () => {
+  for (const [file, spec] of [
+    ['src/engine/run/planted.ts', '../server/convert'],
+    ['src/engine/inspect/planted.ts', '../server'],
+    ['src/engine/planted.ts', './server/rpc'],
+  ]) {
+    const found = await problems(file, `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `${file} importing ${spec} is not reported`);
+    assert.match(found[0], /only cli\/ imports server\//);
+  }
+  assert.deepEqual(
+    await problems('src/engine/cli/planted.ts', "import { runServer } from '../server';\nvoid runServer;\n"),
+    [],
+  );
+  assert.deepEqual(
+    await problems('src/engine/server/planted.ts', "import { handle } from './rpc';\nvoid handle;\n"),
+    [],
+  );
+  // The rule beside it keeps the engine's first one: vscode is still refused in those rooms.
+  const vscode = await problems('src/engine/run/planted.ts', "import * as vscode from 'vscode';\nvoid vscode;\n");
+  assert.equal(vscode.length, 1);
+  assert.match(vscode[0], /the engine never imports vscode/);
+});
+
 test('the extension never imports tfjs', async () => {
   const code = "import * as tf from '@tensorflow/tfjs-core';\nvoid tf;\n";
   const found = await problems('src/extension/planted.ts', code);

@@ -21,7 +21,7 @@ import { RUN_FILES, RUN_STATES, type RunActivity, STALLED_AFTER_MS } from '../..
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from '../../protocol/telemetry';
 import { attentionToWire } from '../../protocol/wire';
 import { listCheckpoints } from '../checkpoint';
-import { snapshotAttention, toMetricRow } from '../server/convert';
+import { snapshotAttention, toMetricRow } from './toWire';
 import { HealthMonitor } from '../telemetry/checks';
 import { telemetryRow } from '../telemetry/telemetry';
 import { type MetricsRow, RunDir } from './runDir';

@@ -35,7 +35,8 @@ import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import { checkOpenedCheckpoint } from '../run/openCheck';
 import type { TrainingSettings } from '../run/settings';
-import { runSummary, snapshotAttention } from './convert';
+import { runSummary } from './convert';
+import { snapshotAttention } from '../run/toWire';
 import { handle, notify } from './rpc';
 
 export function registerInspectionHandlers(

@@ -26,7 +26,8 @@ import { startTrainer } from '../train/start';
 import { createFork, type ForkChanges } from '../run/fork';
 import { trainFork } from '../../protocol/fork';
 import type { Trainer } from '../train/trainer';
-import { runSummary, toMetricRow } from './convert';
+import { runSummary } from './convert';
+import { toMetricRow } from '../run/toWire';
 import { handle, notify } from './rpc';
 
 interface Active {
