@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineClient } from './engineClient';
+import { errorText } from './errorText';
 import type { Panels } from './panels';
 import type { TrainingSession } from './training';
 import type { Viewer } from './viewer';
@@ -42,10 +43,6 @@ export function absolute(p: string): string {
 
 /** A registered command's handler: VS Code passes whatever the caller gave (a tree item, arguments). */
 export type Cmd = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Runs `fn`; an error is logged and shown, and the command returns undefined. */
 export function guarded<A extends unknown[], R>(

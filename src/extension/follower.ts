@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { type FollowState, type PollCursor, type RunPoll, runPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
 import type { EngineClient } from './engineClient';
-import { errorText } from './ctx';
+import { errorText } from './errorText';
 
 /** How often a folder is polled without a watcher event: a live writer, and one that has ended. */
 const POLL_MS = 2000;

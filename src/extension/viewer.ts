@@ -18,14 +18,14 @@ import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { attentionFromWire } from '../protocol/wire';
 import { requestBlock } from './blocks';
 import { toAttentionInTurns } from './convert';
-import { errorText } from './ctx';
+import { errorText } from './errorText';
 import type { EngineClient } from './engineClient';
 import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
 import type { PanelRequest } from './panels/base';
 import { RunFollower } from './follower';
 import { checkSelection, emptyInput, type InputAttention, PROBE, type Selection, STATE_KEY } from './selection';
 import { CTX_HAS_RUN, scheduleOf, type TrainingSession } from './training';
-import { forkHeader } from './views';
+import { forkHeader } from './runFork';
 
 export class Viewer implements vscode.Disposable {
   private sel: Selection | undefined;

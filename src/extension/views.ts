@@ -8,9 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeForkChanges } from '../protocol/fork';
-import type { ForkOrigin } from '../protocol/panelState';
 import { CHECKPOINT_FILE, RUN_FILES, stepOf } from '../protocol/runFolder';
+import { forkOf } from './runFork';
 import { STATE_ICONS, STATE_LABELS, readRunState } from './runState';
 import { settings } from './settings';
 import type { TrainingSession } from './training';
@@ -58,26 +57,6 @@ export function listCheckpoints(runDir: string): { step: number; file: string }[
     .map((f) => ({ step: stepOf(CHECKPOINT_FILE, f), file: path.join(runDir, RUN_FILES.checkpoints, f) }))
     .filter((c): c is { step: number; file: string } => c.step !== undefined)
     .sort((a, b) => b.step - a.step);
-}
-
-/** A fork's parent run, step and changes, from its config.json (`fork`); undefined for a run that is no fork. */
-export function forkOf(runDir: string): { parent: string; step: number; changes: Record<string, unknown> } | undefined {
-  try {
-    const c = JSON.parse(fs.readFileSync(path.join(runDir, RUN_FILES.config), 'utf8')) as { fork?: unknown };
-    const f = c.fork as { parent?: unknown; step?: unknown; changes?: unknown } | undefined;
-    const changes = typeof f?.changes === 'object' && f.changes !== null ? (f.changes as Record<string, unknown>) : {};
-    return typeof f?.parent === 'string' && typeof f.step === 'number'
-      ? { parent: f.parent, step: f.step, changes }
-      : undefined;
-  } catch {
-    return undefined; // no config.json yet, or one being written
-  }
-}
-
-/** The header's note on a fork (ViewHeader.fork): its parent, step and edits in words; {} for a run that is no fork. */
-export function forkHeader(runDir: string): { fork?: ForkOrigin } {
-  const f = runDir ? forkOf(runDir) : undefined;
-  return f ? { fork: { parent: f.parent, step: f.step, edits: describeForkChanges(f.changes) } } : {};
 }
 
 export type RunNode =

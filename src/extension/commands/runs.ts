@@ -6,7 +6,8 @@ import { type EngineInfo, engineInfo } from '../../protocol/engine';
 import { RUN_FILES } from '../../protocol/runFolder';
 import { positional, runOpen } from '../../protocol/training';
 import { toPositionalPayload } from '../convert';
-import { absolute, type Cmd, type Ctx, errorText, guarded, runDirOf } from '../ctx';
+import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
+import { errorText } from '../errorText';
 import { CTX_RUN_OPENED } from '../training';
 import { listRuns, runsRoot } from '../views';
 
