@@ -263,8 +263,7 @@ export class Viewer implements vscode.Disposable {
 
   private onLiveSnapshot(runDir: string, attention: Attention): void {
     if (runDir !== this.sel?.runDir) return;
-    this.panels.addSnapshots([attention]);
-    if (this.sel.input.kind === 'probe' && this.sel.step === undefined) this.panels.showAttention(attention);
+    this.panels.addLiveSnapshot(attention, this.sel.input.kind === 'probe' && this.sel.step === undefined);
   }
 
   /** What a page asked for. */

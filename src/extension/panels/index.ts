@@ -16,6 +16,7 @@ import type { PanelSlot } from './slot';
 import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
 import { PanelStore } from './store';
 import { followAttentionColumn } from './column';
+import { type LiveBatch, LivePosts } from './live';
 import { BeamTreePanel } from './beamTree';
 
 export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
@@ -43,6 +44,7 @@ export function openPanelKinds(): PanelKind[] {
 
 export class Panels implements vscode.Disposable {
   readonly store = new PanelStore();
+  private readonly live = new LivePosts((b) => this.postLive(b));
   readonly host: PanelHost;
   private readonly requests = new vscode.EventEmitter<{ from: PanelKind; request: PanelRequest }>();
   /** A page asked for something: a head opened, the cursor moved, an input's attention. */
@@ -118,8 +120,9 @@ export class Panels implements vscode.Disposable {
     this.refresh();
   }
 
-  /** Sends every open panel its whole state again. */
+  /** Sends every open panel its whole state again (it holds what live posts were waiting). */
   refresh(): void {
+    this.live.clear('all');
     for (const slot of Object.values(PANEL_SLOTS)) slot.current?.sendState();
   }
 
@@ -127,16 +130,21 @@ export class Panels implements vscode.Disposable {
     this.store.appendMetrics(rows);
     DashboardPanel.slot.current?.appendMetrics(rows);
   }
+  /** Shows an attention outright (a decode, a step chosen): a live one still waiting is dropped. */
   showAttention(attention: Attention): void {
+    this.live.clear('attention');
     this.store.attention = attention;
     AttentionPanel.slot.current?.showAttention(attention);
     HeadInspectorPanel.slot.current?.showAttention(attention);
   }
-  addSnapshots(items: Attention[]): void {
-    this.store.addSnapshots(items);
-    // The new ones alone: the page merges them as the store does (the whole history with each
-    // live snapshot, 30 a second on a small model, kept the extension host busy for seconds).
-    HeadInspectorPanel.slot.current?.showSnapshots(items);
+  /**
+   * A live snapshot joins the probe history; `shown`: it is also the attention the views show (the
+   * probe at the newest step is selected). Posted with the next live post (live.ts).
+   */
+  addLiveSnapshot(attention: Attention, shown: boolean): void {
+    this.store.addSnapshots([attention]);
+    if (shown) this.store.attention = attention;
+    this.live.add({ snapshots: [attention], ...(shown ? { attention } : {}) });
   }
   /** The shared step cursor: the dashboard and the Heads panel mark it, the inspector's slider goes there. */
   showCursor(step: number): void {
@@ -158,7 +166,18 @@ export class Panels implements vscode.Disposable {
   }
   addTelemetry(rows: TelemetryRow[]): void {
     this.store.addTelemetry(rows);
-    HeadsPanel.slot.current?.addTelemetry(rows);
+    this.live.add({ telemetry: rows });
+  }
+
+  /** Posts what live updates came since the last post (at most every LIVE_POST_MS). */
+  private postLive(b: LiveBatch): void {
+    // The new snapshots alone: the page merges them as the store does (protocol/history.ts).
+    if (b.snapshots.length) HeadInspectorPanel.slot.current?.showSnapshots(b.snapshots);
+    if (b.attention) {
+      AttentionPanel.slot.current?.showAttention(b.attention);
+      HeadInspectorPanel.slot.current?.showAttention(b.attention);
+    }
+    if (b.telemetry.length) HeadsPanel.slot.current?.addTelemetry(b.telemetry);
   }
   addEvents(events: RunEvent[]): void {
     this.store.events.push(...events);
@@ -171,6 +190,7 @@ export class Panels implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.live.dispose();
     for (const slot of Object.values(PANEL_SLOTS)) slot.current?.dispose();
     this.requests.dispose();
     this.revived.dispose();
