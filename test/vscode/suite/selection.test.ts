@@ -31,10 +31,13 @@ let slots: AttentionDebuggerApi['panels']['slots'];
 const drawn = (kind: Kind, cells: CellRef[] = []): Promise<DrawnMsg> => drawnIn(slots, kind, cells);
 
 /** Turns the open panel's page into one that never starts (no script): what a user saw as a blank panel. */
-function blankPage(kind: Kind): void {
+async function blankPage(kind: Kind): Promise<void> {
   const panel = slots[kind].current!;
   const internals = panel as unknown as { ready: boolean; watchReady(): void };
   panel.panel.webview.html = '<!DOCTYPE html><html><body></body></html>';
+  // A 'ready' the old page sent just before (the answer to a ping) lands first; it would mark the
+  // blank page ready, and its clock would never run out.
+  await new Promise((r) => setTimeout(r, 2000));
   internals.ready = false;
   internals.watchReady();
 }
@@ -276,7 +279,7 @@ test('a blank panel (its page never says ready) is replaced and shows its data a
   const before = slots.dashboard.replaced;
   slots.dashboard.current!.panel.reveal();
   await until('the dashboard shown', () => slots.dashboard.current?.panel.visible === true, 10_000);
-  blankPage('dashboard');
+  await blankPage('dashboard');
   await until('the dashboard replaced', () => slots.dashboard.replaced === before + 1, 30_000);
   const d = await drawn('dashboard');
   assert.equal(d.run, 'reverse-micro');
@@ -289,7 +292,7 @@ test('a blank panel (its page never says ready) is replaced and shows its data a
   api.panels.openHeadInspector(shown);
   await until('the inspector ready', () => slots.head.current?.isReady === true, 30_000);
   const headsBefore = slots.head.replaced;
-  blankPage('head');
+  await blankPage('head');
   await until('the inspector replaced', () => slots.head.replaced === headsBefore + 1, 30_000);
   assert.deepEqual((await drawn('head')).head, shown);
 }, 90_000);
