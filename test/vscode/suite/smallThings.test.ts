@@ -87,6 +87,10 @@ test('small things: the status bar item stays when a run ends, with how and wher
 
 test('small things: checkpoint clicks while another run trains each show their checkpoint (no "Actual command not found")', async () => {
   const config = microConfig(tmp, 100_000, 1000);
+  // The panels earlier tests left open are closed: drawing a micro run's hundred steps a second on
+  // two CPUs kept the workbench from answering the tree's reveals at all in the whole suite (an
+  // open problem of its own, in the session note); this test is about the tree's clicks.
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   await vscode.commands.executeCommand('attentionDebugger.train', {
     data: { kind: 'task', task: 'reverse' },
     config,
