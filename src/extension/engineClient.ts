@@ -5,7 +5,6 @@
  * that an engine failing at start does not spin.
  */
 import * as cp from 'node:child_process';
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
   createMessageConnection,
@@ -83,7 +82,6 @@ export class EngineClient implements vscode.Disposable {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
     });
     this.proc = proc;
-    lowerPriority(proc.pid);
     this.startedAt = Date.now();
     const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin), {
       error: (m) => this.log(`[rpc] ${m}`),
@@ -247,23 +245,5 @@ export class EngineClient implements vscode.Disposable {
     this.output.appendLine(stamped);
     this.recent.push(stamped);
     if (this.recent.length > RECENT_LINES) this.recent.shift();
-  }
-}
-
-/**
- * The engine's CPU priority (nice 10, Windows' "below normal"): training takes every core, and at the
- * editor's priority it starved VS Code's renderer and extension host on a 2-CPU machine (clicks in
- * the Runs tree went unanswered, "Extension host is unresponsive"). The editor comes first when both
- * want a core; an idle editor leaves the engine all of them. Set right after the spawn, before the
- * engine starts its BLAS and tfjs threads, which take their creator's priority.
- */
-export const ENGINE_PRIORITY = os.constants.priority.PRIORITY_BELOW_NORMAL;
-
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    os.setPriority(pid, ENGINE_PRIORITY);
-  } catch {
-    // not permitted (some containers): the engine runs at the editor's priority, as before
   }
 }

@@ -27,21 +27,6 @@ test('a killed engine is reported, restarted, and answers the next request', asy
   assert.throws(() => process.kill(before, 0), 'the killed engine is gone');
 }, 120_000);
 
-test('the engine runs below the editor’s CPU priority, every thread of it (nice 10)', async () => {
-  const { engine } = await activateExtension();
-  await engine.request(engineInfo);
-  const pid = engine.pid!;
-  assert.equal(os.getPriority(pid), os.constants.priority.PRIORITY_BELOW_NORMAL);
-  if (process.platform !== 'linux') return;
-  // /proc/<pid>/task/<tid>/stat: the 19th field is the thread's nice value (proc(5)).
-  const nice = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
-  assert.ok(nice.length > 1, `threads: ${nice.length}`);
-  assert.deepEqual([...new Set(nice)], [10], `each thread's nice value: ${nice.join(', ')}`);
-}, 60_000);
-
 test('a request sent while the engine is down waits for the restart', async () => {
   const { engine } = await activateExtension();
   const before = engine.pid!;
