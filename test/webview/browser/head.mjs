@@ -72,6 +72,14 @@ test('the head inspector shows entropy, top-k and a snapshot slider that redraws
   const before = await page.evaluate(() => document.getElementById('head-map').toDataURL());
   await page.locator('#step-slider').fill('0');
   await page.waitForFunction(() => document.body.dataset.drawnStep === '100');
+  // The map is drawn at once; the entropy chart goes through plotly's queue, a moment later.
+  await page
+    .waitForFunction(
+      () => document.getElementById('entropy').data?.[0]?.x?.every((e) => Math.abs(e - Math.log(4)) < 1e-6),
+      null,
+      { timeout: 10_000 },
+    )
+    .catch(() => undefined);
   const earlier = await page.evaluate(() => ({
     url: document.getElementById('head-map').toDataURL(),
     ent: Array.from(document.getElementById('entropy').data[0].x),
