@@ -4,7 +4,7 @@ import { attentionJson } from '../../protocol/export';
 import { initBackend } from '../backend';
 import { checkpointStep, loadCheckpoint, loadRunCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { attentionOfPairs } from '../inspect/attentionOfPairs';
-import { BOS, EOS } from '../data/specialTokens';
+import { BOS, decoderInput, EOS } from '../data/specialTokens';
 import { checkAttentionSize } from '../inspect/attentionSize';
 import { overLimit } from '../run/limits';
 import { RunDir } from '../run/runDir';
@@ -46,7 +46,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       throw new UsageError('attention: --run needs --src TEXT and --tgt TEXT');
     const vocab = loadVocabulary(new RunDir(options.run as string).vocabPath);
     src = [...vocab.encode(options.src as string), EOS];
-    tgt = [BOS, ...vocab.encode(options.tgt as string)];
+    tgt = decoderInput(vocab.encode(options.tgt as string));
     for (const flag of ['src', 'tgt'] as const) {
       const warning = unknownWordsWarning(vocab, options[flag] as string, `attention: --${flag}`);
       if (warning) process.stderr.write(`warning: ${warning}\n`);
@@ -63,7 +63,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     if (tgt[0] !== BOS)
       throw new UsageError(
         `attention: --tgt-ids ${options['tgt-ids'] as string}: the decoder's input starts with BOS (${BOS}): ` +
-          `give ${[BOS, ...tgt].join(',')}`,
+          `give ${decoderInput(tgt).join(',')}`,
       );
   }
   const backend = await initBackend(options.backend as string | undefined);

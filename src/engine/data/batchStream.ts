@@ -4,7 +4,7 @@
  * a resume.
  */
 import { makeBatches } from './batching';
-import { BOS, EOS, PAD } from './specialTokens';
+import { decoderInput, EOS, PAD } from './specialTokens';
 import type { IdPair } from './dataset';
 
 /** A batch as token ids: target input starts with BOS, target output is it shifted left (ends with EOS). */
@@ -23,7 +23,7 @@ function padRows(rows: number[][]): number[][] {
 export function toBatch(pairs: readonly IdPair[]): Batch {
   return {
     src: padRows(pairs.map((p) => p.src)),
-    tgtIn: padRows(pairs.map((p) => [BOS, ...p.tgt])),
+    tgtIn: padRows(pairs.map((p) => decoderInput(p.tgt))),
     tgtOut: padRows(pairs.map((p) => [...p.tgt, EOS])),
   };
 }

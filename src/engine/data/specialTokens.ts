@@ -11,3 +11,6 @@ export const SPECIAL_TOKENS: readonly string[] = ['<pad>', '<s>', '</s>', '<unk>
 
 /** Number of special ids; the first ordinary token id. */
 export const NUM_SPECIAL = SPECIAL_TOKENS.length;
+
+/** The decoder's input under teacher forcing: BOS, then the target (the output shifted right, §3.1). */
+export const decoderInput = (tgt: readonly number[]): number[] => [BOS, ...tgt];

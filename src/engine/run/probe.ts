@@ -4,7 +4,7 @@
  * the run holds none out), so every reader of a run finds the same ones.
  */
 import type { IdPair, PreparedData } from '../data/dataset';
-import { BOS } from '../data/specialTokens';
+import { decoderInput } from '../data/specialTokens';
 import { type TrainingSettings, telemetryPairs } from './settings';
 import { openRun } from './setup';
 
@@ -25,5 +25,5 @@ export function probeBatchOf(runDir: string): { src: number[][]; tgt: number[][]
   const o = openRun(runDir, {}, 'read');
   const { batch } = probesOf(o.data, o.settings);
   if (!batch.length) throw new Error(`${runDir}: the run has no pairs to average head outputs over`);
-  return { src: batch.map((p) => p.src), tgt: batch.map((p) => [BOS, ...p.tgt]) };
+  return { src: batch.map((p) => p.src), tgt: batch.map((p) => decoderInput(p.tgt)) };
 }

@@ -14,7 +14,7 @@ import { readSafetensors } from '../checkpoint/safetensors';
 import type { Attention } from '../../protocol/attention';
 import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
-import { BOS } from '../data/specialTokens';
+import { decoderInput } from '../data/specialTokens';
 import { Adam } from './adam';
 import type { Batch, BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
@@ -184,7 +184,7 @@ export class Trainer {
   /** The probe pair's attention at this step (written to snapshots/ by writeSnapshot). */
   async snapshot(): Promise<Attention | undefined> {
     if (!this.probe) return undefined;
-    const tgtIn = [BOS, ...this.probe.tgt];
+    const tgtIn = decoderInput(this.probe.tgt);
     const [pair] = await guardGpu(`the probe's attention at step ${this.step}`, () =>
       attentionOfPairs(this.model, [this.probe!.src], [tgtIn]),
     );
@@ -196,17 +196,18 @@ export class Trainer {
     };
   }
 
-  /** Writes a snapshot of snapshot() to snapshots/ (whole, with its fsync). */
+  /** Writes a snapshot of snapshot() to snapshots/ (whole, with its fsync), the probe's ids beside its tokens. */
   private writeSnapshot(snap: Attention): void {
+    const probe = this.probe!;
     const pair = { src: snap.srcTokens, tgt: snap.tgtTokens, maps: snap.maps };
-    const ids = { srcIds: this.probe!.src, tgtIds: [BOS, ...this.probe!.tgt] };
+    const ids = { srcIds: probe.src, tgtIds: decoderInput(probe.tgt) };
     this.run.writeSnapshot({ step: snap.source.step, pairs: [{ ...pair, ...ids }] });
   }
 
   /** Telemetry of the probe batch at this step (and, every PROBE_EVERY rows, the mask probes). */
   private async telemetry(gradNorms: Float32Array | undefined, callbacks: TrainerCallbacks): Promise<Finding[]> {
     const src = this.probeBatch.map((p) => p.src);
-    const tgt = this.probeBatch.map((p) => [BOS, ...p.tgt]);
+    const tgt = this.probeBatch.map((p) => decoderInput(p.tgt));
     const [pairs, outputs] = await guardGpu(`telemetry at step ${this.step}`, async () => [
       await attentionOfPairs(this.model, src, tgt),
       await headOutputNorms(this.model, src, tgt),
