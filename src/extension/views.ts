@@ -59,6 +59,16 @@ export function listCheckpoints(runDir: string): { step: number; file: string }[
     .sort((a, b) => b.step - a.step);
 }
 
+/** What a run's row in the Runs view says. */
+interface RunRow {
+  label: string;
+  description: string | undefined;
+  tooltip: string;
+  /** A codicon's id. */
+  icon: string;
+  contextValue: 'run' | 'run.training';
+}
+
 export type RunNode =
   | { kind: 'run'; dir: string }
   | { kind: 'checkpoint'; runDir: string; step: number; file: string }
@@ -107,17 +117,30 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     }, 1000);
   }
 
-  /** The rows' order, labels and descriptions in one string: what a refresh would show. */
+  /** The rows' order and what each says, in one string: what a refresh would show. */
   private shown(): string {
-    const rows = this.listed().map((r) => [
-      r.dir,
-      r.parent,
-      this.training.runDir === r.dir,
-      this.viewer.selection?.runDir === r.dir,
-      readRunState(r.dir),
-      listCheckpoints(r.dir).map((c) => c.step),
-    ]);
+    const rows = this.listed().map((r) => [r.parent, this.runRow(r.dir), listCheckpoints(r.dir).map((c) => c.step)]);
     return JSON.stringify(rows);
+  }
+
+  /** What a run's row says: the one description of a row, read by getTreeItem and by shown(). */
+  private runRow(dir: string): RunRow {
+    const live = this.training.runDir === dir;
+    const selected = this.viewer.selection?.runDir === dir;
+    const fork = forkOf(dir);
+    // Not live: its status.json's end marker (paused, diverged, failed…), which train/ended refreshes.
+    const ended = live ? undefined : readRunState(dir);
+    const state = ended && ended.state !== 'running' ? ended : undefined;
+    const stateNote = state ? `${STATE_LABELS[state.state]}${state.step !== undefined ? ` @${state.step}` : ''}` : '';
+    const notes = [fork ? `fork @${fork.step}` : '', live ? 'training' : stateNote, selected ? 'selected' : ''];
+    const stateIcon = state ? STATE_ICONS[state.state] : undefined;
+    return {
+      label: path.basename(dir),
+      description: notes.filter(Boolean).join(', ') || undefined,
+      tooltip: fork ? `${dir}\nforked from ${fork.parent} at step ${fork.step}` : dir,
+      icon: live ? 'pulse' : (stateIcon ?? (fork ? 'repo-forked' : 'folder')),
+      contextValue: live ? 'run.training' : 'run',
+    };
   }
 
   /** The listed runs, each with the listed run it forks (forks sit under their parent). */
@@ -159,21 +182,13 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
     if (node.kind === 'run') {
       // A click selects the run and expands it (no command: a command would stop the expansion);
       // its inline buttons open the dashboard and, when stopped, resume it.
-      const live = this.training.runDir === node.dir;
-      const selected = this.viewer.selection?.runDir === node.dir;
-      const fork = forkOf(node.dir);
-      const item = new vscode.TreeItem(path.basename(node.dir), vscode.TreeItemCollapsibleState.Collapsed);
+      const row = this.runRow(node.dir);
+      const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.Collapsed);
       item.id = `run:${node.dir}`;
-      // Not live: its status.json's end marker (paused, diverged, failed…), which train/ended refreshes.
-      const ended = live ? undefined : readRunState(node.dir);
-      const state = ended && ended.state !== 'running' ? ended : undefined;
-      const stateNote = state ? `${STATE_LABELS[state.state]}${state.step !== undefined ? ` @${state.step}` : ''}` : '';
-      const notes = [fork ? `fork @${fork.step}` : '', live ? 'training' : stateNote, selected ? 'selected' : ''];
-      item.description = notes.filter(Boolean).join(', ') || undefined;
-      item.tooltip = fork ? `${node.dir}\nforked from ${fork.parent} at step ${fork.step}` : node.dir;
-      const stateIcon = state ? STATE_ICONS[state.state] : undefined;
-      item.iconPath = new vscode.ThemeIcon(live ? 'pulse' : (stateIcon ?? (fork ? 'repo-forked' : 'folder')));
-      item.contextValue = live ? 'run.training' : 'run';
+      item.description = row.description;
+      item.tooltip = row.tooltip;
+      item.iconPath = new vscode.ThemeIcon(row.icon);
+      item.contextValue = row.contextValue;
       return item;
     }
     const item = new vscode.TreeItem(`step ${node.step}`, vscode.TreeItemCollapsibleState.None);
