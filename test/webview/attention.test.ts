@@ -43,6 +43,9 @@ test('max-pooling 4×4 → 2×2 by hand, and 2×2 → 4×4 as blocks', () => {
   const m = [1, 2, 0, 0, 3, 4, 0, 9, 0, 0, 5, 0, 7, 0, 0, 6];
   assert.deepEqual(Array.from(poolMax(m, 4, 4, 2, 2)), [4, 9, 7, 6]);
   assert.deepEqual(Array.from(poolMax([1, 2, 3, 4], 2, 2, 4, 4)), [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
+  // 3 × 5 → 2 × 2, blocks of unequal size: rows {0}, {1, 2}; columns {0, 1}, {2, 3, 4}
+  const odd = [1, 9, 2, 3, 0, 4, 0, 5, 8, 1, 7, 6, 0, 2, 3];
+  assert.deepEqual(Array.from(poolMax(odd, 3, 5, 2, 2)), [9, 3, 7, 8]);
   // 512 → 96: a single peak survives
   const big = new Float32Array(512 * 512);
   big[300 * 512 + 17] = 1;
