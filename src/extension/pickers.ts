@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ATTENTION_KINDS, headId } from '../protocol/attention';
 import { RUN_FILES } from '../protocol/runFolder';
-import { CHECKS, type CheckName } from '../protocol/telemetry';
+import { type CheckName, DEFAULT_CHECK_MODES, HEALTH_CHECKS } from '../protocol/telemetry';
 import type { DataChoice } from '../protocol/training';
 import type { Ctx } from './ctx';
 import { CONFIG_PRESETS, checksSetting, settings } from './settings';
@@ -155,7 +155,7 @@ export async function pickAdvanced(last: TrainingChoices, fromFile = false): Pro
 }
 
 /** What each health check watches (docs/TELEMETRY.md), for the Break on question. */
-const CHECK_HINTS: Record<CheckName, string> = {
+const CHECK_HINTS: Record<(typeof HEALTH_CHECKS)[number], string> = {
   nonfinite: 'a NaN or infinite loss or gradient (breaks by default)',
   loss_spike: 'one step far above the recent losses',
   entropy_collapse: "a head's attention collapsing onto one key",
@@ -171,8 +171,8 @@ const CHECK_HINTS: Record<CheckName, string> = {
  */
 async function pickBreakOn(last?: CheckName[]): Promise<CheckName[] | undefined> {
   const setting = checksSetting().checks ?? {};
-  const breaks = last ?? CHECKS.filter((c) => (setting[c] ?? (c === 'nonfinite' ? 'break' : 'warn')) === 'break');
-  const items = CHECKS.map((c) => ({ label: c, description: CHECK_HINTS[c], picked: breaks.includes(c) }));
+  const breaks = last ?? HEALTH_CHECKS.filter((c) => (setting[c] ?? DEFAULT_CHECK_MODES[c]) === 'break');
+  const items = HEALTH_CHECKS.map((c) => ({ label: c, description: CHECK_HINTS[c], picked: breaks.includes(c) }));
   const picked = await vscode.window.showQuickPick(items, {
     title: 'Attention Debugger: Train — Break on',
     placeHolder: 'Health checks that stop training when they fire (the others warn)',

@@ -4,7 +4,8 @@
  */
 import { type Check, arrayOf, isFiniteNumber, isIndex, isString, nullable, object, oneOf, optional } from './check';
 
-export const CHECKS = [
+/** The built-in health checks (docs/TELEMETRY.md). */
+export const HEALTH_CHECKS = [
   'nonfinite',
   'loss_spike',
   'entropy_collapse',
@@ -13,8 +14,25 @@ export const CHECKS = [
   'padding_leak',
   'divergence',
 ] as const;
+/** Every check an event may name: the health checks and `watch`, the run's own conditions (training.watch). */
+export const CHECKS = [...HEALTH_CHECKS, 'watch'] as const;
 export type CheckName = (typeof CHECKS)[number];
 export type CheckMode = 'off' | 'warn' | 'break';
+
+/**
+ * What every check does unless the run or the user's setting says otherwise: a non-finite step and
+ * the user's own watch conditions stop training; the rest warn.
+ */
+export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
+  nonfinite: 'break',
+  loss_spike: 'warn',
+  entropy_collapse: 'warn',
+  dead_head: 'warn',
+  mask_leak: 'warn',
+  padding_leak: 'warn',
+  divergence: 'warn',
+  watch: 'break', // the user's own conditions (training.watch): breakpoints unless set otherwise
+};
 
 /** Per-head statistics of the probe batch at one step. */
 export interface TelemetryRow {

@@ -47,7 +47,7 @@ test('&&, || and ! combine conditions, with the step', () => {
   assert.deepEqual(run(watch, { step: 600, loss: 1 }), { hit: true, heads: ['cross:0.0'] });
   assert.deepEqual(run('cross:0.1.entropy < 0.2 || loss > 100'), { hit: true, heads: ['cross:0.1'] });
   assert.deepEqual(run('!(loss > 100) && (step == 400)'), { hit: true, heads: [] });
-  assert.equal(run('valLoss < 5').hit, false); // no validation at this step: no value
+  assert.equal(run('val_loss < 5').hit, false); // no validation at this step: no value
 });
 
 test('a condition that cannot mean anything is refused when parsed, naming what is wrong', () => {

@@ -61,6 +61,12 @@ const specs: Record<string, OptionSpec> = {
     type: 'string',
     help: `pause with a checkpoint (exit code 3) when a health check fires: ${CHECKS.join(', ')} (comma-separated)`,
   },
+  watch: {
+    type: 'string',
+    help:
+      'pause with a checkpoint (exit code 3) at the first telemetry row where a condition holds, e.g. ' +
+      '"cross:1.*.entropy < 0.2; max(decoder_self:*.*.confidence) > 0.95 && step > 500" (docs/TELEMETRY.md)',
+  },
   ...FORK_SPECS,
   ...Object.fromEntries(
     Object.entries(NUMERIC).map(([flag, key]) => [
@@ -136,6 +142,11 @@ function overrides(o: Record<string, string | boolean | undefined>): Partial<Tra
       checks[name as CheckName] = 'break';
     }
     out.checks = checks;
+  }
+  if (typeof o.watch === 'string') {
+    out.watch = o.watch.split(';').map((w) => w.trim());
+    if (out.watch.some((w) => !w))
+      throw new UsageError(`--watch "${o.watch}": an empty condition (conditions are separated by ";")`);
   }
   return out;
 }

@@ -1,5 +1,4 @@
-import { CHECKS, type CheckMode, type CheckName } from '../../protocol/telemetry';
-import { DEFAULT_CHECK_MODES } from '../telemetry/checks';
+import { CHECKS, type CheckMode, type CheckName, DEFAULT_CHECK_MODES } from '../../protocol/telemetry';
 import { overLimit, SETTING_LIMITS } from './limits';
 
 /** Training settings: the paper's recipe by default, with sizes that suit each preset. Saved in config.json under "training". */
@@ -23,6 +22,7 @@ export interface TrainingSettings {
   checks?: Partial<Record<CheckName, CheckMode>>; // health checks: off, warn or break (telemetry/checks.ts)
   freeze_heads?: string[]; // heads (cross:0.1) whose weights get no updates (a fork's change, run/fork.ts)
   mask_heads?: string[]; // heads removed before W^O (ξ = 0) throughout: their W^O columns held at zero
+  watch?: string[]; // conditions over telemetry (telemetry/watch.ts); one that holds is the check `watch`
 }
 
 /** The settings that hold a number (what the CLI's numeric flags set). */
@@ -94,6 +94,7 @@ export const TRAINING_FIELDS: readonly string[] = [
   'checks',
   'freeze_heads',
   'mask_heads',
+  'watch',
 ];
 
 /**
@@ -111,6 +112,7 @@ export const RESUME_FIELDS: readonly (keyof TrainingSettings)[] = [
   'telemetry_every',
   'telemetry_pairs',
   'checks',
+  'watch',
   'accumulate', // how a step's batch is computed, not what it is: the step is the same (train/accumulate.ts)
 ];
 
@@ -161,6 +163,8 @@ export function validateSettings(raw: Record<string, unknown>, source: string): 
   for (const f of ['telemetry_every', 'telemetry_pairs'] as const)
     if (s[f] !== undefined && (!Number.isInteger(s[f]) || (s[f] as number) < 0))
       fail(f, `expected a whole number ≥ 0, got ${JSON.stringify(s[f])}`);
+  if (s.watch !== undefined && (!Array.isArray(s.watch) || !s.watch.every((x) => typeof x === 'string')))
+    fail('watch', `expected an array of conditions like "cross:1.*.entropy < 0.2", got ${JSON.stringify(s.watch)}`);
   for (const f of ['freeze_heads', 'mask_heads'] as const)
     if (s[f] !== undefined && (!Array.isArray(s[f]) || !s[f].every((x) => typeof x === 'string')))
       fail(f, `expected an array of head ids like "cross:0.1", got ${JSON.stringify(s[f])}`);

@@ -8,18 +8,7 @@
 import type { NonFiniteSite } from './nonfinite';
 import { DivergenceWatch } from './divergence';
 import { ROLE_RULES } from '../../protocol/roles';
-import type { CheckMode, CheckName, Finding, TelemetryRow } from '../../protocol/telemetry';
-
-/** What every check does unless the run says otherwise: a non-finite step stops training; the rest warn. */
-export const DEFAULT_CHECK_MODES: Record<CheckName, CheckMode> = {
-  nonfinite: 'break',
-  loss_spike: 'warn',
-  entropy_collapse: 'warn',
-  dead_head: 'warn',
-  mask_leak: 'warn',
-  padding_leak: 'warn',
-  divergence: 'warn',
-};
+import type { Finding, TelemetryRow } from '../../protocol/telemetry';
 
 /**
  * The thresholds, stated once, and set against a measured healthy run (docs/TELEMETRY.md): the

@@ -8,6 +8,9 @@ import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps, headId } from 
 import type { TelemetryRow } from '../../protocol/telemetry';
 import { ATTENTION_STATS, headStats, type ProbePair } from './stats';
 
+/** Every statistic of a telemetry row: the attention's, and the step's per-head norms (the trainer's). */
+export const HEAD_STATS: readonly string[] = [...ATTENTION_STATS, 'grad_norm', 'output_norm'];
+
 /** Head ids of a model, kind-major, layer-major: the order of every telemetry array. */
 export function headIds(layers: Record<AttentionKind, number>, heads: number): string[] {
   return ATTENTION_KINDS.flatMap((kind) =>

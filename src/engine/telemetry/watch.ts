@@ -10,11 +10,12 @@
  *
  * A comparison over a head pattern holds when it holds for some head; those heads are reported.
  * `max`, `min` and `mean` fold a pattern to one number (heads with no value are left out).
- * Metrics: step, loss, lr, gradNorm, tokensPerSec, valLoss, valBleu.
+ * Metrics, named as metrics.jsonl names them: step, loss, nll, lr, tokens_per_sec, grad_norm (the
+ * global gradient norm; a head's is cross:0.0.grad_norm), val_loss, val_bleu.
  */
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
-import type { MetricRow } from '../../protocol/metrics';
-import type { TelemetryRow } from '../../protocol/telemetry';
+import type { MetricsRow } from '../run/runDir';
+import type { Finding, TelemetryRow } from '../../protocol/telemetry';
 
 type Scalar = { t: 'num'; v: number | null };
 type PerHead = { t: 'heads'; v: Map<string, number | null> };
@@ -24,10 +25,10 @@ type Value = Scalar | PerHead | Truth;
 /** A parsed condition: call it with a row to evaluate it. */
 export interface Watch {
   source: string;
-  evaluate(row: TelemetryRow, metrics: Partial<MetricRow>): { hit: boolean; heads: string[] };
+  evaluate(row: TelemetryRow, metrics: Partial<MetricsRow>): { hit: boolean; heads: string[] };
 }
 
-const METRICS = ['step', 'loss', 'lr', 'gradNorm', 'tokensPerSec', 'valLoss', 'valBleu'] as const;
+const METRICS = ['step', 'loss', 'nll', 'lr', 'tokens_per_sec', 'grad_norm', 'val_loss', 'val_bleu'] as const;
 const FOLDS = { max: Math.max, min: Math.min, mean: undefined } as const;
 const COMPARE: Record<string, (a: number, b: number) => boolean> = {
   '<': (a, b) => a < b,
@@ -47,7 +48,7 @@ const ARITHMETIC: Record<string, (a: number, b: number) => number> = {
 const TOKEN =
   /\s*(\d+(?:\.\d*)?(?:e[+-]?\d+)?|[A-Za-z_][A-Za-z_0-9]*:(?:\d+|\*)\.(?:\d+|\*)\.[A-Za-z_]+|[A-Za-z_]+|<=|>=|==|!=|&&|\|\||[-+*/()<>!,])/y;
 
-type Eval = (row: TelemetryRow, metrics: Partial<MetricRow>) => Value;
+type Eval = (row: TelemetryRow, metrics: Partial<MetricsRow>) => Value;
 
 /**
  * Parses `source` against a model's heads (`heads`: telemetry's head ids) and statistics
@@ -68,10 +69,12 @@ export function parseWatch(source: string, heads: readonly string[], stats: read
     tokens.push({ text: m[1]!, at: m.index + m[0].length - m[1]!.length });
   }
   let i = 0;
-  const fail = (what: string): never => {
-    const t = tokens[i];
+  const fail = (what: string, at = i): never => {
+    const t = tokens[at];
     const where = t ? `"${t.text}" (column ${t.at + 1})` : 'the end';
-    throw new Error(`watch "${source}": ${what}, found ${where}`);
+    // "expected X, found Y" where something else was wanted; "…, at column N" where a name is unknown
+    const tail = what.startsWith('expected') ? `, found ${where}` : t ? `, at column ${t.at + 1}` : '';
+    throw new Error(`watch "${source}": ${what}${tail}`);
   };
   const peek = (): string | undefined => tokens[i]?.text;
   const take = (text: string): boolean => (peek() === text ? (i++, true) : false);
@@ -116,7 +119,7 @@ export function parseWatch(source: string, heads: readonly string[], stats: read
       return (r, m) => fold(t as keyof typeof FOLDS, e(r, m));
     }
     if ((METRICS as readonly string[]).includes(t))
-      return (_r, m) => ({ t: 'num', v: m[t as keyof MetricRow] ?? null });
+      return (_r, m) => ({ t: 'num', v: m[t as keyof MetricsRow] ?? null });
     if (t.includes(':')) return headPattern(t);
     i--;
     return fail(`expected a number, a metric (${METRICS.join(', ')}) or a head statistic such as cross:0.*.entropy`);
@@ -126,10 +129,10 @@ export function parseWatch(source: string, heads: readonly string[], stats: read
     const [kind, rest] = t.split(':') as [string, string];
     const [layer, head, stat] = rest.split('.') as [string, string, string];
     if (!(ATTENTION_KINDS as readonly string[]).includes(kind))
-      fail(`no attention kind "${kind}" (${ATTENTION_KINDS.join(', ')})`);
-    if (!stats.includes(stat)) fail(`no statistic "${stat}" (${stats.join(', ')})`);
+      fail(`no attention kind "${kind}" (${ATTENTION_KINDS.join(', ')})`, i - 1);
+    if (!stats.includes(stat)) fail(`no statistic "${stat}" (${stats.join(', ')})`, i - 1);
     const matching = heads.filter((id) => matches(id, kind as AttentionKind, layer, head));
-    if (!matching.length) fail(`no head ${kind}:${layer}.${head} in this model (heads count from 0)`);
+    if (!matching.length) fail(`no head ${kind}:${layer}.${head} in this model (heads count from 0)`, i - 1);
     return (row) => {
       const values = new Map<string, number | null>();
       for (const id of matching) {
@@ -154,7 +157,7 @@ export function parseWatch(source: string, heads: readonly string[], stats: read
 
   const whole = or();
   if (i < tokens.length) fail('expected an operator or the end');
-  const evaluate = (row: TelemetryRow, metrics: Partial<MetricRow>) => {
+  const evaluate = (row: TelemetryRow, metrics: Partial<MetricsRow>) => {
     const v = whole(row, metrics);
     if (v.t !== 'bool') throw new Error('it is a number, not a condition: compare it (e.g. "< 0.2")');
     return { hit: v.v, heads: v.heads };
@@ -222,3 +225,31 @@ function fold(name: keyof typeof FOLDS, v: Value): Scalar {
 }
 
 const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])];
+
+/** A run's conditions (training.watch), each refused with its index when it cannot mean anything. */
+export function parseWatches(sources: readonly string[], heads: readonly string[], stats: readonly string[]): Watch[] {
+  return sources.map((w, i) => {
+    try {
+      return parseWatch(w, heads, stats);
+    } catch (err) {
+      throw new Error(`training.watch[${i}]: ${(err as Error).message}`);
+    }
+  });
+}
+
+/** The findings of the conditions that hold at a telemetry row (check `watch`; its mode, break by default, applies). */
+export function watchFindings(watches: readonly Watch[], row: TelemetryRow, metrics: Partial<MetricsRow>): Finding[] {
+  return watches.flatMap((w) => {
+    const { hit, heads } = w.evaluate(row, metrics);
+    if (!hit) return [];
+    const which = heads.length ? ` for ${heads.join(', ')}` : '';
+    return [
+      {
+        step: row.step,
+        check: 'watch' as const,
+        message: `watch "${w.source}" holds${which}`,
+        ...(heads[0] ? { head: heads[0] } : {}),
+      },
+    ];
+  });
+}

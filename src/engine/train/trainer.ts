@@ -26,7 +26,9 @@ import type { CheckName, Finding, RunEvent, TelemetryRow } from '../../protocol/
 import { HealthMonitor } from '../telemetry/checks';
 import { headOutputNorms } from '../telemetry/heads';
 import { maskLeak, paddingLeak } from '../telemetry/probes';
-import { telemetryRow } from '../telemetry/telemetry';
+import { HEAD_STATS, headIds, telemetryRow } from '../telemetry/telemetry';
+import { parseWatches, type Watch, watchFindings } from '../telemetry/watch';
+import { layersOf } from '../telemetry/importance';
 import { trainStep } from './step';
 import { trainingStream, validationBatches } from './batchFile';
 import { heldHeadsMask } from './heldHeads';
@@ -69,6 +71,8 @@ export class Trainer {
   private telemetryRows = 0;
   /** 1/0 per element of each variable a frozen or masked head owns (heldHeads.ts); empty for most runs. */
   private readonly gradMask: Map<tf.Variable, tf.Tensor>;
+  /** The run's watch conditions (training.watch), parsed against this model's heads. */
+  private readonly watches: Watch[];
   /** What resume() had to warn about (a checkpoint without its optimizer file). */
   readonly warnings: string[] = [];
   /** The finding that paused the run (a breakpoint), if one did. */
@@ -91,6 +95,7 @@ export class Trainer {
     this.probe = probes.pair;
     this.probeBatch = probes.batch;
     this.gradMask = heldHeadsMask(model, settings);
+    this.watches = parseWatches(settings.watch ?? [], headIds(layersOf(model), model.config.heads), HEAD_STATS);
   }
 
   /**
@@ -204,8 +209,15 @@ export class Trainer {
     this.run.writeSnapshot({ step: snap.source.step, pairs: [{ ...pair, ...ids }] });
   }
 
-  /** Telemetry of the probe batch at this step (and, every PROBE_EVERY rows, the mask probes). */
-  private async telemetry(gradNorms: Float32Array | undefined, callbacks: TrainerCallbacks): Promise<Finding[]> {
+  /**
+   * Telemetry of the probe batch at this step (and, every PROBE_EVERY rows, the mask probes), and the
+   * watch conditions that hold over it and the step's metrics.
+   */
+  private async telemetry(
+    gradNorms: Float32Array | undefined,
+    metrics: MetricsRow,
+    callbacks: TrainerCallbacks,
+  ): Promise<Finding[]> {
     const src = this.probeBatch.map((p) => p.src);
     const tgt = this.probeBatch.map((p) => decoderInput(p.tgt));
     const [pairs, outputs] = await guardGpu(`telemetry at step ${this.step}`, async () => [
@@ -218,7 +230,7 @@ export class Trainer {
     });
     this.run.appendTelemetry(row);
     callbacks.onTelemetry?.(row);
-    const findings = this.monitor.onTelemetry(row);
+    const findings = [...this.monitor.onTelemetry(row), ...watchFindings(this.watches, row, metrics)];
     if (this.telemetryRows++ % PROBE_EVERY === 0) {
       const modes = (c: CheckName) => checkMode(this.settings, c) !== 'off';
       const probes = async (): Promise<Finding[]> => [
@@ -350,7 +362,7 @@ export class Trainer {
           this.writeSnapshot(snap);
         }
       }
-      if (telemetry && r.applied) findings.push(...(await this.telemetry(r.headGradNorms, callbacks)));
+      if (telemetry && r.applied) findings.push(...(await this.telemetry(r.headGradNorms, row, callbacks)));
       if (this.report(findings, callbacks)) {
         await this.checkpoint(); // a breakpoint: paused here, resumable from this step
         lastCheckpoint = this.step;

@@ -13,7 +13,7 @@ import {
 import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type TrainingChoices } from '../pickers';
 import { checksSetting, settings } from '../settings';
-import { CHECKS, type CheckMode, type CheckName } from '../../protocol/telemetry';
+import { type CheckMode, type CheckName, HEALTH_CHECKS } from '../../protocol/telemetry';
 import { runsRoot } from '../views';
 
 export interface TrainArgs extends TrainingChoices {
@@ -111,14 +111,16 @@ const isPreset = (config: string): boolean => /^[a-z]+$/.test(config);
 
 /**
  * The checks' modes for train/start: the setting's, and where the wizard asked Break on, the
- * checks picked break and the others warn (those the setting turns off stay off).
+ * health checks picked break and the others warn (those the setting turns off stay off); `watch`
+ * keeps the setting's mode.
  */
 function checksOf(breakOn: CheckName[] | undefined): { checks?: Partial<Record<CheckName, CheckMode>> } {
   const setting = checksSetting();
   if (!breakOn) return setting;
   const modes = (c: CheckName): CheckMode =>
     breakOn.includes(c) ? 'break' : setting.checks?.[c] === 'off' ? 'off' : 'warn';
-  return { checks: Object.fromEntries(CHECKS.map((c) => [c, modes(c)])) };
+  const watch = setting.checks?.watch;
+  return { checks: { ...Object.fromEntries(HEALTH_CHECKS.map((c) => [c, modes(c)])), ...(watch ? { watch } : {}) } };
 }
 
 /** Training writes files and runs the engine's native code: in Restricted Mode it asks for trust first. */
