@@ -19,7 +19,6 @@ import {
   shapeOf,
 } from './check';
 import { BLOCK_CELLS, type Pool, pooledCells } from './pool';
-import type { RequestDef } from './rpc';
 
 /** The longest axis a block may name: an input's tokens (INPUT_LIMITS.tokens) and its added BOS or EOS. */
 export const BLOCK_AXIS_LIMIT = 8193;
@@ -101,13 +100,12 @@ export interface AttentionBlockParams extends BlockRange {
   input: InputPair;
 }
 
-export const attentionBlock: RequestDef<AttentionBlockParams, AttentionBlock<string>> = {
-  method: 'attention/block',
-  checkParams: (v, path) =>
-    object({ runDir: isAbsolutePath, step: optional(isIndex), input: checkInputPair })(v, path) ??
-    checkBlockRange(v, path),
-  checkResult: blockCheck(isString, base64Values),
-};
+export const checkAttentionBlockParams: Check = (v, path) =>
+  object({ runDir: isAbsolutePath, step: optional(isIndex), input: checkInputPair })(v, path) ??
+  checkBlockRange(v, path);
+
+/** A block as the engine wire carries it: weights as base64. */
+export const checkWireBlock: Check = blockCheck(isString, base64Values);
 
 /** The attention page asks for a block of the head it shows (webview → extension, `requestBlock`). */
 export interface RequestBlockBody extends BlockRange {

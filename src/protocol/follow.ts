@@ -1,6 +1,6 @@
 /**
  * Following a run folder that another process writes (a PyTorch RunWriter, another window's
- * engine): `run/poll` returns what landed since the last poll. The extension polls on file-watcher
+ * engine): `run/poll` (methods.ts) returns what landed since the last poll. The extension polls on file-watcher
  * events, and on a timer as the fallback; the engine reads the files, where they are.
  */
 import {
@@ -18,7 +18,6 @@ import {
 } from './check';
 import { type MetricRow, checkMetricRow } from './metrics';
 import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
-import type { RequestDef } from './rpc';
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from './telemetry';
 import { type WireAttention, checkWireAttention } from './wire';
 
@@ -85,19 +84,16 @@ const followFields = {
 };
 export const checkFollowState = object(followFields);
 
-export const runPoll: RequestDef<PollParams, RunPoll> = {
-  method: 'run/poll',
-  checkParams: object({ runDir: isAbsolutePath, ...cursorFields }),
-  checkResult: object({
-    ...followFields,
-    reset: isBoolean,
-    rows: arrayOf(checkMetricRow),
-    snapshots: arrayOf(checkWireAttention),
-    telemetry: arrayOf(checkTelemetryRow),
-    events: arrayOf(checkRunEvent),
-    checkpoints: arrayOf(isIndex),
-  }),
-};
+export const checkPollParams = object({ runDir: isAbsolutePath, ...cursorFields });
+export const checkRunPoll = object({
+  ...followFields,
+  reset: isBoolean,
+  rows: arrayOf(checkMetricRow),
+  snapshots: arrayOf(checkWireAttention),
+  telemetry: arrayOf(checkTelemetryRow),
+  events: arrayOf(checkRunEvent),
+  checkpoints: arrayOf(isIndex),
+});
 
 /** The cursor of a first poll: everything in the folder is new. */
 export const FIRST_POLL: PollCursor = {

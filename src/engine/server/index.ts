@@ -7,7 +7,8 @@
  */
 import { createMessageConnection, ErrorCodes, type ResponseMessage, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { FramedReader } from './framing';
-import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
+import type { EngineInfo, EngineLog } from '../../protocol/engine';
+import { engineInfo, engineLog } from '../../protocol/methods';
 import { handle, notify } from './rpc';
 import { registerInspectionHandlers } from './inspection';
 import { TrainingService } from './training';
