@@ -27,12 +27,12 @@ export interface Ablation {
   mode: AblationMode;
 }
 
-export const isHeadId: Check = (v, path) =>
+export const isHeadId: Check<string> = (v, path) =>
   typeof v === 'string' && parseHeadId(v)
     ? undefined
     : `${path} must be a head id like ${HEAD_ID_FORM}, got ${JSON.stringify(v)}`;
 
-export const checkAblation: Check = object({ heads: arrayOf(isHeadId), mode: oneOf(ABLATION_MODES) });
+export const checkAblation: Check<Ablation> = object({ heads: arrayOf(isHeadId), mode: oneOf(ABLATION_MODES) });
 
 /** `--ablate cross:0.1,encoder_self:2.0` → head ids, each checked; throws naming the bad one. */
 export function parseAblateList(text: string): string[] {
@@ -66,8 +66,8 @@ export interface AblationEffect {
   output: { text: string; tokens: string[] };
 }
 
-export const checkAblationEffect: Check = (v, path) => {
-  const why = object({
+export const checkAblationEffect: Check<AblationEffect> = (v, path) => {
+  const why = object<AblationEffect>({
     ablation: checkAblation,
     runDir: isString,
     step: isIndex,
@@ -106,14 +106,14 @@ export interface AblationScoreParams {
   /** Test sentences to decode (default 200). */
   limit?: number;
 }
-export const checkAblationScoreParams: Check = object({
+export const checkAblationScoreParams: Check<AblationScoreParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   ablation: checkAblation,
   limit: optional(intIn(1, ABLATION_SCORE_LIMIT)),
 });
 
-export const checkAblationScore: Check = object({
+export const checkAblationScore: Check<AblationScore> = object({
   ablation: checkAblation,
   runDir: isString,
   step: isIndex,
@@ -131,7 +131,7 @@ export interface AblationEffectParams {
   input: InputPair;
   ablation: Ablation;
 }
-export const checkAblationEffectParams: Check = object({
+export const checkAblationEffectParams: Check<AblationEffectParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   input: checkInputPair,

@@ -19,7 +19,7 @@ export interface EngineInfo {
   adapter: string;
 }
 
-export const checkEngineInfo: Check = object({
+export const checkEngineInfo: Check<EngineInfo> = object({
   version: isString,
   backend: isString,
   backends: arrayOf(isString),
@@ -37,4 +37,4 @@ export interface EngineLog {
   message: string;
 }
 
-export const checkEngineLog: Check = object({ level: oneOf(LOG_LEVELS), message: isString });
+export const checkEngineLog: Check<EngineLog> = object({ level: oneOf(LOG_LEVELS), message: isString });

@@ -4,6 +4,8 @@
  * events, and on a timer as the fallback; the engine reads the files, where they are.
  */
 import {
+  type Check,
+  type Fields,
   isAbsolutePath,
   arrayOf,
   intIn,
@@ -68,13 +70,14 @@ export interface RunPoll extends FollowState {
   checkpoints: number[];
 }
 
-const checkPosition = object({ offset: isIndex, ino: isIndex });
-const cursorFields = {
-  files: object(Object.fromEntries(FOLLOWED_FILES.map((f) => [f, checkPosition]))),
+const checkPosition = object<FilePosition>({ offset: isIndex, ino: isIndex });
+const cursorFields: Fields<PollCursor> = {
+  // One check a file, in FOLLOWED_FILES's order.
+  files: object({ metrics: checkPosition, telemetry: checkPosition, events: checkPosition }),
   lastSnapshot: intIn(-1, Number.MAX_SAFE_INTEGER),
 };
 
-const followFields = {
+const followFields: Fields<FollowState> = {
   cursor: object(cursorFields),
   activity: oneOf(RUN_ACTIVITIES),
   state: nullable(isString),
@@ -82,10 +85,10 @@ const followFields = {
   lastWrite: isFiniteNumber,
   message: optional(isString),
 };
-export const checkFollowState = object(followFields);
+export const checkFollowState: Check<FollowState> = object(followFields);
 
-export const checkPollParams = object({ runDir: isAbsolutePath, ...cursorFields });
-export const checkRunPoll = object({
+export const checkPollParams: Check<PollParams> = object({ runDir: isAbsolutePath, ...cursorFields });
+export const checkRunPoll: Check<RunPoll> = object({
   ...followFields,
   reset: isBoolean,
   rows: arrayOf(checkMetricRow),

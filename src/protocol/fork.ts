@@ -47,12 +47,12 @@ export function describeForkChanges(changes: Readonly<Record<string, unknown>>):
 /** At most this many heads in one list (the big model has 6 × 16 × 3 = 288). */
 export const FORK_LIMITS = { heads: 1024 };
 
-const heads: Check = (v, path) =>
+const heads: Check<string[]> = (v, path) =>
   Array.isArray(v) && v.length > FORK_LIMITS.heads
     ? `${path} must list at most ${FORK_LIMITS.heads} heads, got ${v.length}`
     : arrayOf(isHeadId)(v, path);
 
-export const checkForkParams: Check = object({
+export const checkForkParams: Check<ForkParams> = object({
   parent: isAbsolutePath,
   step: isIndex,
   runDir: isAbsolutePath,

@@ -43,9 +43,11 @@ export interface HeadReport {
   prunable: { byImportance: number; random: number };
 }
 
-const checkPoints = arrayOf(object({ removed: isIndex, head: nullable(isString), metric: isFiniteNumber }));
+const checkPoints = arrayOf(
+  object<PruningPoint>({ removed: isIndex, head: nullable(isString), metric: isFiniteNumber }),
+);
 
-export const checkHeadReport: Check = object({
+export const checkHeadReport: Check<HeadReport> = object({
   run: isString,
   checkpoint: isString,
   step: isIndex,
@@ -73,7 +75,7 @@ export interface HeadReportParams {
   /** Seed of the random order (default 1). */
   seed?: number;
 }
-export const checkHeadReportParams: Check = object({
+export const checkHeadReportParams: Check<HeadReportParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   pairs: optional(intIn(1, 4096)),
@@ -90,4 +92,4 @@ export interface HeadsProgress {
   done: number;
   total: number;
 }
-export const checkHeadsProgress: Check = object({ runDir: isString, done: isIndex, total: isIndex });
+export const checkHeadsProgress: Check<HeadsProgress> = object({ runDir: isString, done: isIndex, total: isIndex });

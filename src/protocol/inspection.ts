@@ -33,7 +33,7 @@ export interface AttentionParams {
   /** Beam size when the target is decoded (no target given); 1 decodes greedily. Default 4. */
   beam?: number;
 }
-export const checkAttentionParams: Check = object({
+export const checkAttentionParams: Check<AttentionParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   input: checkInputPair,
@@ -55,10 +55,10 @@ export interface AttentionResult {
   /** log p of each target token after BOS, and of EOS last (teacher-forced). */
   tokenLogProbs: number[];
 }
-export const checkAttentionResult: Check = object({
+export const checkAttentionResult: Check<AttentionResult> = object({
   attention: checkWireAttention,
   decoded: optional(
-    object({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
+    object<Decoded>({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
   ),
   tokenLogProbs: arrayOf(isFiniteNumber),
 });
@@ -70,7 +70,10 @@ export interface SnapshotsParams {
   runDir: string;
   steps?: number[];
 }
-export const checkSnapshotsParams: Check = object({ runDir: isAbsolutePath, steps: optional(arrayOf(isIndex)) });
+export const checkSnapshotsParams: Check<SnapshotsParams> = object({
+  runDir: isAbsolutePath,
+  steps: optional(arrayOf(isIndex)),
+});
 
 // ---- beam/tree -------------------------------------------------------------------------------
 
@@ -87,7 +90,7 @@ export interface BeamTreeParams {
   alpha?: number;
   earlyStop?: EarlyStop;
 }
-export const checkBeamTreeParams: Check = object({
+export const checkBeamTreeParams: Check<BeamTreeParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   input: checkInputPair,
@@ -115,8 +118,8 @@ function positionalSize(p: PositionalParams, path: string): string | undefined {
     : undefined;
 }
 
-export const checkPositionalParams: Check = (v, path) =>
-  object({
+export const checkPositionalParams: Check<PositionalParams> = (v, path) =>
+  object<PositionalParams>({
     runDir: optional(isAbsolutePath),
     dModel: optional(intIn(2, POSITIONAL_LIMITS.dModel)),
     positions: optional(intIn(1, POSITIONAL_LIMITS.positions)),
@@ -124,4 +127,5 @@ export const checkPositionalParams: Check = (v, path) =>
 
 /** The encoding as rows × columns of base64 float32, and whether the run learned it. */
 export type Positional = WireMatrix & { learned: boolean };
-export const checkPositional: Check = (v, path) => checkWireMatrix(v, path) ?? object({ learned: isBoolean })(v, path);
+export const checkPositional: Check<Positional> = (v, path) =>
+  checkWireMatrix(v, path) ?? object<{ learned: boolean }>({ learned: isBoolean })(v, path);

@@ -8,16 +8,13 @@ import type { Check } from './check';
 
 export interface RequestDef<P, R> {
   readonly method: string;
-  readonly checkParams: Check;
-  readonly checkResult: Check;
-  /** Type carrier only; never set. */
-  readonly types?: { params: P; result: R };
+  readonly checkParams: Check<P>;
+  readonly checkResult: Check<R>;
 }
 
 export interface NotificationDef<P> {
   readonly method: string;
-  readonly checkParams: Check;
-  readonly types?: { params: P };
+  readonly checkParams: Check<P>;
 }
 
 /** Validates `value` against `check`, prefixed with the method; undefined when well formed. */
@@ -26,11 +23,11 @@ export function validate(check: Check, value: unknown, method: string, what: 'pa
 }
 
 /** A request of the catalogue (methods.ts). */
-export function request<P, R>(method: string, checkParams: Check, checkResult: Check): RequestDef<P, R> {
+export function request<P, R>(method: string, checkParams: Check<P>, checkResult: Check<R>): RequestDef<P, R> {
   return { method, checkParams, checkResult };
 }
 
 /** A notification of the catalogue (methods.ts). */
-export function notification<P>(method: string, checkParams: Check): NotificationDef<P> {
+export function notification<P>(method: string, checkParams: Check<P>): NotificationDef<P> {
   return { method, checkParams };
 }

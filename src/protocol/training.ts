@@ -36,8 +36,10 @@ export type DataChoice =
   | { kind: 'task'; task: (typeof TASK_NAMES)[number] }
   | { kind: 'gettext'; lang: string }
   | { kind: 'files'; dir: string; srcLang?: string; tgtLang?: string };
+/** One kind of DataChoice, without its `kind` (which picks the check). */
+type DataOf<K extends DataChoice['kind']> = Omit<Extract<DataChoice, { kind: K }>, 'kind'>;
 
-const checkCheckModes: Check = (v, path) => {
+const checkCheckModes: Check<Partial<Record<CheckName, CheckMode>>> = (v, path) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object of check: mode`;
   for (const [k, mode] of Object.entries(v)) {
     const why = oneOf(CHECKS)(k, `${path} key`) ?? oneOf(['off', 'warn', 'break'])(mode, `${path}.${k}`);
@@ -46,12 +48,15 @@ const checkCheckModes: Check = (v, path) => {
   return undefined;
 };
 
-const checkData: Check = (v, path) => {
+const checkData: Check<DataChoice> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
-  if (kind === 'task') return object({ task: oneOf(TASK_NAMES) })(v, path);
-  if (kind === 'gettext') return object({ lang: isString })(v, path);
+  if (kind === 'task') return object<DataOf<'task'>>({ task: oneOf(TASK_NAMES) })(v, path);
+  if (kind === 'gettext') return object<DataOf<'gettext'>>({ lang: isString })(v, path);
   if (kind === 'files')
-    return object({ dir: isAbsolutePath, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
+    return object<DataOf<'files'>>({ dir: isAbsolutePath, srcLang: optional(isString), tgtLang: optional(isString) })(
+      v,
+      path,
+    );
   return `${path}.kind must be one of task, gettext, files, got ${JSON.stringify(kind)}`;
 };
 
@@ -74,7 +79,7 @@ export interface RunSummary {
   /** The run has vocab.json: text can be typed (otherwise token ids). */
   vocab: boolean;
 }
-export const checkRunSummary: Check = object({
+export const checkRunSummary: Check<RunSummary> = object({
   runDir: isString,
   step: isIndex,
   totalSteps: isIndex,
@@ -111,7 +116,7 @@ export interface TrainParams {
   checks?: Partial<Record<CheckName, CheckMode>>;
 }
 /** train/start's config: a preset's name, or a JSON file by its absolute path. */
-const isConfigName: Check = (v, path) =>
+const isConfigName: Check<string> = (v, path) =>
   typeof v === 'string' && /^[a-z]+$/.test(v) ? undefined : isAbsolutePath(v, path);
 
 /**
@@ -121,7 +126,7 @@ const isConfigName: Check = (v, path) =>
  */
 export const TRAIN_LIMITS = { steps: 10_000_000, batchTokens: 1_000_000 };
 
-export const checkTrainParams: Check = object({
+export const checkTrainParams: Check<TrainParams> = object({
   runDir: isAbsolutePath,
   data: checkData,
   config: isConfigName,
@@ -149,7 +154,7 @@ export interface ResumeParams {
   /** Health checks to switch (e.g. a breakpoint's check turned off: "Disable Check"). */
   checks?: Partial<Record<CheckName, CheckMode>>;
 }
-export const checkResumeParams: Check = object({
+export const checkResumeParams: Check<ResumeParams> = object({
   runDir: isAbsolutePath,
   steps: optional(isIndex),
   checks: optional(checkCheckModes),
@@ -157,8 +162,8 @@ export const checkResumeParams: Check = object({
 
 /** Where a stopped run stopped (null: nothing was training). */
 export type StopResult = { step: number; runDir: string } | null;
-export const checkStopResult: Check = (v, path) =>
-  v === null ? undefined : object({ step: isIndex, runDir: isString })(v, path);
+export const checkStopResult: Check<StopResult> = (v, path) =>
+  v === null ? undefined : object<NonNullable<StopResult>>({ step: isIndex, runDir: isString })(v, path);
 
 // ---- run/open --------------------------------------------------------------------------------
 
@@ -167,7 +172,7 @@ export interface OpenParams {
   runDir: string;
   step?: number;
 }
-export const checkOpenParams: Check = object({ runDir: isAbsolutePath, step: optional(isIndex) });
+export const checkOpenParams: Check<OpenParams> = object({ runDir: isAbsolutePath, step: optional(isIndex) });
 
 /** A run on disk: summary, every metrics row, telemetry row and event, and where a follower goes on from. */
 export interface OpenedRun {
@@ -177,7 +182,7 @@ export interface OpenedRun {
   events: RunEvent[];
   follow: FollowState;
 }
-export const checkOpenedRun: Check = object({
+export const checkOpenedRun: Check<OpenedRun> = object({
   summary: checkRunSummary,
   rows: arrayOf(checkMetricRow),
   telemetry: arrayOf(checkTelemetryRow),
@@ -191,26 +196,26 @@ export interface TrainMetrics {
   runDir: string;
   rows: MetricRow[];
 }
-export const checkTrainMetrics: Check = object({ runDir: isString, rows: arrayOf(checkMetricRow) });
+export const checkTrainMetrics: Check<TrainMetrics> = object({ runDir: isString, rows: arrayOf(checkMetricRow) });
 
 export interface TrainSnapshot {
   runDir: string;
   attention: WireAttention;
 }
-export const checkTrainSnapshot: Check = object({ runDir: isString, attention: checkWireAttention });
+export const checkTrainSnapshot: Check<TrainSnapshot> = object({ runDir: isString, attention: checkWireAttention });
 
 export interface TrainTelemetry {
   runDir: string;
   row: TelemetryRow;
 }
-export const checkTrainTelemetry: Check = object({ runDir: isString, row: checkTelemetryRow });
+export const checkTrainTelemetry: Check<TrainTelemetry> = object({ runDir: isString, row: checkTelemetryRow });
 
 /** A health check fired (a warning; a breakpoint ends the run with train/ended `paused`). */
 export interface TrainEvent {
   runDir: string;
   event: RunEvent;
 }
-export const checkTrainEvent: Check = object({ runDir: isString, event: checkRunEvent });
+export const checkTrainEvent: Check<TrainEvent> = object({ runDir: isString, event: checkRunEvent });
 
 /**
  * `paused`: a health check's breakpoint stopped the run with a checkpoint (`event` says which);
@@ -224,7 +229,7 @@ export interface TrainEnded {
   message?: string;
   event?: RunEvent;
 }
-export const checkTrainEnded: Check = object({
+export const checkTrainEnded: Check<TrainEnded> = object({
   runDir: isString,
   step: isIndex,
   reason: oneOf(TRAIN_END_REASONS),
