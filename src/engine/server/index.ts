@@ -2,7 +2,7 @@
  * The engine's side of the wire: JSON-RPC 2.0 (vscode-jsonrpc) on stdin/stdout, for the
  * extension's EngineClient. `attention-debugger serve` runs it. stdout is the wire, so nothing else
  * may print there: console output is sent to stderr, which the client shows in its output channel.
- * Messages are defined once in src/protocol/engine.ts; params are validated on the way in and
+ * Messages are listed once in src/protocol/methods.ts; params are validated on the way in and
  * results on the way out, so a malformed message fails with an error that names the field.
  */
 import { createMessageConnection, ErrorCodes, type ResponseMessage, StreamMessageWriter } from 'vscode-jsonrpc/node';
