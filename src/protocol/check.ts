@@ -22,9 +22,6 @@ export interface Check<T = any> {
   readonly [checked]?: (value: T) => T;
 }
 
-/** The type a validator checks: `CheckedType<typeof checkRunSummary>` is RunSummary. */
-export type CheckedType<C> = C extends Check<infer T> ? T : never;
-
 /** A check for each field of T, of that field's type (an untyped `object({…})` takes any checks). */
 export type Fields<T> = unknown extends T ? Record<string, Check> : { [K in keyof Required<T>]: Check<T[K]> };
 
