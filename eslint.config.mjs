@@ -55,6 +55,24 @@ export default tseslint.config(
     rules: forbid(['vscode'], ['@tensorflow/*', 'node:*'], 'the protocol imports nothing heavy'),
   },
   {
+    files: ['src/shared/**/*.ts'],
+    // Nothing outside the folder (no `../`), no Node, no package: pure code every room may import.
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./)',
+              message:
+                'shared/ imports nothing but itself: pure algorithms the protocol, engine, extension and pages all import',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['webview/**/*.ts'],
     rules: forbid(
       ['vscode', 'fs', 'path', 'child_process'],

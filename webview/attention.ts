@@ -29,7 +29,7 @@ import {
   watchTheme,
 } from './common';
 import { maxOf, poolMax } from './lib/attention';
-import { poolCaption } from '../src/protocol/pool';
+import { poolCaption } from '../src/shared/pool';
 import { plotlyColorscale } from './lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';

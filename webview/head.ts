@@ -7,7 +7,7 @@
  */
 import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import { mergeSnapshots } from '../src/protocol/history';
+import { mergeSnapshots } from '../src/shared/history';
 import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
 import {
   type DrawnReport,

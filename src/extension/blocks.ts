@@ -2,7 +2,8 @@
  * A block of one pooled head for the attention page (`requestBlock` → attention/block): asked for
  * the selection's run, step and input, its base64 decoded and checked once here (protocol/wire.ts).
  */
-import { attentionBlock, type AttentionBlock, type BlockRange } from '../protocol/attentionBlock';
+import type { AttentionBlock, BlockRange } from '../protocol/attentionBlock';
+import { attentionBlock } from '../protocol/methods';
 import type { InputPair } from '../protocol/attention';
 import { blockFromWire } from '../protocol/wire';
 import type { EngineClient } from './engineClient';

@@ -12,7 +12,8 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
-import { type EngineLog, engineLog } from '../protocol/engine';
+import type { EngineLog } from '../protocol/engine';
+import { engineLog } from '../protocol/methods';
 import { type NotificationDef, type RequestDef, validate } from '../protocol/rpc';
 
 /** Restart delays after consecutive unexpected exits; the last one repeats. */

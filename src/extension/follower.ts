@@ -4,7 +4,8 @@
  * timer as the fallback, since watchers miss changes on some network and remote file systems.
  */
 import * as vscode from 'vscode';
-import { type FollowState, type PollCursor, type RunPoll, runPoll } from '../protocol/follow';
+import type { FollowState, PollCursor, RunPoll } from '../protocol/follow';
+import { runPoll } from '../protocol/methods';
 import type { RunActivity } from '../protocol/runFolder';
 import type { EngineClient } from './engineClient';
 import { errorText } from './errorText';

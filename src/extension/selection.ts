@@ -5,7 +5,7 @@
 import type { Attention, InputPair, HeadRef } from '../protocol/attention';
 import { checkHeadRef, checkInputPair } from '../protocol/attention';
 import { type Check, isIndex, isString, object, optional } from '../protocol/check';
-import type { AttentionResult } from '../protocol/training';
+import type { AttentionResult } from '../protocol/inspection';
 
 export interface Selection {
   runDir: string;

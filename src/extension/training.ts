@@ -10,24 +10,22 @@ import * as vscode from 'vscode';
 import { openPanelKinds } from './panels';
 import type { Attention } from '../protocol/attention';
 import type { MetricRow } from '../protocol/metrics';
+import { type ResumeParams, type RunSummary, TRAIN_END_REASONS, type TrainParams } from '../protocol/training';
 import {
-  type ResumeParams,
-  type RunSummary,
-  TRAIN_END_REASONS,
-  type TrainParams,
   trainEnded,
   trainEvent,
+  trainFork,
   trainMetrics,
   trainResume,
   trainSnapshot,
   trainStart,
   trainStop,
   trainTelemetry,
-} from '../protocol/training';
+} from '../protocol/methods';
 import { type RunEvent, type TelemetryRow, describeFinding } from '../protocol/telemetry';
 import type { Schedule } from '../protocol/webview';
 import { attentionFromWire, type WireAttention } from '../protocol/wire';
-import { type ForkParams, trainFork } from '../protocol/fork';
+import type { ForkParams } from '../protocol/fork';
 import { STATE_ICONS, STATE_LABELS } from './runState';
 import type { EngineClient } from './engineClient';
 

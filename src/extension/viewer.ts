@@ -13,7 +13,8 @@ import { type Attention, describeInput, type HeadRef, type InputPair } from '../
 import type { Ablation, AblationEffect } from '../protocol/ablation';
 import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
-import { ablationEffect, attentionGet, type RunSummary, runOpen, snapshotsGet } from '../protocol/training';
+import type { RunSummary } from '../protocol/training';
+import { ablationEffect, attentionGet, runOpen, snapshotsGet } from '../protocol/methods';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { attentionFromWire } from '../protocol/wire';
 import { requestBlock } from './blocks';

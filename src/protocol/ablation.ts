@@ -2,7 +2,6 @@
  * Head ablation at inference (issue 13), as the CLI's `--ablate` and the attention view's toggles
  * ask for it: which heads, and what replaces their output before W^O.
  */
-import { HEAD_ID_FORM, parseHeadId } from './attention';
 import {
   type Check,
   arrayOf,
@@ -16,7 +15,7 @@ import {
   oneOf,
   optional,
 } from './check';
-import type { RequestDef } from './rpc';
+import { checkInputPair, HEAD_ID_FORM, type InputPair, parseHeadId } from './attention';
 
 export const ABLATION_MODES = ['zero', 'mean'] as const;
 /** zero: ξ_h = 0, the head's output is removed; mean: it is replaced by its mean over the probe batch. */
@@ -28,12 +27,12 @@ export interface Ablation {
   mode: AblationMode;
 }
 
-export const isHeadId: Check = (v, path) =>
+export const isHeadId: Check<string> = (v, path) =>
   typeof v === 'string' && parseHeadId(v)
     ? undefined
     : `${path} must be a head id like ${HEAD_ID_FORM}, got ${JSON.stringify(v)}`;
 
-export const checkAblation: Check = object({ heads: arrayOf(isHeadId), mode: oneOf(ABLATION_MODES) });
+export const checkAblation: Check<Ablation> = object({ heads: arrayOf(isHeadId), mode: oneOf(ABLATION_MODES) });
 
 /** `--ablate cross:0.1,encoder_self:2.0` → head ids, each checked; throws naming the bad one. */
 export function parseAblateList(text: string): string[] {
@@ -67,8 +66,8 @@ export interface AblationEffect {
   output: { text: string; tokens: string[] };
 }
 
-export const checkAblationEffect: Check = (v, path) => {
-  const why = object({
+export const checkAblationEffect: Check<AblationEffect> = (v, path) => {
+  const why = object<AblationEffect>({
     ablation: checkAblation,
     runDir: isString,
     step: isIndex,
@@ -99,24 +98,42 @@ export interface AblationScore {
 /** The most test sentences one request decodes (twice: intact and ablated). */
 export const ABLATION_SCORE_LIMIT = 5000;
 
-export const ablationScore: RequestDef<
-  { runDir: string; step?: number; ablation: Ablation; limit?: number },
-  AblationScore
-> = {
-  method: 'ablation/score',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    step: optional(isIndex),
-    ablation: checkAblation,
-    limit: optional(intIn(1, ABLATION_SCORE_LIMIT)),
-  }),
-  checkResult: object({
-    ablation: checkAblation,
-    runDir: isString,
-    step: isIndex,
-    metric: oneOf(['exact_match_percent', 'bleu']),
-    sentences: isIndex,
-    intact: isFiniteNumber,
-    ablated: isFiniteNumber,
-  }),
-};
+export interface AblationScoreParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  ablation: Ablation;
+  /** Test sentences to decode (default 200). */
+  limit?: number;
+}
+export const checkAblationScoreParams: Check<AblationScoreParams> = object({
+  runDir: isAbsolutePath,
+  step: optional(isIndex),
+  ablation: checkAblation,
+  limit: optional(intIn(1, ABLATION_SCORE_LIMIT)),
+});
+
+export const checkAblationScore: Check<AblationScore> = object({
+  ablation: checkAblation,
+  runDir: isString,
+  step: isIndex,
+  metric: oneOf(['exact_match_percent', 'bleu']),
+  sentences: isIndex,
+  intact: isFiniteNumber,
+  ablated: isFiniteNumber,
+});
+
+/** What ablating heads does to an input at a checkpoint (ablation/effect). */
+export interface AblationEffectParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  input: InputPair;
+  ablation: Ablation;
+}
+export const checkAblationEffectParams: Check<AblationEffectParams> = object({
+  runDir: isAbsolutePath,
+  step: optional(isIndex),
+  input: checkInputPair,
+  ablation: checkAblation,
+});

@@ -8,6 +8,7 @@
  */
 import {
   type Check,
+  type Fields,
   arrayOf,
   isIndex,
   isFloat32Array,
@@ -18,7 +19,7 @@ import {
   optional,
   shapeOf,
 } from './check';
-import { type Pool, pooledCells, pooledLabels } from './pool';
+import { type Pool, pooledCells, pooledLabels } from '../shared/pool';
 
 export const ATTENTION_KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
@@ -37,8 +38,8 @@ export interface HeadRef {
   head: number;
 }
 
-export const headRefFields = { kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex };
-export const checkHeadRef: Check = object(headRefFields);
+export const headRefFields: Fields<HeadRef> = { kind: oneOf(ATTENTION_KINDS), layer: isIndex, head: isIndex };
+export const checkHeadRef: Check<HeadRef> = object(headRefFields);
 
 /**
  * `cross:1.0` (kind:layer.head, from 0): the one name of a head. Every view, picker, message,
@@ -65,7 +66,7 @@ export interface AttentionMaps<W = Float32Array> {
   shape: [layers: number, heads: number, queries: number, keys: number];
   weights: W;
   /**
-   * Present when the maps are max-pooled (inputs past POOL_ABOVE tokens, pool.ts): each cell is
+   * Present when the maps are max-pooled (inputs past POOL_ABOVE tokens, shared/pool.ts): each cell is
    * the largest weight of `rows` queries × `cols` keys, and shape[2], shape[3] count cells
    * (⌈queries / rows⌉, ⌈keys / cols⌉). Absent: every weight, as computed.
    */
@@ -86,7 +87,7 @@ export interface AttentionSource {
   unknownWords?: string[];
 }
 
-export const checkAttentionSource: Check = object({
+export const checkAttentionSource: Check<AttentionSource> = object({
   runDir: isString,
   step: isIndex,
   checkpoint: optional(isString),
@@ -98,29 +99,28 @@ export const checkAttentionSource: Check = object({
  * Which sentence pair a view shows: the run's fixed probe pair (which has a history: snapshots),
  * text the user typed (a target too, or it is decoded), or token ids (a run without vocab.json).
  */
-export type InputPair =
-  | { kind: 'probe' }
-  | { kind: 'text'; src: string; tgt?: string }
-  | { kind: 'ids'; src: number[]; tgt?: number[] };
+export type InputPair = { kind: 'probe' } | TextInput | IdsInput;
+type TextInput = { kind: 'text'; src: string; tgt?: string };
+type IdsInput = { kind: 'ids'; src: number[]; tgt?: number[] };
 
 /** The longest input a request may name: tokens (ids), characters (text). */
 export const INPUT_LIMITS = { tokens: 8192, chars: 200_000 };
 
-const isIds: Check = (v, path) =>
+const isIds: Check<number[]> = (v, path) =>
   arrayOf(isIndex)(v, path) ??
   ((v as number[]).length > INPUT_LIMITS.tokens
     ? `${path} has ${(v as number[]).length} tokens, more than the ${INPUT_LIMITS.tokens} an input may have`
     : undefined);
-const isText: Check = (v, path) =>
+const isText: Check<string> = (v, path) =>
   isString(v, path) ??
   ((v as string).length > INPUT_LIMITS.chars
     ? `${path} has ${(v as string).length} characters, more than the ${INPUT_LIMITS.chars} an input may have`
     : undefined);
-export const checkInputPair: Check = (v, path) => {
+export const checkInputPair: Check<InputPair> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'probe') return undefined;
-  if (kind === 'text') return object({ src: isText, tgt: optional(isText) })(v, path);
-  if (kind === 'ids') return object({ src: isIds, tgt: optional(isIds) })(v, path);
+  if (kind === 'text') return object<Omit<TextInput, 'kind'>>({ src: isText, tgt: optional(isText) })(v, path);
+  if (kind === 'ids') return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds) })(v, path);
   return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
 };
 
@@ -140,17 +140,17 @@ export interface Attention<W = Float32Array> {
 }
 
 /** Checks an attention of either representation: `weights` by `checkWeights`, shapes by the tokens. */
-export function attentionCheck(checkWeights: Check, length: (w: unknown) => number): Check {
-  const shallow = object({
+export function attentionCheck<W>(checkWeights: Check<W>, length: (w: unknown) => number): Check<Attention<W>> {
+  const shallow = object<Attention<W>>({
     source: checkAttentionSource,
     srcTokens: arrayOf(isString),
     tgtTokens: arrayOf(isString),
     maps: arrayOf(
-      object({
+      object<AttentionMaps<W>>({
         kind: oneOf(ATTENTION_KINDS),
-        shape: shapeOf(4),
+        shape: shapeOf<AttentionMaps['shape']>(4),
         weights: checkWeights,
-        pool: optional(object({ rows: isPositiveInt, cols: isPositiveInt })),
+        pool: optional(object<Pool>({ rows: isPositiveInt, cols: isPositiveInt })),
       }),
     ),
   });
@@ -185,7 +185,7 @@ export function attentionCheck(checkWeights: Check, length: (w: unknown) => numb
 }
 
 /** An in-memory attention (Float32Array weights). Values are not scanned: views show NaN as such. */
-export const checkAttention: Check = attentionCheck(isFloat32Array, (w) => (w as Float32Array).length);
+export const checkAttention: Check<Attention> = attentionCheck(isFloat32Array, (w) => (w as Float32Array).length);
 
 export function findMaps<W>(a: Attention<W>, kind: AttentionKind): AttentionMaps<W> | undefined {
   return a.maps.find((m) => m.kind === kind);
@@ -203,7 +203,7 @@ export interface HeadMap {
   queries: number;
   keys: number;
   weights: Float32Array;
-  /** One label per row and column: of a pooled map, `first…last` of each block (pool.ts). */
+  /** One label per row and column: of a pooled map, `first…last` of each block (shared/pool.ts). */
   queryTokens: string[];
   keyTokens: string[];
   /** The pool of a pooled map (queries and keys then count cells). */

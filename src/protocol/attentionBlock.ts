@@ -1,6 +1,6 @@
 /**
  * attention/block: one head's weights over a block of queries × keys, asked for when a pooled head
- * (pool.ts) is opened or zoomed. The block comes back whole when it is at most BLOCK_CELLS a side,
+ * (shared/pool.ts) is opened or zoomed. The block comes back whole when it is at most BLOCK_CELLS a side,
  * else max-pooled to that; so a reply never holds more than 256² weights (256 KB), whatever the
  * input's length. The same block travels to the attention page as `attentionBlock`, with a
  * Float32Array (the engine wire's base64 decoded once, in the extension host).
@@ -8,6 +8,7 @@
 import { type HeadRef, type InputPair, checkInputPair, headRefFields } from './attention';
 import {
   type Check,
+  type Fields,
   intIn,
   isAbsolutePath,
   isFloat32Array,
@@ -18,8 +19,7 @@ import {
   optional,
   shapeOf,
 } from './check';
-import { BLOCK_CELLS, type Pool, pooledCells } from './pool';
-import type { RequestDef } from './rpc';
+import { BLOCK_CELLS, type Pool, pooledCells } from '../shared/pool';
 
 /** The longest axis a block may name: an input's tokens (INPUT_LIMITS.tokens) and its added BOS or EOS. */
 export const BLOCK_AXIS_LIMIT = 8193;
@@ -32,7 +32,7 @@ export interface BlockRange extends HeadRef {
   k1: number;
 }
 
-const rangeFields = {
+const rangeFields: Fields<BlockRange> = {
   ...headRefFields,
   q0: intIn(0, BLOCK_AXIS_LIMIT - 1),
   q1: intIn(1, BLOCK_AXIS_LIMIT),
@@ -41,8 +41,8 @@ const rangeFields = {
 };
 
 /** Checks a range: each end within BLOCK_AXIS_LIMIT, and each start before its end. */
-export const checkBlockRange: Check = (v, path) => {
-  const why = object(rangeFields)(v, path);
+export const checkBlockRange: Check<BlockRange> = (v, path) => {
+  const why = object<BlockRange>(rangeFields)(v, path);
   if (why) return why;
   const r = v as BlockRange;
   if (r.q1 <= r.q0) return `${path}.q1 must be more than q0 (${r.q0}), got ${r.q1}`;
@@ -66,11 +66,11 @@ export interface AttentionBlock<W = Float32Array> extends BlockRange {
 }
 
 /** Checks a block's pool, shape and number of weights against its range. */
-export function blockCheck(checkWeights: Check, length: (w: unknown) => number): Check {
-  const shallow = object({
+export function blockCheck<W>(checkWeights: Check<W>, length: (w: unknown) => number): Check<AttentionBlock<W>> {
+  const shallow = object<AttentionBlock<W>>({
     ...rangeFields,
-    pool: object({ rows: isPositiveInt, cols: isPositiveInt }),
-    shape: shapeOf(2),
+    pool: object<Pool>({ rows: isPositiveInt, cols: isPositiveInt }),
+    shape: shapeOf<AttentionBlock['shape']>(2),
     weights: checkWeights,
   });
   return (v, path) => {
@@ -101,13 +101,15 @@ export interface AttentionBlockParams extends BlockRange {
   input: InputPair;
 }
 
-export const attentionBlock: RequestDef<AttentionBlockParams, AttentionBlock<string>> = {
-  method: 'attention/block',
-  checkParams: (v, path) =>
-    object({ runDir: isAbsolutePath, step: optional(isIndex), input: checkInputPair })(v, path) ??
-    checkBlockRange(v, path),
-  checkResult: blockCheck(isString, base64Values),
-};
+export const checkAttentionBlockParams: Check<AttentionBlockParams> = (v, path) =>
+  object<Omit<AttentionBlockParams, keyof BlockRange>>({
+    runDir: isAbsolutePath,
+    step: optional(isIndex),
+    input: checkInputPair,
+  })(v, path) ?? checkBlockRange(v, path);
+
+/** A block as the engine wire carries it: weights as base64. */
+export const checkWireBlock: Check<AttentionBlock<string>> = blockCheck(isString, base64Values);
 
 /** The attention page asks for a block of the head it shows (webview → extension, `requestBlock`). */
 export interface RequestBlockBody extends BlockRange {
@@ -117,4 +119,4 @@ export interface RequestBlockBody extends BlockRange {
 export interface BlockMsgBody extends AttentionBlock {
   type: 'attentionBlock';
 }
-export const checkBlockMsg: Check = blockCheck(isFloat32Array, (w) => (w as Float32Array).length);
+export const checkBlockMsg: Check<AttentionBlock> = blockCheck(isFloat32Array, (w) => (w as Float32Array).length);

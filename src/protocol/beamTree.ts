@@ -95,7 +95,7 @@ export interface BeamTreeView {
   greedy: number[];
 }
 
-const checkNode = object({
+const checkNode = object<BeamViewNode>({
   id: isIndex,
   parent: intIn(-1, Number.MAX_SAFE_INTEGER),
   depth: isIndex,
@@ -108,8 +108,8 @@ const checkNode = object({
 });
 
 /** Checks a tree where it enters a process or a frame: fields, and parents that come before their children. */
-export const checkBeamTreeView: Check = (v, path) => {
-  const why = object({
+export const checkBeamTreeView: Check<BeamTreeView> = (v, path) => {
+  const why = object<BeamTreeView>({
     runDir: isString,
     step: isIndex,
     checkpoint: isString,

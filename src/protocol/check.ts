@@ -5,7 +5,25 @@
  * of every wire import this file.
  */
 
-export type Check = (value: unknown, path: string) => string | undefined;
+/** The type carrier of Check: a symbol no value ever holds. */
+declare const checked: unique symbol;
+
+/**
+ * A validator of the values of type T. `Check<T>` is tied to T at compile time: `object<T>()` wants
+ * a check for every field of T and no other, each of its field's exact type (optional fields take
+ * `optional(…)`, nullable ones `nullable(…)`), so an interface and its validator cannot drift apart.
+ * A plain `(value, path) => …` function is trusted to check what its annotation says. `Check`
+ * alone (T = any) is a validator of anything, for code that passes checks around.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bare `Check` checks anything: both ways assignable
+export interface Check<T = any> {
+  (value: unknown, path: string): string | undefined;
+  /** Type carrier only; never set. Invariant in T: Check<string> is neither Check<'a'> nor Check<string | null>. */
+  readonly [checked]?: (value: T) => T;
+}
+
+/** A check for each field of T, of that field's type (an untyped `object({…})` takes any checks). */
+export type Fields<T> = unknown extends T ? Record<string, Check> : { [K in keyof Required<T>]: Check<T[K]> };
 
 export function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -13,20 +31,20 @@ export function describe(value: unknown): string {
   return typeof value;
 }
 
-export const isString: Check = (v, path) =>
+export const isString: Check<string> = (v, path) =>
   typeof v === 'string' ? undefined : `${path} must be a string, got ${describe(v)}`;
 
-export const isFiniteNumber: Check = (v, path) =>
+export const isFiniteNumber: Check<number> = (v, path) =>
   typeof v === 'number' && Number.isFinite(v) ? undefined : `${path} must be a finite number, got ${describe(v)}`;
 
-export function oneOf(values: readonly string[]): Check {
+export function oneOf<const V extends readonly string[]>(values: V): Check<V[number]> {
   return (v, path) =>
     typeof v === 'string' && values.includes(v)
       ? undefined
       : `${path} must be one of ${values.join(', ')}, got ${JSON.stringify(v)}`;
 }
 
-export function arrayOf(item: Check): Check {
+export function arrayOf<T>(item: Check<T>): Check<T[]> {
   return (v, path) => {
     if (!Array.isArray(v)) return `${path} must be an array, got ${describe(v)}`;
     for (let i = 0; i < v.length; i++) {
@@ -37,12 +55,16 @@ export function arrayOf(item: Check): Check {
   };
 }
 
-/** An object with these fields (extra fields are allowed: newer peers may add some). */
-export function object(fields: Record<string, Check>): Check {
+/**
+ * An object with these fields (extra fields are allowed: newer peers may add some). T comes from the
+ * annotation the result is assigned to (`const c: Check<RunSummary> = object({…})`) or is given
+ * (`object<RunSummary>({…})`); `fields` must then check exactly T's fields.
+ */
+export function object<T>(fields: Fields<NoInfer<T>>): Check<T> {
   return (v, path) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object, got ${describe(v)}`;
     const rec = v as Record<string, unknown>;
-    for (const [name, check] of Object.entries(fields)) {
+    for (const [name, check] of Object.entries(fields as Record<string, Check>)) {
       const why = check(rec[name], `${path}.${name}`);
       if (why) return why;
     }
@@ -51,7 +73,7 @@ export function object(fields: Record<string, Check>): Check {
 }
 
 /** No parameters: JSON-RPC sends none, or an empty/null value. */
-export const isNothing: Check = (v, path) =>
+export const isNothing: Check<void> = (v, path) =>
   v === undefined ||
   v === null ||
   (Array.isArray(v) && v.length === 0) ||
@@ -59,19 +81,19 @@ export const isNothing: Check = (v, path) =>
     ? undefined
     : `${path} must be empty, got ${describe(v)}`;
 
-export const isBoolean: Check = (v, path) =>
+export const isBoolean: Check<boolean> = (v, path) =>
   typeof v === 'boolean' ? undefined : `${path} must be true or false, got ${describe(v)}`;
 
 /** A whole number ≥ 0: a step, an index, a count that may be zero. */
-export const isIndex: Check = (v, path) =>
+export const isIndex: Check<number> = (v, path) =>
   Number.isInteger(v) && (v as number) >= 0 ? undefined : `${path} must be a whole number ≥ 0, got ${shown(v)}`;
 
 /** A whole number ≥ 1: a size, a beam width, a dimension. */
-export const isPositiveInt: Check = (v, path) =>
+export const isPositiveInt: Check<number> = (v, path) =>
   Number.isInteger(v) && (v as number) >= 1 ? undefined : `${path} must be a whole number ≥ 1, got ${shown(v)}`;
 
 /** A whole number in [lo, hi]: every size a request can ask for is bounded (docs/ARCHITECTURE.md). */
-export function intIn(lo: number, hi: number): Check {
+export function intIn(lo: number, hi: number): Check<number> {
   return (v, path) =>
     Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi
       ? undefined
@@ -79,22 +101,22 @@ export function intIn(lo: number, hi: number): Check {
 }
 
 /** A number in [lo, hi]. */
-export function numberIn(lo: number, hi: number): Check {
+export function numberIn(lo: number, hi: number): Check<number> {
   return (v, path) =>
     typeof v === 'number' && v >= lo && v <= hi
       ? undefined
       : `${path} must be a number from ${lo} to ${hi}, got ${shown(v)}`;
 }
 
-export function optional(check: Check): Check {
+export function optional<T>(check: Check<T>): Check<T | undefined> {
   return (v, path) => (v === undefined ? undefined : check(v, path));
 }
 
-export function nullable(check: Check): Check {
+export function nullable<T>(check: Check<T>): Check<T | null> {
   return (v, path) => (v === null ? undefined : check(v, path));
 }
 
-export const isFloat32Array: Check = (v, path) =>
+export const isFloat32Array: Check<Float32Array> = (v, path) =>
   v instanceof Float32Array
     ? undefined
     : `${path} must be a Float32Array, got ${
@@ -105,8 +127,8 @@ export const isFloat32Array: Check = (v, path) =>
             : (v.constructor?.name ?? 'object')
       }`;
 
-/** An array of `rank` whole numbers ≥ 1. */
-export function shapeOf(rank: number): Check {
+/** An array of `rank` whole numbers ≥ 1 (S: the shape's tuple type, e.g. [rows: number, cols: number]). */
+export function shapeOf<S extends number[] = number[]>(rank: number): Check<S> {
   return (v, path) => {
     if (!Array.isArray(v) || v.length !== rank)
       return `${path} must be an array of ${rank} dimensions, got ${Array.isArray(v) ? `${v.length}` : describe(v)}`;
@@ -132,7 +154,7 @@ export const MAX_PATH_CHARS = 4096;
  * folder; the client resolves what the user typed against the workspace), at most MAX_PATH_CHARS
  * characters, no NUL. An error shows at most the path's first 80 characters.
  */
-export const isAbsolutePath: Check = (v, path) => {
+export const isAbsolutePath: Check<string> = (v, path) => {
   if (typeof v !== 'string' || !v) return `${path} must be a path, got ${shown(v)}`;
   if (v.length > MAX_PATH_CHARS) return `${path} is ${v.length} characters long, more than a path's ${MAX_PATH_CHARS}`;
   if (v.includes('\0')) return `${path} holds a NUL character: ${shown(v, 80)}`;

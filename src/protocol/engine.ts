@@ -1,11 +1,8 @@
 /**
- * The engine ↔ extension protocol: JSON-RPC 2.0 over the engine process's stdin/stdout.
- * Requests have an id and a result; notifications have neither. Each message is described once
- * here (method name, TS types, runtime validators); the client (src/extension/engineClient.ts)
- * and the server (src/engine/server/) wrap these with vscode-jsonrpc. Nothing heavy is imported.
+ * The payloads of the engine's own messages (methods.ts: engine/info, engine/log): who is
+ * answering, and the lines it logs.
  */
-import { arrayOf, isNothing, isString, object, oneOf } from './check';
-import type { NotificationDef, RequestDef } from './rpc';
+import { type Check, arrayOf, isString, object, oneOf } from './check';
 
 // ---- engine/info: who is answering, and on which tfjs backend ------------------------------
 
@@ -22,17 +19,13 @@ export interface EngineInfo {
   adapter: string;
 }
 
-export const engineInfo: RequestDef<void, EngineInfo> = {
-  method: 'engine/info',
-  checkParams: isNothing,
-  checkResult: object({
-    version: isString,
-    backend: isString,
-    backends: arrayOf(isString),
-    matmul: isString,
-    adapter: isString,
-  }),
-};
+export const checkEngineInfo: Check<EngineInfo> = object({
+  version: isString,
+  backend: isString,
+  backends: arrayOf(isString),
+  matmul: isString,
+  adapter: isString,
+});
 
 // ---- engine/log: a line for the extension's output channel ----------------------------------
 
@@ -44,7 +37,4 @@ export interface EngineLog {
   message: string;
 }
 
-export const engineLog: NotificationDef<EngineLog> = {
-  method: 'engine/log',
-  checkParams: object({ level: oneOf(LOG_LEVELS), message: isString }),
-};
+export const checkEngineLog: Check<EngineLog> = object({ level: oneOf(LOG_LEVELS), message: isString });

@@ -1,9 +1,11 @@
 /**
  * Following a run folder that another process writes (a PyTorch RunWriter, another window's
- * engine): `run/poll` returns what landed since the last poll. The extension polls on file-watcher
+ * engine): `run/poll` (methods.ts) returns what landed since the last poll. The extension polls on file-watcher
  * events, and on a timer as the fallback; the engine reads the files, where they are.
  */
 import {
+  type Check,
+  type Fields,
   isAbsolutePath,
   arrayOf,
   intIn,
@@ -18,7 +20,6 @@ import {
 } from './check';
 import { type MetricRow, checkMetricRow } from './metrics';
 import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
-import type { RequestDef } from './rpc';
 import { type RunEvent, type TelemetryRow, checkRunEvent, checkTelemetryRow } from './telemetry';
 import { type WireAttention, checkWireAttention } from './wire';
 
@@ -69,13 +70,14 @@ export interface RunPoll extends FollowState {
   checkpoints: number[];
 }
 
-const checkPosition = object({ offset: isIndex, ino: isIndex });
-const cursorFields = {
-  files: object(Object.fromEntries(FOLLOWED_FILES.map((f) => [f, checkPosition]))),
+const checkPosition = object<FilePosition>({ offset: isIndex, ino: isIndex });
+const cursorFields: Fields<PollCursor> = {
+  // One check a file, in FOLLOWED_FILES's order.
+  files: object({ metrics: checkPosition, telemetry: checkPosition, events: checkPosition }),
   lastSnapshot: intIn(-1, Number.MAX_SAFE_INTEGER),
 };
 
-const followFields = {
+const followFields: Fields<FollowState> = {
   cursor: object(cursorFields),
   activity: oneOf(RUN_ACTIVITIES),
   state: nullable(isString),
@@ -83,21 +85,18 @@ const followFields = {
   lastWrite: isFiniteNumber,
   message: optional(isString),
 };
-export const checkFollowState = object(followFields);
+export const checkFollowState: Check<FollowState> = object(followFields);
 
-export const runPoll: RequestDef<PollParams, RunPoll> = {
-  method: 'run/poll',
-  checkParams: object({ runDir: isAbsolutePath, ...cursorFields }),
-  checkResult: object({
-    ...followFields,
-    reset: isBoolean,
-    rows: arrayOf(checkMetricRow),
-    snapshots: arrayOf(checkWireAttention),
-    telemetry: arrayOf(checkTelemetryRow),
-    events: arrayOf(checkRunEvent),
-    checkpoints: arrayOf(isIndex),
-  }),
-};
+export const checkPollParams: Check<PollParams> = object({ runDir: isAbsolutePath, ...cursorFields });
+export const checkRunPoll: Check<RunPoll> = object({
+  ...followFields,
+  reset: isBoolean,
+  rows: arrayOf(checkMetricRow),
+  snapshots: arrayOf(checkWireAttention),
+  telemetry: arrayOf(checkTelemetryRow),
+  events: arrayOf(checkRunEvent),
+  checkpoints: arrayOf(isIndex),
+});
 
 /** The cursor of a first poll: everything in the folder is new. */
 export const FIRST_POLL: PollCursor = {

@@ -5,8 +5,7 @@
  */
 import { isHeadId } from './ablation';
 import { arrayOf, type Check, intIn, isAbsolutePath, isIndex, numberIn, object, optional } from './check';
-import type { RequestDef } from './rpc';
-import { checkRunSummary, type RunSummary, TRAIN_LIMITS } from './training';
+import { TRAIN_LIMITS } from './training';
 
 export interface ForkParams {
   /** The parent run folder, and the step of its checkpoint to start from. */
@@ -48,25 +47,21 @@ export function describeForkChanges(changes: Readonly<Record<string, unknown>>):
 /** At most this many heads in one list (the big model has 6 × 16 × 3 = 288). */
 export const FORK_LIMITS = { heads: 1024 };
 
-const heads: Check = (v, path) =>
+const heads: Check<string[]> = (v, path) =>
   Array.isArray(v) && v.length > FORK_LIMITS.heads
     ? `${path} must list at most ${FORK_LIMITS.heads} heads, got ${v.length}`
     : arrayOf(isHeadId)(v, path);
 
-export const trainFork: RequestDef<ForkParams, RunSummary> = {
-  method: 'train/fork',
-  checkParams: object({
-    parent: isAbsolutePath,
-    step: isIndex,
-    runDir: isAbsolutePath,
-    freezeHeads: optional(heads),
-    maskHeads: optional(heads),
-    reinitHeads: optional(heads),
-    steps: optional(intIn(1, TRAIN_LIMITS.steps)),
-    lrFactor: optional(numberIn(1e-6, 1e3)),
-    warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
-    dropout: optional(numberIn(0, 0.999)),
-    labelSmoothing: optional(numberIn(0, 0.999)),
-  }),
-  checkResult: checkRunSummary,
-};
+export const checkForkParams: Check<ForkParams> = object({
+  parent: isAbsolutePath,
+  step: isIndex,
+  runDir: isAbsolutePath,
+  freezeHeads: optional(heads),
+  maskHeads: optional(heads),
+  reinitHeads: optional(heads),
+  steps: optional(intIn(1, TRAIN_LIMITS.steps)),
+  lrFactor: optional(numberIn(1e-6, 1e3)),
+  warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
+  dropout: optional(numberIn(0, 0.999)),
+  labelSmoothing: optional(numberIn(0, 0.999)),
+});

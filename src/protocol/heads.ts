@@ -4,7 +4,19 @@
  * removed one more at a time in increasing importance and in a seeded random order, with the
  * held-out metric after each removal.
  */
-import { type Check, arrayOf, isFiniteNumber, isIndex, isString, nullable, object, oneOf } from './check';
+import {
+  type Check,
+  arrayOf,
+  intIn,
+  isAbsolutePath,
+  isFiniteNumber,
+  isIndex,
+  isString,
+  nullable,
+  object,
+  oneOf,
+  optional,
+} from './check';
 
 export interface PruningPoint {
   /** Heads removed so far. */
@@ -31,9 +43,11 @@ export interface HeadReport {
   prunable: { byImportance: number; random: number };
 }
 
-const checkPoints = arrayOf(object({ removed: isIndex, head: nullable(isString), metric: isFiniteNumber }));
+const checkPoints = arrayOf(
+  object<PruningPoint>({ removed: isIndex, head: nullable(isString), metric: isFiniteNumber }),
+);
 
-export const checkHeadReport: Check = object({
+export const checkHeadReport: Check<HeadReport> = object({
   run: isString,
   checkpoint: isString,
   step: isIndex,
@@ -48,3 +62,34 @@ export const checkHeadReport: Check = object({
   random: object({ seed: isIndex, points: checkPoints }),
   prunable: object({ byImportance: isIndex, random: isIndex }),
 });
+
+/** heads/report: importance and pruning curves of a checkpoint. */
+export interface HeadReportParams {
+  runDir: string;
+  /** The checkpoint's step; the newest when absent. */
+  step?: number;
+  /** Held-out pairs for the importance (default 256). */
+  pairs?: number;
+  /** Test sentences for the metric (default 200). */
+  limit?: number;
+  /** Seed of the random order (default 1). */
+  seed?: number;
+}
+export const checkHeadReportParams: Check<HeadReportParams> = object({
+  runDir: isAbsolutePath,
+  step: optional(isIndex),
+  pairs: optional(intIn(1, 4096)),
+  limit: optional(intIn(1, 10000)),
+  seed: optional(isIndex),
+});
+
+/**
+ * heads/report's progress: `done` of `total` pruning points measured (each curve scores the intact
+ * model, then one head more removed at a time), so the wait of minutes can be shown.
+ */
+export interface HeadsProgress {
+  runDir: string;
+  done: number;
+  total: number;
+}
+export const checkHeadsProgress: Check<HeadsProgress> = object({ runDir: isString, done: isIndex, total: isIndex });

@@ -18,7 +18,7 @@ export interface MetricRow {
 /** The columns of a metrics row, in the order exports write them. */
 export const METRIC_COLUMNS = ['step', 'loss', 'lr', 'tokensPerSec', 'gradNorm', 'valLoss', 'valBleu'] as const;
 
-export const checkMetricRow: Check = object({
+export const checkMetricRow: Check<MetricRow> = object({
   step: isFiniteNumber,
   loss: isFiniteNumber,
   lr: isFiniteNumber,
@@ -34,4 +34,4 @@ export interface SchedulePoint {
   lr: number;
 }
 
-export const checkSchedulePoint: Check = object({ step: isFiniteNumber, lr: isFiniteNumber });
+export const checkSchedulePoint: Check<SchedulePoint> = object({ step: isFiniteNumber, lr: isFiniteNumber });

@@ -66,7 +66,7 @@ export interface RunEvent extends Finding {
   severity: 'warning' | 'breakpoint';
 }
 
-const isStatValues: Check = (v, path) => {
+const isStatValues: Check<TelemetryRow['stats']> = (v, path) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object of arrays`;
   for (const [k, xs] of Object.entries(v)) {
     const why = arrayOf(nullable(isFiniteNumber))(xs, `${path}.${k}`);
@@ -75,8 +75,11 @@ const isStatValues: Check = (v, path) => {
   return undefined;
 };
 
-export const checkTelemetryRow: Check = (v, path) => {
-  const why = object({ step: isIndex, pairs: isIndex, heads: arrayOf(isString), stats: isStatValues })(v, path);
+export const checkTelemetryRow: Check<TelemetryRow> = (v, path) => {
+  const why = object<TelemetryRow>({ step: isIndex, pairs: isIndex, heads: arrayOf(isString), stats: isStatValues })(
+    v,
+    path,
+  );
   if (why) return why;
   const r = v as TelemetryRow;
   for (const [k, xs] of Object.entries(r.stats))
@@ -84,7 +87,7 @@ export const checkTelemetryRow: Check = (v, path) => {
   return undefined;
 };
 
-export const checkRunEvent: Check = object({
+export const checkRunEvent: Check<RunEvent> = object({
   step: isIndex,
   check: oneOf(CHECKS),
   message: isString,

@@ -1,15 +1,13 @@
 /**
- * Training, decoding and inspection on the engine ↔ extension wire (the JSON-RPC connection of
- * engine.ts). Attention travels as WireAttention (wire.ts: base64 weights); the extension decodes
- * it once, where it enters its process.
+ * The payloads of the runs and training methods of the engine ↔ extension wire (methods.ts lists
+ * the methods): a run's summary, what starts, resumes, stops and opens one, and the notifications
+ * a training run sends. Attention travels as WireAttention (wire.ts: base64 weights).
  */
 import {
   type Check,
   arrayOf,
   isBoolean,
-  isFiniteNumber,
   isIndex,
-  isNothing,
   intIn,
   isAbsolutePath,
   isString,
@@ -19,10 +17,6 @@ import {
   optional,
 } from './check';
 import { checkFollowState, type FollowState } from './follow';
-import { checkInputPair, type InputPair } from './attention';
-import { type BeamTreeView, checkBeamTreeView, EARLY_STOPS, type EarlyStop, MAX_BEAM } from './beamTree';
-import { checkHeadReport, type HeadReport } from './heads';
-import { type Ablation, type AblationEffect, checkAblation, checkAblationEffect } from './ablation';
 import {
   CHECKS,
   type CheckMode,
@@ -33,8 +27,7 @@ import {
   type TelemetryRow,
 } from './telemetry';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
-import type { NotificationDef, RequestDef } from './rpc';
-import { checkWireAttention, checkWireMatrix, type WireAttention, type WireMatrix } from './wire';
+import { checkWireAttention, type WireAttention } from './wire';
 
 // ---- payloads ------------------------------------------------------------------------------
 
@@ -43,8 +36,10 @@ export type DataChoice =
   | { kind: 'task'; task: (typeof TASK_NAMES)[number] }
   | { kind: 'gettext'; lang: string }
   | { kind: 'files'; dir: string; srcLang?: string; tgtLang?: string };
+/** One kind of DataChoice, without its `kind` (which picks the check). */
+type DataOf<K extends DataChoice['kind']> = Omit<Extract<DataChoice, { kind: K }>, 'kind'>;
 
-const checkCheckModes: Check = (v, path) => {
+const checkCheckModes: Check<Partial<Record<CheckName, CheckMode>>> = (v, path) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return `${path} must be an object of check: mode`;
   for (const [k, mode] of Object.entries(v)) {
     const why = oneOf(CHECKS)(k, `${path} key`) ?? oneOf(['off', 'warn', 'break'])(mode, `${path}.${k}`);
@@ -53,12 +48,15 @@ const checkCheckModes: Check = (v, path) => {
   return undefined;
 };
 
-const checkData: Check = (v, path) => {
+const checkData: Check<DataChoice> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
-  if (kind === 'task') return object({ task: oneOf(TASK_NAMES) })(v, path);
-  if (kind === 'gettext') return object({ lang: isString })(v, path);
+  if (kind === 'task') return object<DataOf<'task'>>({ task: oneOf(TASK_NAMES) })(v, path);
+  if (kind === 'gettext') return object<DataOf<'gettext'>>({ lang: isString })(v, path);
   if (kind === 'files')
-    return object({ dir: isAbsolutePath, srcLang: optional(isString), tgtLang: optional(isString) })(v, path);
+    return object<DataOf<'files'>>({ dir: isAbsolutePath, srcLang: optional(isString), tgtLang: optional(isString) })(
+      v,
+      path,
+    );
   return `${path}.kind must be one of task, gettext, files, got ${JSON.stringify(kind)}`;
 };
 
@@ -81,7 +79,7 @@ export interface RunSummary {
   /** The run has vocab.json: text can be typed (otherwise token ids). */
   vocab: boolean;
 }
-export const checkRunSummary: Check = object({
+export const checkRunSummary: Check<RunSummary> = object({
   runDir: isString,
   step: isIndex,
   totalSteps: isIndex,
@@ -98,7 +96,7 @@ export const checkRunSummary: Check = object({
   vocab: isBoolean,
 });
 
-// ---- requests ------------------------------------------------------------------------------
+// ---- train/start, train/resume, train/stop ---------------------------------------------------
 
 export interface TrainParams {
   runDir: string;
@@ -118,7 +116,7 @@ export interface TrainParams {
   checks?: Partial<Record<CheckName, CheckMode>>;
 }
 /** train/start's config: a preset's name, or a JSON file by its absolute path. */
-const isConfigName: Check = (v, path) =>
+const isConfigName: Check<string> = (v, path) =>
   typeof v === 'string' && /^[a-z]+$/.test(v) ? undefined : isAbsolutePath(v, path);
 
 /**
@@ -128,22 +126,17 @@ const isConfigName: Check = (v, path) =>
  */
 export const TRAIN_LIMITS = { steps: 10_000_000, batchTokens: 1_000_000 };
 
-/** Starts a new run; training goes on in the engine, reported by train/metrics, train/snapshot, train/ended. */
-export const trainStart: RequestDef<TrainParams, RunSummary> = {
-  method: 'train/start',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    data: checkData,
-    config: isConfigName,
-    steps: optional(intIn(1, TRAIN_LIMITS.steps)),
-    warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
-    lrFactor: optional(numberIn(1e-6, 1e3)),
-    batchTokens: optional(intIn(1, TRAIN_LIMITS.batchTokens)),
-    snapshotEvery: optional(intIn(0, TRAIN_LIMITS.steps)),
-    checks: optional(checkCheckModes),
-  }),
-  checkResult: checkRunSummary,
-};
+export const checkTrainParams: Check<TrainParams> = object({
+  runDir: isAbsolutePath,
+  data: checkData,
+  config: isConfigName,
+  steps: optional(intIn(1, TRAIN_LIMITS.steps)),
+  warmup: optional(intIn(1, TRAIN_LIMITS.steps)),
+  lrFactor: optional(numberIn(1e-6, 1e3)),
+  batchTokens: optional(intIn(1, TRAIN_LIMITS.batchTokens)),
+  snapshotEvery: optional(intIn(0, TRAIN_LIMITS.steps)),
+  checks: optional(checkCheckModes),
+});
 
 /** JSON-RPC error codes of this protocol (beyond JSON-RPC's own), with `data` as noted. */
 export const ENGINE_ERROR = {
@@ -161,18 +154,25 @@ export interface ResumeParams {
   /** Health checks to switch (e.g. a breakpoint's check turned off: "Disable Check"). */
   checks?: Partial<Record<CheckName, CheckMode>>;
 }
-export const trainResume: RequestDef<ResumeParams, RunSummary> = {
-  method: 'train/resume',
-  checkParams: object({ runDir: isAbsolutePath, steps: optional(isIndex), checks: optional(checkCheckModes) }),
-  checkResult: checkRunSummary,
-};
+export const checkResumeParams: Check<ResumeParams> = object({
+  runDir: isAbsolutePath,
+  steps: optional(isIndex),
+  checks: optional(checkCheckModes),
+});
 
-/** Stops the running training after the step in progress, with a checkpoint; answers once it is written. */
-export const trainStop: RequestDef<void, { step: number; runDir: string } | null> = {
-  method: 'train/stop',
-  checkParams: isNothing,
-  checkResult: (v, path) => (v === null ? undefined : object({ step: isIndex, runDir: isString })(v, path)),
-};
+/** Where a stopped run stopped (null: nothing was training). */
+export type StopResult = { step: number; runDir: string } | null;
+export const checkStopResult: Check<StopResult> = (v, path) =>
+  v === null ? undefined : object<NonNullable<StopResult>>({ step: isIndex, runDir: isString })(v, path);
+
+// ---- run/open --------------------------------------------------------------------------------
+
+/** `step`: the checkpoint the selection will read (the newest by default), checked before the run opens. */
+export interface OpenParams {
+  runDir: string;
+  step?: number;
+}
+export const checkOpenParams: Check<OpenParams> = object({ runDir: isAbsolutePath, step: optional(isIndex) });
 
 /** A run on disk: summary, every metrics row, telemetry row and event, and where a follower goes on from. */
 export interface OpenedRun {
@@ -182,213 +182,57 @@ export interface OpenedRun {
   events: RunEvent[];
   follow: FollowState;
 }
-/** `step`: the checkpoint the selection will read (the newest by default), checked before the run opens. */
-export const runOpen: RequestDef<{ runDir: string; step?: number }, OpenedRun> = {
-  method: 'run/open',
-  checkParams: object({ runDir: isAbsolutePath, step: optional(isIndex) }),
-  checkResult: object({
-    summary: checkRunSummary,
-    rows: arrayOf(checkMetricRow),
-    telemetry: arrayOf(checkTelemetryRow),
-    events: arrayOf(checkRunEvent),
-    follow: checkFollowState,
-  }),
-};
+export const checkOpenedRun: Check<OpenedRun> = object({
+  summary: checkRunSummary,
+  rows: arrayOf(checkMetricRow),
+  telemetry: arrayOf(checkTelemetryRow),
+  events: arrayOf(checkRunEvent),
+  follow: checkFollowState,
+});
 
-/** Attention of a sentence pair at a checkpoint of a run (computed by the engine, training untouched). */
-export interface AttentionParams {
-  /** A run folder, or a checkpoint folder (config.json and model.safetensors) written by PyTorch. */
+// ---- notifications of a training run (engine → extension) ----------------------------------
+
+export interface TrainMetrics {
   runDir: string;
-  /** The checkpoint's step (checkpoints/step-N.safetensors); the newest when absent. */
-  step?: number;
-  input: InputPair;
-  /** Beam size when the target is decoded (no target given); 1 decodes greedily. Default 4. */
-  beam?: number;
+  rows: MetricRow[];
 }
-/** What the model made of a source when no target was given. */
-export interface Decoded {
-  text: string;
-  tokens: string[];
-  /** log P(Y | X) / lp(|Y|), the GNMT length penalty with α 0.6. */
-  score: number;
-  logProb: number;
-}
-export interface AttentionResult {
+export const checkTrainMetrics: Check<TrainMetrics> = object({ runDir: isString, rows: arrayOf(checkMetricRow) });
+
+export interface TrainSnapshot {
+  runDir: string;
   attention: WireAttention;
-  /** The decoded target, when the input gave none. */
-  decoded?: Decoded;
-  /** log p of each target token after BOS, and of EOS last (teacher-forced). */
-  tokenLogProbs: number[];
 }
-export const attentionGet: RequestDef<AttentionParams, AttentionResult> = {
-  method: 'attention/get',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    step: optional(isIndex),
-    input: checkInputPair,
-    beam: optional(intIn(1, MAX_BEAM)),
-  }),
-  checkResult: object({
-    attention: checkWireAttention,
-    decoded: optional(
-      object({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
-    ),
-    tokenLogProbs: arrayOf(isFiniteNumber),
-  }),
-};
+export const checkTrainSnapshot: Check<TrainSnapshot> = object({ runDir: isString, attention: checkWireAttention });
 
-/** A sentence's beam search at a checkpoint, with its whole search tree (the Beam Tree panel). */
-export interface BeamTreeParams {
+export interface TrainTelemetry {
   runDir: string;
-  /** The checkpoint's step; the newest when absent. */
-  step?: number;
-  /** The source: text, or ids for a run without vocab.json (a target, if given, is ignored). */
-  input: InputPair;
-  /** Beam size k, default 4. */
-  beam?: number;
-  /** Length-penalty exponent α, default 0.6. */
-  alpha?: number;
-  earlyStop?: EarlyStop;
+  row: TelemetryRow;
 }
-export const beamTreeGet: RequestDef<BeamTreeParams, BeamTreeView> = {
-  method: 'beam/tree',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    step: optional(isIndex),
-    input: checkInputPair,
-    beam: optional(intIn(1, MAX_BEAM)),
-    alpha: optional(numberIn(0, 10)),
-    earlyStop: optional(oneOf(EARLY_STOPS)),
-  }),
-  checkResult: checkBeamTreeView,
-};
-
-/** Which heads matter: importance and pruning curves of a checkpoint (protocol/heads.ts). */
-export interface HeadReportParams {
-  runDir: string;
-  /** The checkpoint's step; the newest when absent. */
-  step?: number;
-  /** Held-out pairs for the importance (default 256). */
-  pairs?: number;
-  /** Test sentences for the metric (default 200). */
-  limit?: number;
-  /** Seed of the random order (default 1). */
-  seed?: number;
-}
-export const headsReport: RequestDef<HeadReportParams, HeadReport> = {
-  method: 'heads/report',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    step: optional(isIndex),
-    pairs: optional(intIn(1, 4096)),
-    limit: optional(intIn(1, 10000)),
-    seed: optional(isIndex),
-  }),
-  checkResult: checkHeadReport,
-};
-
-/**
- * heads/report's progress: `done` of `total` pruning points measured (each curve scores the intact
- * model, then one head more removed at a time), so the wait of minutes can be shown.
- */
-export const headsProgress: NotificationDef<{ runDir: string; done: number; total: number }> = {
-  method: 'heads/progress',
-  checkParams: object({ runDir: isString, done: isIndex, total: isIndex }),
-};
-
-/** What ablating heads does to an input at a checkpoint (protocol/ablation.ts). */
-export interface AblationEffectParams {
-  runDir: string;
-  /** The checkpoint's step; the newest when absent. */
-  step?: number;
-  input: InputPair;
-  ablation: Ablation;
-}
-export const ablationEffect: RequestDef<AblationEffectParams, AblationEffect> = {
-  method: 'ablation/effect',
-  checkParams: object({
-    runDir: isAbsolutePath,
-    step: optional(isIndex),
-    input: checkInputPair,
-    ablation: checkAblation,
-  }),
-  checkResult: checkAblationEffect,
-};
-
-/** The probe sentence's attention at each snapshot step (for the head inspector's slider). */
-export const snapshotsGet: RequestDef<{ runDir: string; steps?: number[] }, WireAttention[]> = {
-  method: 'snapshots/get',
-  checkParams: object({ runDir: isAbsolutePath, steps: optional(arrayOf(isIndex)) }),
-  checkResult: arrayOf(checkWireAttention),
-};
-
-/** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions. */
-/** The largest encoding `positional` draws: its width, its length, and their product (4 M values, 16 MB). */
-export const POSITIONAL_LIMITS = { dModel: 8192, positions: 16384, values: 1 << 22 };
-
-function positionalSize(p: { dModel?: number; positions?: number }, path: string): string | undefined {
-  const values = (p.dModel ?? 512) * (p.positions ?? 128);
-  return values > POSITIONAL_LIMITS.values
-    ? `${path}: positions × dModel is ${values.toLocaleString('en-US')} values, more than the ` +
-        `${POSITIONAL_LIMITS.values.toLocaleString('en-US')} a view can show; ask for fewer positions`
-    : undefined;
-}
-
-export const positional: RequestDef<
-  { runDir?: string; dModel?: number; positions?: number },
-  WireMatrix & { learned: boolean }
-> = {
-  method: 'positional',
-  checkParams: (v, path) =>
-    object({
-      runDir: optional(isAbsolutePath),
-      dModel: optional(intIn(2, POSITIONAL_LIMITS.dModel)),
-      positions: optional(intIn(1, POSITIONAL_LIMITS.positions)),
-    })(v, path) ?? positionalSize(v as { dModel?: number; positions?: number }, path),
-  checkResult: (v, path) => checkWireMatrix(v, path) ?? object({ learned: isBoolean })(v, path),
-};
-
-// ---- notifications (engine → extension) ----------------------------------------------------
-
-export const trainMetrics: NotificationDef<{ runDir: string; rows: MetricRow[] }> = {
-  method: 'train/metrics',
-  checkParams: object({ runDir: isString, rows: arrayOf(checkMetricRow) }),
-};
-
-export const trainSnapshot: NotificationDef<{ runDir: string; attention: WireAttention }> = {
-  method: 'train/snapshot',
-  checkParams: object({ runDir: isString, attention: checkWireAttention }),
-};
-
-export const trainTelemetry: NotificationDef<{ runDir: string; row: TelemetryRow }> = {
-  method: 'train/telemetry',
-  checkParams: object({ runDir: isString, row: checkTelemetryRow }),
-};
+export const checkTrainTelemetry: Check<TrainTelemetry> = object({ runDir: isString, row: checkTelemetryRow });
 
 /** A health check fired (a warning; a breakpoint ends the run with train/ended `paused`). */
-export const trainEvent: NotificationDef<{ runDir: string; event: RunEvent }> = {
-  method: 'train/event',
-  checkParams: object({ runDir: isString, event: checkRunEvent }),
-};
+export interface TrainEvent {
+  runDir: string;
+  event: RunEvent;
+}
+export const checkTrainEvent: Check<TrainEvent> = object({ runDir: isString, event: checkRunEvent });
 
 /**
  * `paused`: a health check's breakpoint stopped the run with a checkpoint (`event` says which);
  * `diverged`: the divergence check fired (`event`), whether the run trained on to its end or stopped.
  */
 export const TRAIN_END_REASONS = ['completed', 'stopped', 'failed', 'paused', 'diverged'] as const;
-export const trainEnded: NotificationDef<{
+export interface TrainEnded {
   runDir: string;
   step: number;
   reason: (typeof TRAIN_END_REASONS)[number];
   message?: string;
   event?: RunEvent;
-}> = {
-  method: 'train/ended',
-  checkParams: object({
-    runDir: isString,
-    step: isIndex,
-    reason: oneOf(TRAIN_END_REASONS),
-    message: optional(isString),
-    event: optional(checkRunEvent),
-  }),
-};
+}
+export const checkTrainEnded: Check<TrainEnded> = object({
+  runDir: isString,
+  step: isIndex,
+  reason: oneOf(TRAIN_END_REASONS),
+  message: optional(isString),
+  event: optional(checkRunEvent),
+});

@@ -32,7 +32,7 @@ const base64Length = (w: unknown) => {
   return Math.floor(((s.length - pad) * 3) / 4 / 4);
 };
 
-export const checkWireAttention: Check = attentionCheck(isString, base64Length);
+export const checkWireAttention: Check<WireAttention> = attentionCheck(isString, base64Length);
 
 export function attentionToWire(a: Attention): WireAttention {
   return { ...a, maps: a.maps.map((m) => ({ ...m, weights: float32ToBase64(m.weights) })) };
@@ -62,11 +62,11 @@ export function attentionFromWire(w: WireAttention, what: string): Attention {
 
 /** A matrix on the wire: [rows, cols] and base64 float32. */
 export interface WireMatrix {
-  shape: [number, number];
+  shape: [rows: number, cols: number];
   data: string;
 }
 
-export const checkWireMatrix: Check = object({ shape: shapeOf(2), data: isString });
+export const checkWireMatrix: Check<WireMatrix> = object({ shape: shapeOf<WireMatrix['shape']>(2), data: isString });
 
 export function matrixToWire(shape: [number, number], values: Float32Array): WireMatrix {
   return { shape, data: float32ToBase64(values) };

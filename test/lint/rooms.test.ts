@@ -71,3 +71,28 @@ test('the protocol imports nothing heavy; what each room may import passes', asy
     [],
   );
 });
+
+test('shared/ (the pure algorithms) imports nothing but itself; the protocol, the engine and the pages import it', async () => {
+  for (const spec of [
+    '../protocol/attention',
+    'vscode',
+    'node:fs',
+    '@tensorflow/tfjs-core',
+    '../engine/model/config',
+  ]) {
+    const found = await problems('src/shared/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `src/shared importing ${spec} is not reported`);
+    assert.match(found[0], /shared\/ imports nothing but itself/);
+  }
+  assert.deepEqual(
+    await problems('src/shared/planted.ts', "import { POOL_ABOVE } from './pool';\nvoid POOL_ABOVE;\n"),
+    [],
+  );
+  for (const [file, spec] of [
+    ['src/protocol/planted.ts', '../shared/pool'],
+    ['src/engine/planted.ts', '../shared/pool'],
+    ['src/extension/planted.ts', '../shared/history'],
+    ['webview/planted.ts', '../src/shared/pool'],
+  ])
+    assert.deepEqual(await problems(file, `import * as x from '${spec}';\nvoid x;\n`), [], `${file} importing ${spec}`);
+});

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { engineInfo, engineLog } from '../../src/protocol/engine';
+import { engineInfo, engineLog } from '../../src/protocol/methods';
 import { validate } from '../../src/protocol/rpc';
 
 const info = (v: unknown): string | undefined => validate(engineInfo.checkResult, v, engineInfo.method, 'result');

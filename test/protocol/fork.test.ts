@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ablationScore } from '../../src/protocol/ablation';
-import { trainFork } from '../../src/protocol/fork';
+import { ablationScore, trainFork } from '../../src/protocol/methods';
 import { validate } from '../../src/protocol/rpc';
 
 const fork = (v: unknown): string | undefined => validate(trainFork.checkParams, v, trainFork.method, 'params');

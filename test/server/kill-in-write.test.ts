@@ -1,7 +1,8 @@
 /**
- * Issue 12: a SIGKILL that lands inside a write. The engine (`serve`, a real child process on stdio,
- * this file run with ENGINE_SERVER_CHILD=1) runs with ATTENTION_DEBUGGER_TEST_SLOW_WRITE, so every
- * atomic write stops halfway through its temp file; the test kills it there, twice:
+ * Issue 12: a SIGKILL that lands inside a write. The engine (`serve`, a real child process on stdio:
+ * this file run with ENGINE_SERVER_CHILD=1 and `--slow-write <ms>`, a test-only entry that sets the
+ * hook of io/atomicFile.ts before it starts the server) stops every atomic write halfway through its
+ * temp file; the test kills it there, twice:
  *   1. training, inside checkpoints/step-20's write (step 10 complete): a torn temp in checkpoints/;
  *   2. resuming with a raised step budget, inside config.json's rewrite: a torn temp in the run root.
  * Each next resume removes the dead engine's temp files, goes on from step 10 (whose files never
@@ -14,11 +15,14 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { pauseWritesHalfway } from '../../src/engine/io/atomicFile';
 import { runServer } from '../../src/engine/server';
 import type { RunSummary } from '../../src/protocol/training';
 import { microConfig, scratch } from '../train/helpers';
 
 if (process.env['ENGINE_SERVER_CHILD'] === '1') {
+  const slow = process.argv.indexOf('--slow-write');
+  if (slow >= 0) pauseWritesHalfway(Number(process.argv[slow + 1]));
   void runServer({ backend: 'wasm' }).then((code) => (process.exitCode = code));
 } else {
   const engines: ChildProcess[] = [];
@@ -26,9 +30,8 @@ if (process.env['ENGINE_SERVER_CHILD'] === '1') {
   /** An engine; `slowWriteMs` sets the test hook (docs: test/README.md). */
   const start = (slowWriteMs?: number) => {
     const env: NodeJS.ProcessEnv = { ...process.env, ENGINE_SERVER_CHILD: '1' };
-    delete env['ATTENTION_DEBUGGER_TEST_SLOW_WRITE'];
-    if (slowWriteMs) env['ATTENTION_DEBUGGER_TEST_SLOW_WRITE'] = String(slowWriteMs);
-    const child = spawn(process.execPath, [__filename], { stdio: ['pipe', 'pipe', 'inherit'], env });
+    const args = slowWriteMs ? ['--slow-write', String(slowWriteMs)] : [];
+    const child = spawn(process.execPath, [__filename, ...args], { stdio: ['pipe', 'pipe', 'inherit'], env });
     const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     const ended: { reason: string; step: number }[] = [];
     conn.onNotification('train/ended', (p: { reason: string; step: number }) => ended.push(p));

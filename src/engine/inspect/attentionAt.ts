@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Attention, InputPair } from '../../protocol/attention';
-import type { Decoded } from '../../protocol/training';
+import type { Decoded } from '../../protocol/inspection';
 import { checkpointStep, listCheckpoints, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { SPECIAL_TOKENS } from '../data/specialTokens';
 import { loadVocabulary, type Vocabulary } from '../data/vocabulary';
@@ -15,7 +15,7 @@ import { translate } from '../decode/translate';
 import { attentionOfPairs } from './attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { longPass } from '../longAttention';
-import { thumbnailPool } from '../../protocol/pool';
+import { thumbnailPool } from '../../shared/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
 import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';

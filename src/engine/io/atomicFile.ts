@@ -8,12 +8,18 @@ import { kindOf, linkNote } from './regularFile';
 /** Marks the temp files of writeFileAtomic: `<file>.tmp-<pid>-<time>`. */
 export const TEMP_SUFFIX = /\.tmp-\d+-\d+$/;
 
+/** The pause halfway through every atomic write, in ms: 0 in every real run (pauseWritesHalfway). */
+let slowWriteMs = 0;
+
 /**
- * Test hook (test/README.md): with ATTENTION_DEBUGGER_TEST_SLOW_WRITE=<ms>, every atomic write stops
- * for <ms> halfway through its temp file, so a test can kill the process while a half-written temp
- * file is on disk. Read here once; unset (or 0) in every real run.
+ * Test hook (test/README.md): every atomic write from now on stops for `ms` halfway through its temp
+ * file, so a test can kill the process while a half-written temp file is on disk. Only a test's own
+ * entry calls it (test/server/kill-in-write.test.ts, before it starts the server); nothing the
+ * product runs does, and the engine reads no environment variable for it.
  */
-const SLOW_WRITE_MS = Math.max(0, Number(process.env['ATTENTION_DEBUGGER_TEST_SLOW_WRITE'] ?? 0) || 0);
+export function pauseWritesHalfway(ms: number): void {
+  slowWriteMs = Math.max(0, ms) || 0;
+}
 
 /** Blocks the thread for `ms` (the writes are synchronous, so the pause must be too). */
 function pause(ms: number): void {
@@ -22,7 +28,7 @@ function pause(ms: number): void {
 
 /** Writes the chunks in order; with the test hook, pauses once half the bytes are written. */
 function writeChunks(fd: number, chunks: Uint8Array[]): void {
-  if (!SLOW_WRITE_MS) {
+  if (!slowWriteMs) {
     for (const c of chunks) writeSync(fd, c);
     return;
   }
@@ -34,7 +40,7 @@ function writeChunks(fd: number, chunks: Uint8Array[]): void {
     left -= head;
     if (!paused && left === 0) {
       fsyncSync(fd); // the half is on disk while the writer waits
-      pause(SLOW_WRITE_MS);
+      pause(slowWriteMs);
       paused = true;
     }
     if (head < c.byteLength) writeSync(fd, c.subarray(head));

@@ -2,12 +2,13 @@
  * The engine's side of the wire: JSON-RPC 2.0 (vscode-jsonrpc) on stdin/stdout, for the
  * extension's EngineClient. `attention-debugger serve` runs it. stdout is the wire, so nothing else
  * may print there: console output is sent to stderr, which the client shows in its output channel.
- * Messages are defined once in src/protocol/engine.ts; params are validated on the way in and
+ * Messages are listed once in src/protocol/methods.ts; params are validated on the way in and
  * results on the way out, so a malformed message fails with an error that names the field.
  */
 import { createMessageConnection, ErrorCodes, type ResponseMessage, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { FramedReader } from './framing';
-import { type EngineInfo, type EngineLog, engineInfo, engineLog } from '../../protocol/engine';
+import type { EngineInfo, EngineLog } from '../../protocol/engine';
+import { engineInfo, engineLog } from '../../protocol/methods';
 import { handle, notify } from './rpc';
 import { registerInspectionHandlers } from './inspection';
 import { TrainingService } from './training';

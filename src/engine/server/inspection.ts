@@ -8,18 +8,19 @@
  * goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
-import { runPoll } from '../../protocol/follow';
 import {
   ablationEffect,
+  ablationScore,
+  attentionBlock,
   attentionGet,
   beamTreeGet,
   headsProgress,
   headsReport,
   positional,
   runOpen,
+  runPoll,
   snapshotsGet,
-} from '../../protocol/training';
-import { attentionBlock } from '../../protocol/attentionBlock';
+} from '../../protocol/methods';
 import { attentionToWire, float32ToBase64, matrixToWire } from '../../protocol/wire';
 import { loadCheckpoint } from '../checkpoint';
 import type { DataSpec } from '../data/dataset';
@@ -29,7 +30,6 @@ import { attentionBlockAt } from '../inspect/attentionBlock';
 import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { scoreAblation } from '../ablate/score';
-import { ablationScore } from '../../protocol/ablation';
 import { beamTreeAt } from '../inspect/beamTreeAt';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';

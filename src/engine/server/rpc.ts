@@ -1,4 +1,4 @@
-/** Typed request handlers and notifications over vscode-jsonrpc, validated against src/protocol on both ends. */
+/** The handlers and notifications of src/protocol/methods.ts over vscode-jsonrpc, validated on both ends. */
 import { ErrorCodes, type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { type NotificationDef, type RequestDef, validate } from '../../protocol/rpc';
 import { GpuError, gpuAdvice, guardGpu } from '../backend/webgpu/errors';

@@ -6,25 +6,24 @@
 import { type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import type { EngineLog } from '../../protocol/engine';
 import type { MetricRow } from '../../protocol/metrics';
+import { ENGINE_ERROR, type RunSummary } from '../../protocol/training';
 import {
-  ENGINE_ERROR,
   trainEnded,
   trainEvent,
+  trainFork,
   trainMetrics,
   trainResume,
   trainSnapshot,
   trainStart,
   trainStop,
   trainTelemetry,
-  type RunSummary,
-} from '../../protocol/training';
+} from '../../protocol/methods';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { attentionToWire } from '../../protocol/wire';
 import { taskSpec, type DataSpec } from '../data/dataset';
 import { createRun, openRun, type OpenRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { createFork, type ForkChanges } from '../run/fork';
-import { trainFork } from '../../protocol/fork';
 import type { Trainer } from '../train/trainer';
 import { runSummary } from './convert';
 import { toMetricRow } from '../run/toWire';

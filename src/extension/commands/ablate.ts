@@ -4,13 +4,8 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  ABLATION_MODES,
-  type AblationMode,
-  type AblationScore,
-  ablationScore,
-  describeAblation,
-} from '../../protocol/ablation';
+import { ABLATION_MODES, type AblationMode, type AblationScore, describeAblation } from '../../protocol/ablation';
+import { ablationScore } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickHeads, pickRun } from '../pickers';
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { HeadReport } from '../../protocol/heads';
-import { headsProgress, headsReport } from '../../protocol/training';
+import { headsProgress, headsReport } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 

@@ -10,7 +10,8 @@ import {
   parseHeadId,
 } from '../../protocol/attention';
 import type { BeamTreeView } from '../../protocol/beamTree';
-import { beamTreeGet, type Decoded } from '../../protocol/training';
+import type { Decoded } from '../../protocol/inspection';
+import { beamTreeGet } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 

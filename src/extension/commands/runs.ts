@@ -2,9 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type EngineInfo, engineInfo } from '../../protocol/engine';
+import type { EngineInfo } from '../../protocol/engine';
 import { RUN_FILES } from '../../protocol/runFolder';
-import { positional, runOpen } from '../../protocol/training';
+import { engineInfo, positional, runOpen } from '../../protocol/methods';
 import { toPositionalPayload } from '../convert';
 import { absolute, type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { errorText } from '../errorText';

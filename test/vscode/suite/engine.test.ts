@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { engineInfo } from '../../../src/protocol/engine';
+import { engineInfo } from '../../../src/protocol/methods';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
 import { microConfig } from './runs';

@@ -3,7 +3,8 @@
  * weights each on the base shape). A pooled map keeps, for each block of `rows` queries × `cols`
  * keys, the largest weight of the block: a sharp weight stays visible where a mean would wash it
  * out. Blocks are aligned to 0 (block i covers queries [i·rows, (i + 1)·rows)); the last block of
- * an axis may be shorter. Pure: the engine pools, the pages draw and label what it pooled.
+ * an axis may be shorter. Pure: the engine pools, the pages draw and label what it pooled, and the
+ * protocol's validators check a pooled map's shape by it.
  */
 
 /** Maps whose queries and keys are at most this many a side are sent whole (the common case). */
