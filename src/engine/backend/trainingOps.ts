@@ -265,7 +265,7 @@ export function registerTrainingGradients(): void {
   });
 }
 
-/** Every kernel a block pass (model/stacks.ts blockPass) runs, forward and backward. */
+/** Every kernel a block pass (ops/block.ts) runs, forward and backward. */
 export const TRAINING_KERNELS = [
   LINEAR,
   LINEAR_GRAD,
@@ -279,18 +279,12 @@ export const TRAINING_KERNELS = [
 ] as const;
 
 /**
- * Whether the active backend has every kernel above (wasm with the native addon; webgpu), and they
- * are not switched off.
+ * Whether the active backend has every kernel above (wasm with the native addon; webgpu). Tests that
+ * compare them with tfjs's ops pass ForwardContext.ops (ops/index.ts) instead.
  */
 export function hasTrainingKernels(): boolean {
   const backend = tf.getBackend();
-  return enabled && TRAINING_KERNELS.every((name) => tf.getKernel(name, backend) !== undefined);
-}
-
-let enabled = true;
-/** Switches the kernels above off (and on again): the unfused tfjs path, for tests that compare the two. */
-export function useTrainingKernels(on: boolean): void {
-  enabled = on;
+  return TRAINING_KERNELS.every((name) => tf.getKernel(name, backend) !== undefined);
 }
 
 /**
