@@ -47,6 +47,30 @@ export default tseslint.config(
     },
   },
   {
+    // The model is the paper over an ops interface (ops/modelOps.ts); which kernels run is ops/'s
+    // business. Repeats the rule above (a later block replaces it) and adds backend/.
+    files: ['src/engine/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'the engine never imports vscode (docs/ARCHITECTURE.md)' }],
+          patterns: [
+            {
+              group: ['**/server', '**/server/*'],
+              message: 'only cli/ imports server/: the rooms below it never import upward (docs/ARCHITECTURE.md)',
+            },
+            {
+              group: ['**/backend', '**/backend/**'],
+              message:
+                'model/ sees only the ops interface (ops/modelOps.ts); the kernels are chosen in ops/ (docs/ARCHITECTURE.md)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/extension/**/*.ts'],
     rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),
   },

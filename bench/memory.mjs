@@ -1,7 +1,7 @@
 // Memory estimate against measured peak (issue 27 #4): for each preset, a fresh process trains
 // --steps steps on wasm of one fixed batch (--rows rows of --len tokens a side, --vocab tokens;
 // bench/lib/trainCase.mjs) and reports the highest byte of the wasm heap malloc handed out
-// (backend/wasmHeap.ts) and the heap's size, beside the engine's estimate for the same batch
+// (backend/wasm/wasmHeap.ts) and the heap's size, beside the engine's estimate for the same batch
 // (run/memory.ts trainingMemory). big is not trained: the check that refuses it is run and its
 // message printed. Prints the markdown table of bench/README.md. Not part of npm test.
 //   node bench/memory.mjs [--presets tiny,small,base] [--rows 20] [--len 32] [--vocab 8000] [--steps 3]

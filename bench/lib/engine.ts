@@ -4,6 +4,8 @@
  * bundles this file from the same sources with the same esbuild settings as scripts/build.mjs,
  * to out/bench/engine.js. One bundle, so one tfjs engine: `tf` here is the engine's own copy.
  */
+import * as tf from '@tensorflow/tfjs-core';
+import { DROPOUT } from '../../src/engine/backend/trainingOps';
 export * as tf from '@tensorflow/tfjs-core';
 export { initBackend, currentBackend, matMulDetail } from '../../src/engine/backend';
 export { describeAdapter, probeGpu } from '../../src/engine/backend/gpuProbe';
@@ -15,9 +17,19 @@ export { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 export { translate } from '../../src/engine/decode/translate';
 export { prepareData } from '../../src/engine/data/dataset';
 export { saveCheckpoint } from '../../src/engine/checkpoint';
-export { useTrainingKernels } from '../../src/engine/backend/trainingOps';
-export { setBlasThreads } from '../../src/engine/backend/native';
-export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasmHeap';
+export { setBlasThreads } from '../../src/engine/backend/wasm/native';
+export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasm/wasmHeap';
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
 export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';
 export { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
+
+/**
+ * --unfused: the engine without its training kernels, as before issue 18 (`on` false only): with
+ * their dropout kernel unregistered on the active backend, hasTrainingKernels() is false, so
+ * ops/index.ts opsFor picks the plain ops and dropout runs in tfjs. What the test hook of the same
+ * name did in the engine, kept here so that no product code carries a switch for it.
+ */
+export function useTrainingKernels(on: boolean): void {
+  if (on) throw new Error('useTrainingKernels(true): the kernels come back with a new process');
+  if (tf.getKernel(DROPOUT, tf.getBackend())) tf.unregisterKernel(DROPOUT, tf.getBackend());
+}

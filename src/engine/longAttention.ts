@@ -13,11 +13,19 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../protocol/attention';
 import { maxPoolBlocks, type Pool, pooledCells } from '../shared/pool';
-import { causalMask, paddingMask, scaledDotProductAttention } from './model/attention';
+import {
+  causalMask,
+  mergeHeads,
+  paddingMask,
+  project,
+  projectKeysValues,
+  scaledDotProductAttention,
+} from './model/attention';
 import { embed, sinusoidalTable } from './model/embedding';
-import { layerNorm, linear, positionwiseFeedForward } from './model/layers';
 import type { AttentionParams, NormParams } from './model/params';
+import { sublayerInput, sublayerOutput } from './model/stacks';
 import type { Transformer } from './model/transformer';
+import { plainOps as ops } from './ops';
 
 /** Weights of one slice of query rows: 8 M floats (32 MB), e.g. 256 rows × 4,096 keys × 8 heads. */
 export const CHUNK_WEIGHTS = 8 << 20;
@@ -60,23 +68,6 @@ export function positionsFor(model: Transformer, n: number, side: 'encoder' | 'd
   return tf.keep(tf.slice(model.layers.positions![side], [0, 0], [n, c.d_model]) as tf.Tensor2D);
 }
 
-/** x [1, n, d] → Q·W^Q + b split into heads, [1, h, n, d_k] (W^Q: rows [0, d) of in_proj_weight). */
-function projectQueries(attn: AttentionParams, h: number, x: tf.Tensor3D): tf.Tensor4D {
-  const d = x.shape[2];
-  const { w, b } = attn.sliced?.q ?? { w: tf.slice(attn.wQKV, [0, 0], [d, d]), b: tf.slice(attn.bQKV, [0], [d]) };
-  return tf.transpose(tf.reshape(linear(x, w, b), [1, x.shape[1], h, d / h]), [0, 2, 1, 3]);
-}
-
-/** K·W^K and V·W^V of x [1, n, d], [1, h, n, d_k] each (rows [d, 2d) and [2d, 3d) of in_proj_weight). */
-function projectKV(attn: AttentionParams, h: number, x: tf.Tensor3D): { k: tf.Tensor4D; v: tf.Tensor4D } {
-  const d = x.shape[2];
-  const one = (i: number, s?: { w: tf.Tensor; b: tf.Tensor }) => {
-    const { w, b } = s ?? { w: tf.slice(attn.wQKV, [i * d, 0], [d, d]), b: tf.slice(attn.bQKV, [i * d], [d]) };
-    return tf.transpose(tf.reshape(linear(x, w, b), [1, x.shape[1], h, d / h]), [0, 2, 1, 3]) as tf.Tensor4D;
-  };
-  return { k: one(1, attn.sliced?.k), v: one(2, attn.sliced?.v) };
-}
-
 /** The additive bias of query rows [r0, r1) over n keys: −∞ past the row (causal) and at padding. */
 function rowMask(keyPad: tf.Tensor4D, causal: boolean, r0: number, r1: number, n: number): tf.Tensor {
   if (!causal) return keyPad; // [1, 1, 1, n]
@@ -115,8 +106,8 @@ async function attendInSlices(
 ): Promise<tf.Tensor3D> {
   const [, Q, d] = xq.shape;
   const K = xkv.shape[1];
-  const q = tf.tidy(() => projectQueries(attn, h, xq)); // [1, h, Q, d_k]
-  const kv = tf.tidy(() => projectKV(attn, h, xkv)); // [1, h, K, d_k] each
+  const q = tf.tidy(() => project(attn, 'q', h, xq)); // [1, h, Q, d_k]
+  const kv = tf.tidy((): { k: tf.Tensor4D; v: tf.Tensor4D } => projectKeysValues(attn, h, xkv)); // [1, h, K, d_k] each
   const br = sink.pool.rows;
   const rows = Math.max(br, Math.floor(CHUNK_WEIGHTS / (h * K) / br) * br);
   const outs: tf.Tensor[] = [];
@@ -126,8 +117,8 @@ async function attendInSlices(
       const [out, weights] = tf.tidy(() => {
         const qr = tf.slice(q, [0, 0, r0, 0], [1, h, r1 - r0, d / h]); // [1, h, r, d_k]
         const a = scaledDotProductAttention(qr, kv.k, kv.v, mask(r0, r1)); // [1, h, r, d_v], [1, h, r, K]
-        const merged = tf.reshape(tf.transpose(a.output, [0, 2, 1, 3]), [1, r1 - r0, d]); // [1, r, d]
-        return [linear(merged, attn.wO, attn.bO), a.weights]; // [1, r, d]
+        const merged = mergeHeads(a.output); // [1, r, d]
+        return [ops.linear(merged, attn.wO, attn.bO), a.weights]; // [1, r, d]
       });
       outs.push(out);
       const w = (await weights.data()) as Float32Array;
@@ -147,22 +138,25 @@ async function attendInSlices(
   }
 }
 
-/** Post-LN: LayerNorm(x + Sublayer(x)); pre-LN: x + Sublayer(LayerNorm(x)). Releases x. */
+/**
+ * The residual connection of model/stacks.ts (eval: no dropout) around a sublayer that awaits its
+ * slices' weights. Releases x.
+ */
 async function residual(
   model: Transformer,
   norm: NormParams,
   x: tf.Tensor3D,
   f: (y: tf.Tensor3D) => Promise<tf.Tensor3D>,
 ): Promise<tf.Tensor3D> {
-  const pre = model.config.norm_first;
-  const y = pre ? (tf.tidy(() => layerNorm(norm, x)) as tf.Tensor3D) : x;
+  const c = model.config;
+  const y = tf.tidy(() => sublayerInput(ops, c, norm, x)); // x, or LayerNorm(x) (pre-LN)
   try {
     const z = await f(y);
-    const next = tf.tidy(() => (pre ? tf.add(x, z) : layerNorm(norm, tf.add(x, z)))) as tf.Tensor3D;
+    const next = tf.tidy(() => sublayerOutput(ops, c, norm, x, z, 0, undefined));
     z.dispose();
     return next;
   } finally {
-    if (pre) y.dispose();
+    if (y !== x) y.dispose();
     x.dispose();
   }
 }
@@ -216,11 +210,11 @@ export async function longPass(
         attendInSlices(layer.selfAttn, c.heads, y, y, mask, sink('encoder_self', i), k),
       );
       x = await residual(model, layer.norm2, x, async (y) =>
-        tf.tidy(() => positionwiseFeedForward(layer.ffn, y) as tf.Tensor3D),
+        tf.tidy(() => ops.feedForward(layer.ffn, y) as tf.Tensor3D),
       );
     }
     const norm = model.layers.encoderNorm;
-    const memory = hold(norm ? tf.tidy(() => layerNorm(norm, x)) : x) as tf.Tensor3D; // [1, S, d]
+    const memory = hold(norm ? tf.tidy(() => ops.layerNorm(norm, x)) : x) as tf.Tensor3D; // [1, S, d]
     if (norm) x.dispose();
     // 2. Decoder: masked self-attention, cross-attention over the memory, FFN.
     let y = tf.tidy(() => embed(model.layers.tgtEmbed, tgtPos, tgtIds)); // [1, T, d]
@@ -242,11 +236,11 @@ export async function longPass(
         attendInSlices(layer.crossAttn, c.heads, z, memory, crossMask, sink('cross', i), keep ? kept.cross : undefined),
       );
       y = await residual(model, layer.norm3, y, async (z) =>
-        tf.tidy(() => positionwiseFeedForward(layer.ffn, z) as tf.Tensor3D),
+        tf.tidy(() => ops.feedForward(layer.ffn, z) as tf.Tensor3D),
       );
     }
     const dNorm = model.layers.decoderNorm;
-    const out = hold(dNorm ? tf.tidy(() => layerNorm(dNorm, y)) : y) as tf.Tensor3D; // [1, T, d]
+    const out = hold(dNorm ? tf.tidy(() => ops.layerNorm(dNorm, y)) : y) as tf.Tensor3D; // [1, T, d]
     if (dNorm) y.dispose();
     return { maps, tokenLogProbs: await targetLogProbs(model, out, tgt), kept, src, tgt };
   } catch (err) {

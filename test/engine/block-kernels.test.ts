@@ -13,14 +13,9 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
 import { fusedLinear } from '../../src/engine/backend/inferenceOps';
-import {
-  blockDropout,
-  blockLayerNorm,
-  dropoutAddNorm,
-  hasTrainingKernels,
-  useTrainingKernels,
-} from '../../src/engine/backend/trainingOps';
-import { attendBlock, attendTo, causalMask, paddingMask, projectKeysValues } from '../../src/engine/model/attention';
+import { blockDropout, blockLayerNorm, dropoutAddNorm, hasTrainingKernels } from '../../src/engine/backend/trainingOps';
+import { attendTo, causalMask, paddingMask, projectKeysValues } from '../../src/engine/model/attention';
+import { attendBlock } from '../../src/engine/ops/block';
 import { LAYER_NORM_EPS, layerNorm, linear } from '../../src/engine/model/layers';
 import { maxAbsDiff, REPO } from '../helpers';
 import { filled, weighted, wholeModelBothWays } from './kernelHelpers';
@@ -41,29 +36,29 @@ async function valueAndGrads(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor
 /** Zeros in the shape of a nested array. */
 const zerosLike = (a: unknown): unknown => (Array.isArray(a) ? a.map(zerosLike) : 0);
 
-/** Runs f with the kernels and without, and checks outputs and gradients agree to `tol`. */
-async function sameWithAndWithout(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor[], tol = 1e-5) {
-  const fusedOut = await valueAndGrads(f, xs);
-  useTrainingKernels(false);
-  try {
-    const plain = await valueAndGrads(f, xs);
-    assert.ok(maxAbsDiff(fusedOut.value[0], plain.value[0]) <= tol * Math.max(1, Math.abs(plain.value[0]!)));
-    fusedOut.grads.forEach((g, i) => {
-      // Relative to the gradient's size: a bias or gain gradient sums over every row.
-      const diff = maxAbsDiff(g, plain.grads[i]) / Math.max(1, maxAbsDiff(plain.grads[i], zerosLike(plain.grads[i])));
-      assert.ok(diff <= tol, `gradient ${i}: max |fused − unfused| / max(1, max |unfused|) = ${diff}`);
-    });
-  } finally {
-    useTrainingKernels(true);
-  }
+/** Runs f with the kernels (f(true)) and without (f(false)), and checks outputs and gradients agree to `tol`. */
+async function sameWithAndWithout(
+  f: (kernels: boolean) => (...xs: tf.Tensor[]) => tf.Tensor,
+  xs: tf.Tensor[],
+  tol = 1e-5,
+) {
+  const fusedOut = await valueAndGrads(f(true), xs);
+  const plain = await valueAndGrads(f(false), xs);
+  assert.ok(maxAbsDiff(fusedOut.value[0], plain.value[0]) <= tol * Math.max(1, Math.abs(plain.value[0]!)));
+  fusedOut.grads.forEach((g, i) => {
+    // Relative to the gradient's size: a bias or gain gradient sums over every row.
+    const diff = maxAbsDiff(g, plain.grads[i]) / Math.max(1, maxAbsDiff(plain.grads[i], zerosLike(plain.grads[i])));
+    assert.ok(diff <= tol, `gradient ${i}: max |fused − unfused| / max(1, max |unfused|) = ${diff}`);
+  });
 }
 
 test('a linear map, with ReLU and with a block of rows of W, equals matMul + add (+ relu), gradients included', async () => {
   const x = filled([2, 5, 8], 1); // [B, T, in]
   const w = filled([12, 8], 2, 0.5); // [out, in]; rows 4…7 are W^K of a stacked [3·4, 8]
   const b = filled([12], 3);
-  const kernel = (relu: boolean, rows: [number, number]) => (xi: tf.Tensor, wi: tf.Tensor, bi: tf.Tensor) =>
-    hasTrainingKernels() ? fusedLinear(xi, wi, bi, relu, rows) : plainLinear(xi, wi, bi, relu, rows);
+  const kernel =
+    (relu: boolean, rows: [number, number]) => (k: boolean) => (xi: tf.Tensor, wi: tf.Tensor, bi: tf.Tensor) =>
+      k ? fusedLinear(xi, wi, bi, relu, rows) : plainLinear(xi, wi, bi, relu, rows);
   await sameWithAndWithout(kernel(true, [0, 0]), [x, w, b]);
   await sameWithAndWithout(kernel(false, [4, 4]), [x, w, b]);
   tf.dispose([x, w, b]);
@@ -79,10 +74,8 @@ function plainLinear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, relu: boolean, ro
 test('LayerNorm(x + r) without dropout equals layers.ts layerNorm, gradients included', async () => {
   const [x, r] = [filled([3, 4, 16], 4), filled([3, 4, 16], 5, 2)];
   const [gain, bias] = [filled([16], 6), filled([16], 7)];
-  const f = (xi: tf.Tensor, ri: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
-    hasTrainingKernels()
-      ? dropoutAddNorm(xi, ri, g, bi, LAYER_NORM_EPS, 0, 1)
-      : layerNorm({ gain: g, bias: bi }, tf.add(xi, ri));
+  const f = (k: boolean) => (xi: tf.Tensor, ri: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
+    k ? dropoutAddNorm(xi, ri, g, bi, LAYER_NORM_EPS, 0, 1) : layerNorm({ gain: g, bias: bi }, tf.add(xi, ri));
   await sameWithAndWithout(f, [x, r, gain, bias]);
   tf.dispose([x, r, gain, bias]);
 });
@@ -90,8 +83,8 @@ test('LayerNorm(x + r) without dropout equals layers.ts layerNorm, gradients inc
 test('LayerNorm(x) alone (pre-LN) equals layers.ts layerNorm, gradients included', async () => {
   const x = filled([3, 4, 16], 22, 3);
   const [gain, bias] = [filled([16], 23), filled([16], 24)];
-  const f = (xi: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
-    hasTrainingKernels() ? blockLayerNorm(xi, g, bi, LAYER_NORM_EPS) : layerNorm({ gain: g, bias: bi }, xi);
+  const f = (k: boolean) => (xi: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
+    k ? blockLayerNorm(xi, g, bi, LAYER_NORM_EPS) : layerNorm({ gain: g, bias: bi }, xi);
   await sameWithAndWithout(f, [x, gain, bias]);
   tf.dispose([x, gain, bias]);
 });
@@ -125,8 +118,8 @@ test('dropout in the fused LayerNorm: values 0 or 1/(1 − p), zero fraction p w
     Float32Array.from(m, (v) => (v === 0 ? 0 : kept)),
     [n, d],
   );
-  const f = (xi: tf.Tensor, ri: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
-    hasTrainingKernels()
+  const f = (k: boolean) => (xi: tf.Tensor, ri: tf.Tensor, g: tf.Tensor, bi: tf.Tensor) =>
+    k
       ? dropoutAddNorm(xi, ri, g, bi, LAYER_NORM_EPS, p, 42)
       : layerNorm({ gain: g, bias: bi }, tf.add(xi, tf.mul(ri, mask)));
   await sameWithAndWithout(f, [x, r, gain, bias]);
@@ -164,15 +157,25 @@ test('self- and cross-attention over whole sequences equal attention.ts attendTo
   const srcMask = paddingMask(srcIds, 0); // [B, 1, 1, S]
   const tgtMask = tf.add(causalMask(t), paddingMask(tgtIds, 0)); // [B, 1, T, T]
   // The kernels' path, or the unfused one: projections by slices of W, heads split and merged.
-  const attend = (x: tf.Tensor, other: tf.Tensor | undefined, mask: tf.Tensor, p: tf.Tensor[]) => {
+  const attend = (k: boolean, x: tf.Tensor, other: tf.Tensor | undefined, mask: tf.Tensor, p: tf.Tensor[]) => {
     const [wQKV, bQKV, wO, bO] = p as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
     const a = { wQKV, bQKV, wO, bO };
     const [q, kv] = [x as tf.Tensor3D, other as tf.Tensor3D | undefined];
-    if (hasTrainingKernels()) return attendBlock(a, h, q, kv, mask)!;
+    if (k) return attendBlock(a, h, q, kv, mask)!;
     return attendTo(a, h, q, projectKeysValues(a, h, kv ?? q), mask).output;
   };
-  await sameWithAndWithout((x, ...p) => attend(x, undefined, tgtMask, p), [xq, ...params]);
-  await sameWithAndWithout((x, y, ...p) => attend(x, y, srcMask, p), [xq, xkv, ...params]);
+  await sameWithAndWithout(
+    (k) =>
+      (x, ...p) =>
+        attend(k, x, undefined, tgtMask, p),
+    [xq, ...params],
+  );
+  await sameWithAndWithout(
+    (k) =>
+      (x, y, ...p) =>
+        attend(k, x, y, srcMask, p),
+    [xq, xkv, ...params],
+  );
   tf.dispose([...params, xq, xkv, srcIds, tgtIds, srcMask, tgtMask]);
 });
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { dropout } from '../../src/engine/model/layers';
+import { dropout } from '../../src/engine/ops/dropout';
 import { EVAL, Transformer } from '../../src/engine/model/transformer';
 import { smallConfig, testBackends } from '../helpers';
 

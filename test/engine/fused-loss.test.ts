@@ -2,13 +2,13 @@
  * The training loss from logits (train/loss.ts smoothedLossFromLogits): the hand-worked numbers of
  * the label-smoothing test in train-step.test.ts, its written-down gradient worked by hand, and on
  * random logits the same value and gradient as autodiff through logSoftmax + labelSmoothedLoss.
- * On wasm it runs the native kernel (backend/nativeOps.ts); on the others, tfjs ops.
+ * On wasm it runs the native kernel (backend/wasm/nativeOps.ts); on the others, tfjs ops.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/fusedKernels';
 import { Transformer } from '../../src/engine/model/transformer';
 import { validationLoss } from '../../src/engine/train/evaluate';
 import { labelSmoothedLoss, smoothedLossFromLogits } from '../../src/engine/train/loss';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
-import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/nativeOps';
+import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/fusedKernels';
 import { testBackends } from '../helpers';
 import { checkStepAgainstPytorch, readStepFixture, relativeError, STEP_CASES } from './stepFixture';
 

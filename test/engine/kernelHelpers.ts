@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { type BackendName, initBackend } from '../../src/engine/backend';
-import { useTrainingKernels } from '../../src/engine/backend/trainingOps';
 import type { TransformerConfig } from '../../src/engine/model/config';
 import { namedVariables } from '../../src/engine/model/params';
 import { Transformer } from '../../src/engine/model/transformer';
+import { type ModelOps, plainOps } from '../../src/engine/ops';
 import type { Adam } from '../../src/engine/train/adam';
 import { cannotRun, smallConfig, TOY_BATCH } from '../helpers';
 
@@ -132,16 +132,16 @@ export async function wholeModelBothWays(order: Partial<TransformerConfig>) {
   const src = tf.tensor2d(TOY_BATCH.src, undefined, 'int32');
   const tgt = tf.tensor2d(TOY_BATCH.tgtIn, undefined, 'int32');
   const vars = namedVariables(model.params).map(([, v]) => v);
-  const pass = async (): Promise<Pass> => {
-    const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, { training: true })), vars);
+  const pass = async (ops?: ModelOps): Promise<Pass> => {
+    const ctx = { training: true, ...(ops ? { ops } : {}) };
+    const { value, grads } = tf.variableGrads(() => weighted(model.logits(src, tgt, ctx)), vars);
     const out = { loss: (await value.data())[0]!, grads: await Promise.all(vars.map((v) => grads[v.name]!.array())) };
     tf.dispose([value, ...Object.values(grads)]);
     return out;
   };
   try {
     const fused = await pass();
-    useTrainingKernels(false);
-    const plain = await pass().finally(() => useTrainingKernels(true));
+    const plain = await pass(plainOps);
     return { names: vars.map((v) => v.name), fused, plain };
   } finally {
     tf.dispose([src, tgt]);

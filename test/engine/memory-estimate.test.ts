@@ -2,7 +2,7 @@
  * The memory estimate of a training step (run/memory.ts) against the wasm heap's measured peak
  * (issue 27 #4): a few steps of the tiny and the small preset through the trainer (the copy task,
  * validation and telemetry included), the highest byte malloc handed out meanwhile measured by
- * backend/wasmHeap.ts. The estimate must be at least that peak (else a run it lets start could trap)
+ * backend/wasm/wasmHeap.ts. The estimate must be at least that peak (else a run it lets start could trap)
  * and at most 1.5 times it (else it refuses runs that fit: the peaks measured in bench/README.md
  * are 1.05 to 1.2 times below it). And the refusal of a model that cannot fit, with the largest
  * batch that does.
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
-import { watchWasmHeap } from '../../src/engine/backend/wasmHeap';
+import { watchWasmHeap } from '../../src/engine/backend/wasm/wasmHeap';
 import { taskSpec } from '../../src/engine/data/dataset';
 import { configFromPreset, type TransformerConfig } from '../../src/engine/model/config';
 import { checkTrainingMemory, parameterCount, trainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';

@@ -1,5 +1,5 @@
 /**
- * The native kernels on wasm (backend/native.ts, nativeOps.ts; native/blas.c, ops.c). OpenBLAS
+ * The native kernels on wasm (backend/wasm/native.ts, nativeOps.ts; native/blas.c, ops.c). OpenBLAS
  * products with every transpose flag and batch broadcast, worked by hand or against the cpu
  * backend; Sum over every block of axes, row gathers and Identity against cpu; a whole training
  * step (fused loss and Adam kernels included) that never reaches wasm's own matMul and whose
@@ -11,8 +11,8 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { initBackend } from '../../src/engine/backend';
-import { nativeBlasStatus } from '../../src/engine/backend/native';
-import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { nativeBlasStatus } from '../../src/engine/backend/wasm/native';
+import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/fusedKernels';
 import { maxAbsDiff } from '../helpers';
 import { checkStepAgainstPytorch, STEP_CASES } from './stepFixture';
 

@@ -1,5 +1,5 @@
 /**
- * The wasm defects handled in backend/wasmFixes.ts. Each test fails without its fix:
+ * The wasm defects handled in backend/wasm/wasmFixes.ts. Each test fails without its fix:
  * without the UnsortedSegmentSum kernel, the gradient of gather throws on wasm; without the
  * BatchMatMul wrapper, transposed products (autodiff's matMul gradients among them) reach the
  * XNNPACK kernel with transpose flags, which the spy below records; without the OneHot wrapper a
@@ -12,7 +12,7 @@ import { before, test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 import { initBackend } from '../../src/engine/backend';
-import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/nativeOps';
+import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/fusedKernels';
 import { checkStepAgainstPytorch, STEP_CASES } from './stepFixture';
 
 // These fixes are the path when the OpenBLAS matMul (native-matmul.test.ts) is off or not built.

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
-import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { ADAM_UPDATE, hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/fusedKernels';
 import { registerWebgpuAdam } from '../../src/engine/backend/webgpu/adamUpdate';
 import { registerWebgpuLoss } from '../../src/engine/backend/webgpu/loss';
 import { namedVariables } from '../../src/engine/model/params';

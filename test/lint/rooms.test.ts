@@ -96,3 +96,25 @@ test('shared/ (the pure algorithms) imports nothing but itself; the protocol, th
   ])
     assert.deepEqual(await problems(file, `import * as x from '${spec}';\nvoid x;\n`), [], `${file} importing ${spec}`);
 });
+
+test('the model sees only the ops interface: model/ never imports backend/; ops/ may', async () => {
+  for (const spec of ['../backend/trainingOps', '../backend', '../backend/wasm/native', '../backend/webgpu']) {
+    const found = await problems('src/engine/model/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `model/ importing ${spec} is not reported`);
+    assert.match(found[0], /model\/ sees only the ops interface/);
+  }
+  assert.deepEqual(
+    await problems('src/engine/ops/planted.ts', "import * as x from '../backend/trainingOps';\nvoid x;\n"),
+    [],
+  );
+  // The rooms' rules still hold in model/: vscode and server/ are refused there too.
+  assert.equal((await problems('src/engine/model/planted.ts', "import * as v from 'vscode';\nvoid v;\n")).length, 1);
+  assert.equal((await problems('src/engine/model/planted.ts', "import * as s from '../server';\nvoid s;\n")).length, 1);
+  // And every file of model/ as it stands passes.
+  const results = await eslint.lintFiles(['src/engine/model/*.ts']);
+  const found = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'no-restricted-imports'));
+  assert.deepEqual(
+    found.map((m) => m.message),
+    [],
+  );
+});

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/nativeOps';
+import { ADAM_UPDATE, hasFusedKernel } from '../../src/engine/backend/fusedKernels';
 import { Adam } from '../../src/engine/train/adam';
 import { maxAbsDiff } from '../helpers';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/engine/backend';
-import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/nativeOps';
+import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../../src/engine/backend/fusedKernels';
 import { labelSmoothedLoss, smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { maxAbsDiff } from '../helpers';
 

@@ -6,7 +6,7 @@
 import { type AttentionKind, parseHeadId } from '../../protocol/attention';
 import type { PruningPoint } from '../../protocol/heads';
 import { mulberry32, shuffleInPlace } from '../data/random';
-import type { ForwardContext } from '../model/stacks';
+import type { ForwardContext } from '../model/context';
 import type { Transformer } from '../model/transformer';
 import { layersOf } from '../telemetry/importance';
 import { headIds } from '../telemetry/telemetry';

@@ -7,8 +7,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { describeAdapter, probeGpu, whyNotAutoWebgpu } from './gpuProbe';
-import { nativeBlasStatus, registerNativeKernels } from './native';
-import { registerWasmFixes } from './wasmFixes';
+import { nativeBlasStatus, registerNativeKernels } from './wasm/native';
+import { registerWasmFixes } from './wasm/wasmFixes';
 import { registerWebgpuTrainingOps } from './webgpu';
 import { noteAdapter } from './webgpu/errors';
 import { countGpuAllocations } from './webgpu/allocations';

@@ -1,6 +1,6 @@
 /**
- * Replacing tfjs kernels, shared by wasmFixes.ts, native.ts and nativeOps.ts. A kernel may be
- * replaced in layers (BatchMatMul: the transpose fix, then OpenBLAS over it); each layer names
+ * Registering and replacing tfjs kernels, shared by wasm/ and webgpu/. A kernel may be replaced in
+ * layers (BatchMatMul: the transpose fix, then OpenBLAS over it); each layer names
  * itself, and the names travel with the registered function, so registering again is a no-op.
  */
 import * as tf from '@tensorflow/tfjs-core';

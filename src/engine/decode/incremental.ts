@@ -16,10 +16,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { fusedGreedyPick, fusedLogSoftmax, hasGreedyPick, hasLinearKernel } from '../backend/inferenceOps';
 import { type KeysValues, slicedProjections } from '../model/attention';
-import { linear } from '../model/layers';
+import type { ForwardContext } from '../model/context';
 import type { TransformerLayers } from '../model/params';
-import { crossKeysValues, decode, type DecoderCache, type ForwardContext } from '../model/stacks';
+import { crossKeysValues, decode, type DecoderCache } from '../model/stacks';
 import { EVAL, type Transformer } from '../model/transformer';
+import { opsFor } from '../ops';
 import { type GreedyStepOutput, pickGreedy, type StepModel, type StepOutput } from './search';
 
 export interface IncrementalState {
@@ -84,7 +85,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
 
   /**
    * `heads`: head gates (an ablation, ablate/gates.ts) applied at every step; the model as trained when absent.
-   * Steps run the fused decoding kernels where the backend has them (ForwardContext.fused).
+   * Steps run the fused decoding kernels where the backend has them (ForwardContext.fused: ops/decoding.ts).
    */
   constructor(
     readonly model: Transformer,
@@ -115,7 +116,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
     const { data, shape } = padBatch(src, this.model.config.pad_id);
     const [srcMask, ...cross] = tf.tidy(() => {
       const { memory, srcMask } = this.model.encodeSource(tf.tensor2d(data, shape, 'int32'), this.ctx); // [B, S, d], [B, 1, 1, S]
-      return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory, true))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
+      return [srcMask, ...flat(crossKeysValues(this.model.config, this.layers, memory, opsFor(this.ctx)))]; // [B, 1, 1, S], L × 2 × [B, h, S, dk]
     });
     return {
       cross: unflat(cross),
@@ -147,7 +148,7 @@ export class IncrementalModel implements StepModel<IncrementalState> {
       // One query position attending to every position fed so far: no causal mask needed.
       const dec = decode(c, this.layers, y, state.cross, undefined, state.srcMask, this.ctx, cache); // [B, 1, d]
       const { w, b } = this.layers.generator; // y·Wᵀ + b, as model.generate
-      const logits = tf.reshape(linear(dec, w, b, true), [state.rows, c.tgt_vocab]) as tf.Tensor2D; // [B, V]
+      const logits = tf.reshape(opsFor(this.ctx).linear(dec, w, b), [state.rows, c.tgt_vocab]) as tf.Tensor2D; // [B, V]
       return [head(logits), ...flat(cache.self as KeysValues[])]; // L × 2 × [B, h, t+1, dk]
     });
     disposeKV(state.self); // the new caches are copies extended by one position

@@ -8,7 +8,7 @@
 import type { AttentionMaps } from '../../protocol/attention';
 import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
 import { attentionOfPairs } from '../inspect/attentionOfPairs';
-import type { ForwardContext } from '../model/stacks';
+import type { ForwardContext } from '../model/context';
 import type { Transformer } from '../model/transformer';
 import { beamSearch } from './beam';
 import { greedyDecode } from './greedy';

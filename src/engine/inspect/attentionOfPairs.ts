@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
-import type { ForwardContext } from '../model/stacks';
+import type { ForwardContext } from '../model/context';
 import type { Transformer } from '../model/transformer';
 
 /** One pair's attention maps (every kind, [L, H, T, S] each) and its log-probs [T, V]. */

@@ -3,8 +3,6 @@
  * −∞ before the softmax, and the weights returned when asked (the debugger's whole point).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedAttendOne, fusedLinear, fusedLinearSplit, hasLinearKernel } from '../backend/inferenceOps';
-import { blockAttention } from '../backend/trainingOps';
 import { linear } from './layers';
 import type { AttentionParams, LinearParams, TransformerLayers } from './params';
 
@@ -45,14 +43,14 @@ export function causalMask(t: number): tf.Tensor4D {
 }
 
 /** [B, T, d] → [B, h, T, dk] (for one position the same memory: a reshape, no transpose) */
-function splitHeads(x: tf.Tensor, h: number): tf.Tensor4D {
+export function splitHeads(x: tf.Tensor, h: number): tf.Tensor4D {
   const [b, t, d] = x.shape;
   if (t === 1) return tf.reshape(x, [b, h, 1, d / h]);
   return tf.transpose(tf.reshape(x, [b, t, h, d / h]), [0, 2, 1, 3]);
 }
 
 /** [B, h, T, dk] → [B, T, h·dk] (a reshape for one position) */
-function mergeHeads(x: tf.Tensor): tf.Tensor3D {
+export function mergeHeads(x: tf.Tensor): tf.Tensor3D {
   const [b, h, t, dk] = x.shape;
   if (t === 1) return tf.reshape(x, [b, 1, h * dk]);
   return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b, t, h * dk]);
@@ -63,12 +61,15 @@ export interface KeysValues {
   v: tf.Tensor4D; // [B, h, S, dv]
 }
 
+/** Whether keys/values are projected already (else they are the positions [B, S, d] to project). */
+export const isKeysValues = (x: tf.Tensor | KeysValues): x is KeysValues => !(x instanceof tf.Tensor);
+
 /** Which of the stacked in-projection's blocks: W^Q, W^K or W^V. */
-type Projection = 'q' | 'k' | 'v';
-const QKV: readonly Projection[] = ['q', 'k', 'v'];
+export type Projection = 'q' | 'k' | 'v';
+export const QKV: readonly Projection[] = ['q', 'k', 'v'];
 
 /** W^Q, W^K or W^V [d, d] and its bias [d]: block 0, 1 or 2 of the stacked [3d, d], [3d], or the one sliced already. */
-function projection(attn: AttentionParams, which: Projection): LinearParams {
+export function projection(attn: AttentionParams, which: Projection): LinearParams {
   if (attn.sliced) return attn.sliced[which];
   const d = attn.wQKV.shape[1]!;
   const i = QKV.indexOf(which);
@@ -76,13 +77,9 @@ function projection(attn: AttentionParams, which: Projection): LinearParams {
 }
 
 /** x: [B, T, d] → (x·W + b) split into heads: [B, h, T, dk] */
-function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D, fused = false): tf.Tensor4D {
-  if (fused && hasLinearKernel()) {
-    const d = attn.wQKV.shape[1]!; // the block's rows of the stacked weight, read in place
-    return splitHeads(fusedLinear(x, attn.wQKV, attn.bQKV, false, [QKV.indexOf(which) * d, d]), h);
-  }
+export function project(attn: AttentionParams, which: Projection, h: number, x: tf.Tensor3D): tf.Tensor4D {
   const { w, b } = projection(attn, which);
-  return splitHeads(linear(x, w, b, fused), h);
+  return splitHeads(linear(x, w, b), h);
 }
 
 /**
@@ -117,30 +114,15 @@ export function slicedProjections(layers: TransformerLayers): { layers: Transfor
   return { layers: view, dispose: () => tf.dispose(added) };
 }
 
-/** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk]; `fused` as in linear. */
-export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tensor3D, fused = false): KeysValues {
-  return { k: project(attn, 'k', h, xkv, fused), v: project(attn, 'v', h, xkv, fused) };
-}
-
-/**
- * Self-attention's queries, keys and values of one position from one product with the stacked
- * [3d, d] in-projection (as PyTorch's in_proj_weight; decoding only, no gradient): x [B, 1, d] →
- * q [B, h, 1, dk] and k, v [B, h, 1, dk] (splitting heads of one position is a reshape).
- */
-export function projectQKVOne(attn: AttentionParams, h: number, x: tf.Tensor3D): { q: tf.Tensor4D } & KeysValues {
-  const [q, k, v] = fusedLinearSplit(x, attn.wQKV, attn.bQKV, 3).map((y) => splitHeads(y, h));
-  return { q: q!, k: k!, v: v! };
+/** Projects keys and values once: K·W^K, V·W^V. xkv: [B, S, d] → 2 × [B, h, S, dk] */
+export function projectKeysValues(attn: AttentionParams, h: number, xkv: tf.Tensor3D): KeysValues {
+  return { k: project(attn, 'k', h, xkv), v: project(attn, 'v', h, xkv) };
 }
 
 /** Concat(head_1, …, head_h)·W^O, each head gated first (ξ, mean): heads [B, h, T, dv] → [B, T, d]. */
-function throughWO(
-  attn: AttentionParams,
-  heads: tf.Tensor4D,
-  gates: HeadGate | undefined,
-  fused: boolean,
-): tf.Tensor3D {
+function throughWO(attn: AttentionParams, heads: tf.Tensor4D, gates: HeadGate | undefined): tf.Tensor3D {
   const gated = gates ? gate(heads, gates) : heads; // [B, h, T, dv]
-  return linear(mergeHeads(gated), attn.wO, attn.bO, fused) as tf.Tensor3D;
+  return linear(mergeHeads(gated), attn.wO, attn.bO) as tf.Tensor3D;
 }
 
 /**
@@ -155,54 +137,11 @@ export function attendTo(
   kv: KeysValues,
   mask?: tf.Tensor,
   heads?: HeadGate,
-  fused = false,
 ): { output: tf.Tensor3D; weights: tf.Tensor4D; heads: tf.Tensor4D } {
-  const q = project(attn, 'q', h, xq, fused); // [B, h, T, dk]
+  const q = project(attn, 'q', h, xq); // [B, h, T, dk]
   const { output, weights } = scaledDotProductAttention(q, kv.k, kv.v, mask); // [B, h, T, dv], [B, h, T, S]
-  const out = throughWO(attn, output as tf.Tensor4D, heads, fused); // [B, T, d]
+  const out = throughWO(attn, output as tf.Tensor4D, heads); // [B, T, d]
   return { output: out, weights: weights as tf.Tensor4D, heads: output as tf.Tensor4D };
-}
-
-/**
- * attendTo's output alone for one query position (xq [B, 1, d]), through the fused decoding
- * kernels (backend/inferenceOps.ts: no weights kept, no gradient); null where they cannot run.
- * `projected`: the query already projected (projectQKVOne), [B, h, 1, dk].
- */
-export function attendOneFused(
-  attn: AttentionParams,
-  h: number,
-  xq: tf.Tensor3D,
-  kv: KeysValues,
-  mask?: tf.Tensor,
-  heads?: HeadGate,
-  projected?: tf.Tensor4D,
-): tf.Tensor3D | null {
-  if (xq.shape[1] !== 1) return null;
-  const q = projected ?? project(attn, 'q', h, xq, true); // [B, h, 1, dk]
-  const output = fusedAttendOne(q, kv.k, kv.v, mask); // [B, h, 1, dv]
-  if (!output) return null;
-  return throughWO(attn, output as tf.Tensor4D, heads, true); // [B, 1, d]
-}
-
-/**
- * MultiHead over whole sequences through the kernels with gradients (backend/trainingOps.ts), where
- * no weights or head outputs are kept: self-attention (xkv undefined) projects Q, K, V with one
- * product by the stacked [W^Q; W^K; W^V], cross-attention Q by W^Q and K, V by [W^K; W^V]; the
- * heads are read in place and come out concatenated for W^O. xq [B, T, d] → [B, T, d]; null when
- * the mask's shape does not suit the kernel.
- */
-export function attendBlock(
-  attn: AttentionParams,
-  h: number,
-  xq: tf.Tensor3D,
-  xkv: tf.Tensor3D | undefined,
-  mask: tf.Tensor,
-): tf.Tensor3D | null {
-  const d = attn.wQKV.shape[1]!;
-  const q = fusedLinear(xq, attn.wQKV, attn.bQKV, false, xkv ? [0, d] : [0, 0]) as tf.Tensor3D; // [B, T, d or 3d]
-  const kv = xkv && (fusedLinear(xkv, attn.wQKV, attn.bQKV, false, [d, 2 * d]) as tf.Tensor3D); // [B, S, 2d]
-  const heads = blockAttention(q, kv, mask, h); // [B, T, d]
-  return heads && (fusedLinear(heads, attn.wO, attn.bO) as tf.Tensor3D);
 }
 
 /**
@@ -215,7 +154,7 @@ export interface HeadGate {
   mean?: tf.Tensor2D;
 }
 
-function gate(heads: tf.Tensor4D, g: HeadGate): tf.Tensor4D {
+export function gate(heads: tf.Tensor4D, g: HeadGate): tf.Tensor4D {
   const h = heads.shape[1];
   const xi = tf.reshape(g.xi, [1, h, 1, 1]); // [1, h, 1, 1]
   const kept = tf.mul(heads, xi); // [B, h, T, dv]

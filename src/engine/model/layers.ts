@@ -1,15 +1,9 @@
-/** The building blocks of §3.1 and §3.3: linear maps, LayerNorm, the position-wise FFN, dropout. */
+/** The building blocks of §3.1 and §3.3 in plain tfjs ops: linear maps, LayerNorm, the position-wise FFN. */
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedAddLayerNorm, fusedLinear } from '../backend/inferenceOps';
-import { blockDropout, hasTrainingKernels } from '../backend/trainingOps';
 import type { FeedForwardParams, NormParams } from './params';
 
-/**
- * y = x·Wᵀ + b, with W [out, in] as PyTorch stores it. x: [..., in] → [..., out]. `fused`: one
- * kernel without a gradient (decoding only, backend/inferenceOps.ts).
- */
-export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor, fused = false): tf.Tensor {
-  if (fused && b) return fusedLinear(x, w, b);
+/** y = x·Wᵀ + b, with W [out, in] as PyTorch stores it. x: [..., in] → [..., out] */
+export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
   const inDim = x.shape[x.shape.length - 1];
   const outDim = w.shape[0];
   const flat = tf.reshape(x, [-1, inDim]); // [N, in]
@@ -28,27 +22,10 @@ export function layerNorm(norm: NormParams, x: tf.Tensor): tf.Tensor {
   return tf.add(tf.mul(normed, norm.gain), norm.bias);
 }
 
-/** LayerNorm(x + r) (LayerNorm(x) without r); `fused`: one kernel without a gradient (decoding only). */
-export function addNorm(norm: NormParams, x: tf.Tensor, r: tf.Tensor | undefined, fused = false): tf.Tensor {
-  if (fused) return fusedAddLayerNorm(x, r, norm.gain, norm.bias, LAYER_NORM_EPS, (z) => layerNorm(norm, z));
-  return layerNorm(norm, r ? tf.add(x, r) : x);
-}
-
-/** FFN(x) = max(0, x·W1 + b1)·W2 + b2   (eq. 2). x: [B, T, d] → [B, T, d]; `fused` as in linear. */
-export function positionwiseFeedForward(ffn: FeedForwardParams, x: tf.Tensor, fused = false): tf.Tensor {
-  if (fused) return fusedLinear(fusedLinear(x, ffn.w1, ffn.b1, true), ffn.w2, ffn.b2);
+/** FFN(x) = max(0, x·W1 + b1)·W2 + b2   (eq. 2). x: [B, T, d] → [B, T, d] */
+export function positionwiseFeedForward(ffn: FeedForwardParams, x: tf.Tensor): tf.Tensor {
   const hidden = tf.relu(linear(x, ffn.w1, ffn.b1)); // [B, T, d_ff]
   return linear(hidden, ffn.w2, ffn.b2); // [B, T, d]
-}
-
-/**
- * Dropout that is the identity outside training (§5.4). `seed` makes it repeatable. One native
- * kernel each way where the training kernels run (its own draws, backend/trainingOps.ts), else tfjs's.
- */
-export function dropout(x: tf.Tensor, rate: number, training: boolean, seed?: number): tf.Tensor {
-  if (!training || rate <= 0) return x;
-  if (hasTrainingKernels() && x.dtype === 'float32') return blockDropout(x, rate, seed ?? randomSeed());
-  return tf.dropout(x, rate, undefined, seed);
 }
 
 /** A dropout seed for an unseeded run. */

@@ -6,9 +6,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import { causalMask, paddingMask } from './attention';
 import { validateConfig, type TransformerConfig } from './config';
 import { embed, sinusoidalTable } from './embedding';
-import { dropout, linear } from './layers';
+import { type ModelOps, opsFor, plainOps } from '../ops';
+import type { ForwardContext } from './context';
 import { disposeParams, initParams, type Params, resolveLayers, type TransformerLayers } from './params';
-import { blockPass, decode, encode, type ForwardContext } from './stacks';
+import { decode, encode } from './stacks';
 
 export const EVAL: ForwardContext = { training: false };
 
@@ -41,7 +42,7 @@ export class Transformer {
   }
 
   private drop(x: tf.Tensor3D, ctx: ForwardContext): tf.Tensor3D {
-    return dropout(x, this.config.dropout, ctx.training, ctx.nextSeed?.()) as tf.Tensor3D;
+    return opsFor(ctx).dropout(x, ctx.training ? this.config.dropout : 0, ctx.nextSeed?.()) as tf.Tensor3D;
   }
 
   /** src: [B, S] int32 → memory [B, S, d] and its padding mask [B, 1, 1, S] */
@@ -51,9 +52,9 @@ export class Transformer {
     return { memory: encode(this.config, this.layers, x, srcMask, ctx), srcMask };
   }
 
-  /** Decoder output → logits y·Wᵀ + b (before the softmax). y: [B, T, d] → [B, T, V]; `fused` as in linear. */
-  project(y: tf.Tensor3D, fused = false): tf.Tensor3D {
-    return linear(y, this.layers.generator.w, this.layers.generator.b, fused) as tf.Tensor3D;
+  /** Decoder output → logits y·Wᵀ + b (before the softmax), in `ops`. y: [B, T, d] → [B, T, V] */
+  project(y: tf.Tensor3D, ops: ModelOps = plainOps): tf.Tensor3D {
+    return ops.linear(y, this.layers.generator.w, this.layers.generator.b) as tf.Tensor3D;
   }
 
   /** Decoder output → log-probabilities: log softmax(y·Wᵀ + b). y: [B, T, d] → [B, T, V] */
@@ -71,7 +72,7 @@ export class Transformer {
 
   /** As forward, but the logits (training computes its loss from them). [B, T, V] */
   logits(src: tf.Tensor2D, tgt: tf.Tensor2D, ctx: ForwardContext = EVAL): tf.Tensor3D {
-    return this.project(this.decodeTeacherForced(src, tgt, ctx), blockPass(ctx));
+    return this.project(this.decodeTeacherForced(src, tgt, ctx), opsFor(ctx));
   }
 
   /** The source's padding mask (encoder self- and cross-attention): src [B, S] → [B, 1, 1, S] */

@@ -5,7 +5,7 @@
  * saved and restored so that a resumed run continues exactly.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { ADAM_UPDATE, hasFusedKernel } from '../backend/nativeOps';
+import { ADAM_UPDATE, hasFusedKernel } from '../backend/fusedKernels';
 
 export interface AdamOptions {
   beta1: number;
@@ -55,7 +55,7 @@ export class Adam {
         if (!g) continue;
         const m = this.moment(this.m, p);
         const v = this.moment(this.v, p);
-        // The fused kernel (backend/nativeOps.ts, webgpu/adamUpdate.ts): one pass instead of ~12
+        // The fused kernel (backend/wasm/nativeOps.ts, webgpu/adamUpdate.ts): one pass instead of ~12
         // kernels, gated inside; or tfjs ops, each gated against the old value before any assign.
         const [p2, m2, v2] = fused
           ? (tf.engine().runKernel(ADAM_UPDATE, ok ? { p, g, m, v, ok } : { p, g, m, v }, attrs) as tf.Tensor[])

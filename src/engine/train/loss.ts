@@ -6,7 +6,7 @@
  * gradient is that of the smoothed cross-entropy (they differ by the constant entropy of q).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../backend/nativeOps';
+import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../backend/fusedKernels';
 
 export interface LossResult {
   /** KL(q ‖ p) summed over non-pad positions, divided by their count: the training objective. */
@@ -64,7 +64,7 @@ export interface FusedLossResult {
  * The same loss from the logits (before the softmax) in one op whose gradient is written down:
  * d loss / d logits = (softmax(logits) − q) · keep / tokens, q the smoothed target distribution.
  * Autodiff through logSoftmax and labelSmoothedLoss takes ~15 passes over [N, V]; this takes 3 on
- * wasm (a native kernel, backend/nativeOps.ts), four dispatches on webgpu (backend/webgpu/loss.ts)
+ * wasm (a native kernel, backend/wasm/nativeOps.ts), four dispatches on webgpu (backend/webgpu/loss.ts)
  * and a handful of tfjs ops elsewhere.
  * logits: [N, V], targets: [N] int32
  */

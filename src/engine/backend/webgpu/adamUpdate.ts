@@ -9,7 +9,7 @@
  * old value where it is false, bit for bit, in the same dispatch.
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import { ADAM_UPDATE } from '../nativeOps';
+import { ADAM_UPDATE } from '../fusedKernels';
 import { addKernel, type KernelFunc } from '../kernels';
 import { perElement, runProgram, type Uniform, type WebgpuBackend } from './program';
 

@@ -27,7 +27,7 @@ export type Dims = AttentionSizes;
 
 /**
  * The sizes of q [B, T, qWidth] and kv [B, S, kvWidth] (self-attention: kv absent, q holds Q, K, V
- * side by side) and the mask [Bm, 1, Tm, S] (strides 0 where broadcast), as attentionDims in trainingOps.ts.
+ * side by side) and the mask [Bm, 1, Tm, S] (strides 0 where broadcast), as attentionDims in wasm/trainingKernels.ts.
  */
 export function attentionDims(q: tf.TensorInfo, kv: tf.TensorInfo | undefined, mask: tf.TensorInfo, heads: number) {
   const z = attentionSizes(q, kv, mask, heads);

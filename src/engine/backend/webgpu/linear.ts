@@ -5,7 +5,7 @@
  * dW's rows placed in a zero [out, in] when attrs.rows picks a block of rows of W (W^Q, W^K or W^V
  * of the stacked [3d, d]). Those rows of W and b are a copy here (tfjs's Slice, [count, in]): WebGPU
  * bindings cannot start inside a tensor's buffer, and the copy is a fraction of the product.
- * Shapes and results as the wasm kernels (inferenceOps.ts linearKernel, trainingOps.ts
+ * Shapes and results as the wasm kernels (wasm/inferenceKernels.ts linearKernel, wasm/trainingKernels.ts
  * linearGradKernel over native/blas.c linear_backward), since fusedLinear uses LINEAR for decoding too.
  */
 import type * as tf from '@tensorflow/tfjs-core';

@@ -10,7 +10,7 @@
  * A row whose target is padId (or outside [0, V), as in ops.c) has 0 loss, 0 nll and a 0 gradient row.
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import { SMOOTHED_CROSS_ENTROPY } from '../nativeOps';
+import { SMOOTHED_CROSS_ENTROPY } from '../fusedKernels';
 import { addKernel, type KernelFunc } from '../kernels';
 import { disposeAll, perElement, REDUCE, runProgram, type Uniform, type WebgpuBackend } from './program';
 

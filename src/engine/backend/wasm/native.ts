@@ -1,7 +1,7 @@
 /**
  * The native addon (native/*.c, built to dist/native/blas.node): BatchMatMul on the wasm backend
- * through OpenBLAS, the kernels of nativeOps.ts, the decoding kernels of inferenceOps.ts and the
- * training kernels of trainingOps.ts.
+ * through OpenBLAS, the kernels of nativeOps.ts, the decoding kernels of inferenceKernels.ts and the
+ * training kernels of trainingKernels.ts.
  * wasm keeps every tensor in its heap; the kernel hands OpenBLAS views of that heap, so nothing is
  * copied, and transposes become BLAS flags instead of copies.
  * Used when the addon loads; ATTENTION_DEBUGGER_NATIVE=0 turns it off (the plain wasm path,
@@ -10,10 +10,10 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
-import { type InferenceAddon, registerInferenceOps } from './inferenceOps';
+import { type KernelFunc, overrideKernel, product, type WasmBackend } from '../kernels';
+import { type InferenceAddon, registerInferenceKernels } from './inferenceKernels';
 import { type OpsAddon, registerNativeOps } from './nativeOps';
-import { registerTrainingOps, type TrainingAddon } from './trainingOps';
+import { registerTrainingKernels, type TrainingAddon } from './trainingKernels';
 
 export const NATIVE_ENV = 'ATTENTION_DEBUGGER_NATIVE';
 /**
@@ -172,8 +172,8 @@ export function registerNativeKernels(): boolean {
   const blas = loadAddon();
   if (!blas) return false;
   registerNativeOps(blas);
-  registerInferenceOps(blas);
-  registerTrainingOps(blas);
+  registerInferenceKernels(blas);
+  registerTrainingKernels(blas);
   overrideKernel('BatchMatMul', 'wasm', 'native', (fallback) => nativeBatchMatMul(blas, fallback));
   return true;
 }

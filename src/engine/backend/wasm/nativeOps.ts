@@ -11,10 +11,8 @@
  * otherwise): SmoothedCrossEntropy and AdamUpdate.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { addKernel, f32, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
-
-export const SMOOTHED_CROSS_ENTROPY = 'AttentionDebuggerSmoothedCrossEntropy';
-export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
+import { ADAM_UPDATE, SMOOTHED_CROSS_ENTROPY } from '../fusedKernels';
+import { addKernel, f32, type KernelFunc, overrideKernel, product, type WasmBackend } from '../kernels';
 
 export interface OpsAddon {
   sum(x: Float32Array, out: Float32Array, outer: number, mid: number, inner: number): void;
@@ -180,9 +178,4 @@ export function registerNativeOps(ops: OpsAddon): void {
   overrideKernel('Identity', 'wasm', 'native', () => identity);
   addKernel(SMOOTHED_CROSS_ENTROPY, 'wasm', smoothedCrossEntropy(ops));
   addKernel(ADAM_UPDATE, 'wasm', adamUpdate(ops));
-}
-
-/** Whether the active backend has one of the fused kernels above. */
-export function hasFusedKernel(name: typeof SMOOTHED_CROSS_ENTROPY | typeof ADAM_UPDATE): boolean {
-  return tf.getKernel(name, tf.getBackend()) !== undefined;
 }

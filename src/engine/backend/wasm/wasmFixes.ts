@@ -14,7 +14,7 @@
  *    embedding), W^K of a [3d, d] stack as much. We copy the slice from a view of the heap.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from './kernels';
+import { addKernel, type KernelFunc, overrideKernel, product, type WasmBackend } from '../kernels';
 
 /** out[segmentIds[i], …] += x[i, …]; x: [N, …inner], segmentIds: [N] → [numSegments, …inner] */
 const unsortedSegmentSum: KernelFunc = ({ inputs, backend, attrs }) => {
