@@ -5,16 +5,17 @@
  */
 import {
   type CellRef,
+  type CommonFromPage,
+  type CommonToPage,
   type DrawnMsg,
-  type FromWebview,
   type MessageBody,
+  type PageProtocol,
   type PanelKind,
   type PersistedState,
-  type ToWebview,
   type ViewHeader,
   PLOTLY_SCRIPT_ID,
   WEBVIEW_PROTOCOL_VERSION,
-  checkToWebview,
+  checkToPage,
 } from '../src/protocol/webview';
 
 interface VsCodeApi {
@@ -29,9 +30,21 @@ const api: VsCodeApi =
     ? acquireVsCodeApi()
     : { postMessage: (m) => console.log('postMessage', m), getState: () => undefined, setState: () => undefined };
 
-/** Posts a message to the extension, stamped with the protocol version. */
-export function post(body: MessageBody<FromWebview>): void {
+function postAny(body: object): void {
   api.postMessage({ ...body, v: WEBVIEW_PROTOCOL_VERSION });
+}
+
+/** Posts a message every page may post (an error, an export) to the extension, stamped with the protocol version. */
+export function post(body: MessageBody<CommonFromPage>): void {
+  postAny(body);
+}
+
+/** The poster of one page's own requests: typed with that page's protocol (src/protocol/pages/<panel>.ts). */
+export function poster<F extends { type: string }>(
+  page: PageProtocol<PanelKind, { type: string }, F>,
+): (body: MessageBody<F>) => void {
+  void page;
+  return postAny;
 }
 
 export function saveState(state: Omit<PersistedState, 'v'>): void {
@@ -87,19 +100,20 @@ export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): 
 /** What a page reports having drawn (everything of a `drawn` message but its envelope). */
 export type DrawnReport = Omit<DrawnMsg, 'type' | 'v' | 'panel'>;
 
-export function start(
-  panel: PanelKind,
-  handle: (m: ToWebview) => void,
+export function start<ToPage extends { type: string }>(
+  page: PageProtocol<PanelKind, ToPage, { type: string }>,
+  handle: (m: ToPage) => void,
   exportImage?: ImageExporter,
   report?: (cells: CellRef[]) => DrawnReport,
 ): void {
+  const panel = page.panel;
   window.addEventListener('message', (event: MessageEvent) => {
-    const why = checkToWebview(event.data);
+    const why = checkToPage(page, event.data);
     if (why) {
       showError(`Malformed message ignored: ${why}`);
       return;
     }
-    const m = event.data as ToWebview;
+    const m = event.data as CommonToPage;
     if (m.type === 'exportImage') {
       postImage(exportImage ?? (async () => `the ${panel} panel has no image export`), m.format);
       return;
@@ -130,9 +144,9 @@ export function start(
     }
     try {
       clearError();
-      handle(m);
+      handle(event.data as ToPage);
     } catch (err) {
-      showError(`Could not show ${(event.data as ToWebview).type}: ${(err as Error).message}`);
+      showError(`Could not show ${(event.data as { type: string }).type}: ${(err as Error).message}`);
     }
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));

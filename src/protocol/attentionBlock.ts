@@ -109,12 +109,5 @@ export const attentionBlock: RequestDef<AttentionBlockParams, AttentionBlock<str
   checkResult: blockCheck(isString, base64Values),
 };
 
-/** The attention page asks for a block of the head it shows (webview → extension, `requestBlock`). */
-export interface RequestBlockBody extends BlockRange {
-  type: 'requestBlock';
-}
-/** The block, for the page (extension → webview): weights as a Float32Array. */
-export interface BlockMsgBody extends AttentionBlock {
-  type: 'attentionBlock';
-}
+/** A block as the attention page gets it (pages/attention.ts `attentionBlock`): weights as a Float32Array. */
 export const checkBlockMsg: Check = blockCheck(isFloat32Array, (w) => (w as Float32Array).length);

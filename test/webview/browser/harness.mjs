@@ -41,8 +41,8 @@ export const D_MODEL = 512;
 export const WARMUP = 4000;
 export const lrAt = (s) => D_MODEL ** -0.5 * Math.min(s ** -0.5, s * WARMUP ** -1.5);
 
-/** The webview protocol version these tests speak (messages below say `v: 2`). */
-export const V = 2;
+/** The webview protocol version these tests speak (messages below say `v: 3`). */
+export const V = 3;
 const declared = Number(
   /WEBVIEW_PROTOCOL_VERSION = (\d+)/.exec(readFileSync(join(root, 'src/protocol/webview.ts'), 'utf8'))?.[1],
 );
@@ -195,7 +195,7 @@ export const POST_ATTENTION = ({ S, T, L, H, kinds, fill, step }) => {
   window.postMessage(
     {
       type: 'attention',
-      v: 2,
+      v: 3,
       source: { runDir: '/runs/test', step, input: 'probe' },
       srcTokens: tok('s', S),
       tgtTokens: tok('t', T),

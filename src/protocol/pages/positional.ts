@@ -1,0 +1,20 @@
+/**
+ * The positional-encoding view's messages (webview/positional.ts ↔ panels/panels.ts
+ * PositionalPanel): the encoding matrix to its page; its page asks nothing beyond the common ones.
+ */
+import { checkPositionalPayload, checkStateOf, type PositionalPayload, type PositionalState } from '../panelState';
+import { pageProtocol, type StateMsg, type Versioned } from '../webview';
+
+export interface PositionalMsg extends Versioned, PositionalPayload {
+  type: 'positional';
+}
+
+export type PositionalToPage = StateMsg<PositionalState> | PositionalMsg;
+export type PositionalFromPage = never;
+
+export const positionalPage = pageProtocol<'positional', PositionalToPage, PositionalFromPage>(
+  'positional',
+  checkStateOf('positional'),
+  { positional: checkPositionalPayload },
+  {},
+);
