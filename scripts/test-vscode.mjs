@@ -5,7 +5,7 @@
 //   VSCODE_TEST_TARGET=desktop  desktop VS Code downloaded by @vscode/test-electron (needs network
 //                              and a display, e.g. xvfb-run)
 //   VSCODE_TEST_TARGET=auto    (default) server if scripts/setup-vscode.sh succeeds, else desktop
-// VSCODE_TEST_GREP=<text> runs only the tests whose name contains it.
+// VSCODE_TEST_GREP=<text> runs only the tests whose name contains it; 'a|b' those containing a or b.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
