@@ -9,7 +9,8 @@
 import { type Attention, type AttentionKind, headId, headMap, type HeadRef, tokensOf } from '../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
 import { type AttentionToPage, attentionPage } from '../src/protocol/pages/attention';
-import type { CellRef, HeadRoles, ViewHeader } from '../src/protocol/webview';
+import type { CellRef } from '../src/protocol/drawnReport';
+import type { HeadRoles, ViewHeader } from '../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,

@@ -3,11 +3,10 @@
  * the error banner, theme colours from VS Code's CSS variables, and the one promise queue through
  * which every plotly call goes (calls on one graph div must not overlap).
  */
+import { type CellRef, DRAWN_HOOK, type DrawnOfPage, type DrawnReport } from '../src/protocol/drawnReport';
 import {
-  type CellRef,
   type CommonFromPage,
   type CommonToPage,
-  type DrawnMsg,
   type MessageBody,
   type PageProtocol,
   type PanelKind,
@@ -91,15 +90,28 @@ export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): 
   return b;
 }
 
+export type { CellRef, DrawnReport } from '../src/protocol/drawnReport';
+
+/** What a page that reports nothing drawn says (a panel without a `report`). */
+const NOTHING_DRAWN: DrawnReport = {
+  run: '',
+  step: null,
+  input: '',
+  activity: '',
+  maps: [],
+  head: null,
+  frames: 0,
+  marks: [],
+  colors: [],
+};
+
 /**
  * Listens for messages from the extension: each is validated; a malformed one shows an error
  * naming the field and is dropped. A handler that throws is reported the same way. Then says
  * `ready` (the extension answers with a full `state`). `exportImage` answers Export View.
+ * `report` says what the page drew: left on the page (DRAWN_HOOK) for the test harnesses' page
+ * hook; the product never calls it.
  */
-
-/** What a page reports having drawn (everything of a `drawn` message but its envelope). */
-export type DrawnReport = Omit<DrawnMsg, 'type' | 'v' | 'panel'>;
-
 export function start<ToPage extends { type: string }>(
   page: PageProtocol<PanelKind, ToPage, { type: string }>,
   handle: (m: ToPage) => void,
@@ -122,26 +134,6 @@ export function start<ToPage extends { type: string }>(
       post({ type: 'ready', panel });
       return;
     }
-    if (m.type === 'reportDrawn') {
-      // After the frame that draws what arrived before the question.
-      requestAnimationFrame(() =>
-        setTimeout(() => {
-          const r = report?.(m.cells) ?? {
-            run: '',
-            step: null,
-            input: '',
-            activity: '',
-            maps: [],
-            head: null,
-            frames: 0,
-            marks: [],
-            colors: [],
-          };
-          post({ type: 'drawn', panel, ...r });
-        }, 0),
-      );
-      return;
-    }
     try {
       clearError();
       handle(event.data as ToPage);
@@ -150,6 +142,8 @@ export function start<ToPage extends { type: string }>(
     }
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
+  const drawn: DrawnOfPage = (cells) => ({ panel, ...(report?.(cells) ?? NOTHING_DRAWN) });
+  (window as unknown as Record<typeof DRAWN_HOOK, DrawnOfPage>)[DRAWN_HOOK] = drawn;
   (window as { __panelStarted?: boolean }).__panelStarted = true; // html.ts's guard stands down
   post({ type: 'ready', panel });
 }

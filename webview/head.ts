@@ -9,7 +9,8 @@ import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../
 import { headCsv, headFileName, headJson } from '../src/protocol/export';
 import { mergeSnapshots } from '../src/protocol/history';
 import { type HeadToPage, headPage } from '../src/protocol/pages/head';
-import type { CellRef, ViewHeader } from '../src/protocol/webview';
+import type { CellRef } from '../src/protocol/drawnReport';
+import type { ViewHeader } from '../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,

@@ -7,7 +7,8 @@
 import { ATTENTION_KINDS, parseHeadId } from '../src/protocol/attention';
 import type { RunEvent, TelemetryRow } from '../src/protocol/telemetry';
 import { type HeadsToPage, headsPage } from '../src/protocol/pages/heads';
-import type { CellRef, ViewHeader } from '../src/protocol/webview';
+import type { CellRef } from '../src/protocol/drawnReport';
+import type { ViewHeader } from '../src/protocol/webview';
 import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from './common';
 import { viridis } from './lib/colormap';
 import { headColumns, type HeadsView, sortHeads } from './lib/heads';

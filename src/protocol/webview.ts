@@ -78,21 +78,8 @@ export interface PingMsg extends Versioned {
   type: 'ping';
 }
 
-/** A cell of an attention map: query row `q`, key column `k` of one head. */
-export interface CellRef extends HeadRef {
-  q: number;
-  k: number;
-}
-
-/** Asks the page what it drew: it answers with `drawn` (the integration tests check panels as drawn). */
-export interface ReportDrawnMsg extends Versioned {
-  type: 'reportDrawn';
-  /** Cells whose drawn colour to read back. */
-  cells: CellRef[];
-}
-
 /** What every page is sent beyond its own messages; common.ts's `start` handles these. */
-export type CommonToPage = ExportImageMsg | PingMsg | ReportDrawnMsg;
+export type CommonToPage = ExportImageMsg | PingMsg;
 
 // ---- extension → page, shared by some pages --------------------------------------------------
 
@@ -148,30 +135,8 @@ export interface ErrorMsg extends Versioned {
   message: string;
 }
 
-/** What a page drew, as a person sees it: its header, what is on screen, and colours of cells asked for. */
-export interface DrawnMsg extends Versioned {
-  type: 'drawn';
-  panel: PanelKind;
-  /** The header's run, step and input, as shown. */
-  run: string;
-  step: number | null;
-  input: string;
-  /** The header's note on who writes the run: `training`, an activity of a followed run, or ''. */
-  activity: string;
-  /** Attention maps drawn: their kinds and shapes (the attention view: every thumbnail). */
-  maps: { kind: string; shape: number[] }[];
-  /** The head shown (the inspector). */
-  head: HeadRef | null;
-  /** The inspector's slider: frames it ranges over. */
-  frames: number;
-  /** Drawn colour [r, g, b, a] of each cell asked for, null where that cell is not drawn. */
-  colors: ([number, number, number, number] | null)[];
-  /** Labels drawn over the data: event markers (`check@step`), role labels (`head role`), hover lines. */
-  marks: string[];
-}
-
 /** What every page may post beyond its own requests; BasePanel handles these. */
-export type CommonFromPage = ReadyMsg | RequestStateMsg | ExportMsg | ErrorMsg | DrawnMsg;
+export type CommonFromPage = ReadyMsg | RequestStateMsg | ExportMsg | ErrorMsg;
 
 // ---- page → extension, shared by some pages --------------------------------------------------
 
@@ -253,7 +218,6 @@ export function pageProtocol<K extends PanelKind, ToPage extends { type: string 
       state: object({ state: checkState }),
       exportImage: object({ format: oneOf(['png', 'svg']) }),
       ping: object({}),
-      reportDrawn: object({ cells: arrayOf(object({ ...headRefFields, q: isIndex, k: isIndex })) }),
     } as Record<(ToPage | CommonToPage)['type'], Check>,
     fromPage: {
       ...fromPage,
@@ -261,18 +225,6 @@ export function pageProtocol<K extends PanelKind, ToPage extends { type: string 
       requestState: () => undefined,
       export: checkExport,
       error: object({ message: isString }),
-      drawn: object({
-        panel: oneOf(PANEL_KINDS),
-        run: isString,
-        step: nullable(isIndex),
-        input: isString,
-        activity: isString,
-        maps: arrayOf(object({ kind: isString, shape: arrayOf(isIndex) })),
-        head: nullable(checkHeadRef),
-        frames: isIndex,
-        colors: arrayOf(nullable(arrayOf(isIndex))),
-        marks: arrayOf(isString),
-      }),
     } as Record<(FromPage | CommonFromPage)['type'], Check>,
   };
 }

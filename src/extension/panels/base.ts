@@ -10,11 +10,9 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { InspectInputMsg } from '../../protocol/pages/attention';
 import {
-  type CellRef,
   type CommonFromPage,
   type CommonToPage,
   type CursorFromPageMsg,
-  type DrawnMsg,
   type ExportMsg,
   type HoverStepMsg,
   type MessageBody,
@@ -57,6 +55,11 @@ export interface PanelHost {
   request(from: PanelKind, m: PanelRequest): void;
   /** The engine and the selection, once the Viewer is made (undefined before: a page's request is then dropped). */
   answers(): PanelAnswers | undefined;
+  /**
+   * Scripts of dist/webview that a page loads before its own: none in the product; the test
+   * harness adds its page hook (Panels.addPageScript, test/pageHook/pageHook.js).
+   */
+  readonly pageScripts?: readonly string[];
 }
 
 const COMMON_FROM_PAGE: ReadonlySet<string> = new Set<CommonFromPage['type']>([
@@ -64,7 +67,6 @@ const COMMON_FROM_PAGE: ReadonlySet<string> = new Set<CommonFromPage['type']>([
   'requestState',
   'export',
   'error',
-  'drawn',
 ]);
 
 /**
@@ -145,8 +147,6 @@ export abstract class BasePanel<
   private patienceMs = READY_WITHIN_MS;
   private disposed = false;
   private ready = false;
-  /** Who waits for the page's `drawn` report. */
-  private pendingDrawn: ((d: DrawnMsg | string) => void)[] = [];
   /** An image asked for by the Export View command: where to save it, and who waits. */
   private pendingImage:
     | { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
@@ -233,6 +233,9 @@ export abstract class BasePanel<
         .asWebviewUri(vscode.Uri.joinPath(ext, 'node_modules', 'plotly.js-dist-min', 'plotly.min.js'))
         .toString(),
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', `${this.kind}.js`)).toString(),
+      beforeUris: (this.host.pageScripts ?? []).map((name) =>
+        w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', name)).toString(),
+      ),
     });
   }
 
@@ -310,9 +313,6 @@ export abstract class BasePanel<
       case 'export':
         void this.saveExport(m);
         break;
-      case 'drawn':
-        for (const done of this.pendingDrawn.splice(0)) done(m);
-        break;
       case 'error':
         this.host.log(`${this.kind} panel (webview): ${m.message}`);
         if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`))
@@ -350,31 +350,6 @@ export abstract class BasePanel<
         },
       };
       this.post({ type: 'exportImage', format });
-    });
-  }
-
-  /**
-   * What the page has drawn (its header, its maps, the colours of `cells`): how the integration
-   * tests check a panel as a person sees it. A string says why there is no answer.
-   */
-  async requestDrawn(cells: CellRef[] = [], timeoutMs = 15_000): Promise<DrawnMsg | string> {
-    // A disposed panel's webview throws on every property: ask `disposed` before touching it.
-    if (this.disposed) return `the ${this.kind} panel is closed`;
-    if (!this.panel.visible) this.panel.reveal(this.panel.viewColumn, true); // hidden pages draw nothing
-    const t0 = Date.now();
-    while (!this.disposed && !(this.panel.visible && this.ready) && Date.now() - t0 < timeoutMs)
-      await new Promise((r) => setTimeout(r, 100));
-    if (this.disposed || !this.ready) return `the ${this.kind} panel's page is not ready`;
-    return new Promise((resolve) => {
-      const timer = setTimeout(
-        () => resolve(`the ${this.kind} panel did not report within ${timeoutMs} ms`),
-        timeoutMs,
-      );
-      this.pendingDrawn.push((d) => {
-        clearTimeout(timer);
-        resolve(d);
-      });
-      this.post({ type: 'reportDrawn', cells });
     });
   }
 

@@ -55,6 +55,7 @@ export class Panels implements vscode.Disposable {
   readonly onDidRevive = this.revived.event;
 
   private answers: PanelAnswers | undefined;
+  private readonly pageScripts: string[] = [];
 
   constructor(extensionUri: vscode.Uri, log: (line: string) => void) {
     this.host = {
@@ -63,8 +64,18 @@ export class Panels implements vscode.Disposable {
       log,
       request: (from, request) => this.requests.fire({ from, request }),
       answers: () => this.answers,
+      pageScripts: this.pageScripts,
     };
     followAttentionColumn(() => AttentionPanel.slot.current?.panel.viewColumn);
+  }
+
+  /**
+   * For the test harness: a script of dist/webview that every page opened from now on loads
+   * before its own (test/vscode's page hook, which answers what a page drew). Never called by the
+   * product.
+   */
+  addPageScript(name: string): void {
+    if (!this.pageScripts.includes(name)) this.pageScripts.push(name);
   }
 
   /** What the panels answer their pages' own requests with (the Viewer's engine and selection). */

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
-import type { DrawnMsg } from '../../../src/protocol/webview';
+import type { DrawnMsg } from './drawn';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';

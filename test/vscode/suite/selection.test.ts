@@ -1,7 +1,7 @@
 /**
  * Every view says which run, step and input it shows, and shows only that (the selection): what a
  * newcomer tripped on, replayed in a real VS Code with the real engine and checked as the panels
- * drew it (each page reports its header, maps and cell colours: `requestDrawn`). Micro models
+ * drew it (each page reports its header, maps and cell colours: `requestDrawn`, ./drawn.ts). Micro models
  * (d_model 16, 1+1 layers) keep runs to seconds. The tests run in order and share their runs.
  */
 import * as assert from 'node:assert/strict';
@@ -12,7 +12,9 @@ import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { BeamTreeView } from '../../../src/protocol/beamTree';
 import type { HeadReport } from '../../../src/protocol/heads';
-import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
+import type { CellRef } from '../../../src/protocol/drawnReport';
+import type { PanelKind } from '../../../src/protocol/webview';
+import type { DrawnMsg } from './drawn';
 import { ENGINE_ERROR, trainResume } from '../../../src/protocol/training';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';

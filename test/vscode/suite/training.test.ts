@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MetricRow } from '../../../src/protocol/metrics';
-import type { CellRef } from '../../../src/protocol/webview';
+import type { CellRef } from '../../../src/protocol/drawnReport';
 import { SNAPSHOT_FILE } from '../../../src/protocol/runFolder';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';

@@ -20,6 +20,8 @@ import { CHROMIUM, launchChromium } from '../../../scripts/chromium.mjs';
 export { DARK_THEME, LIGHT_THEME } from '../../../scripts/panel-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** The test harnesses' page hook: asked `reportDrawn`, a page posts `drawn` (not in the product). */
+const PAGE_HOOK = join(root, 'test', 'pageHook', 'pageHook.js');
 export const artifacts = join(root, 'test-artifacts', 'webview');
 const grep = process.env.WEBVIEW_TEST_GREP ?? '';
 const started = Date.now();
@@ -96,6 +98,7 @@ export async function openPanel(
   });
   page.on('pageerror', (e) => problems.push(`${panel}: page error: ${e.message}`));
   await page.addInitScript(FAKE_VSCODE);
+  await page.addInitScript({ path: PAGE_HOOK }); // answers reportDrawn with what the page drew
   if (init) await page.addInitScript(init, initArg);
   await page.goto(`${base}/panel/${panel}.html?theme=${theme}`);
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 20000 });
