@@ -45,7 +45,7 @@ test("a page that handles another panel's message does not type-check; its own m
   )!;
   const files = new Map<string, { text: string; otherLine: number; other: string }>();
   for (const { page, own, other } of PLANTS) {
-    const file = join(ROOT, 'webview', `${page}.ts`);
+    const file = join(ROOT, 'webview', page, 'page.ts');
     files.set(file, { ...planted(readFileSync(file, 'utf8'), own, other), other });
   }
   const host = ts.createCompilerHost(config.options);

@@ -14,16 +14,24 @@ import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { OverlayRun, PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
 import type { BasePanel, PanelAnswers, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
+import { AttentionPanel } from './attention/panel';
+import { DashboardPanel } from './dashboard/panel';
+import { HeadInspectorPanel } from './head/panel';
+import { HeadsPanel } from './heads/panel';
+import { PositionalPanel } from './positional/panel';
 import { PanelStore } from './store';
 import { followAttentionColumn } from './column';
 import { type LiveBatch, LivePosts } from './live';
-import { BeamTreePanel } from './beamTree';
+import { BeamTreePanel } from './beam/panel';
 
-export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
+export { AttentionPanel } from './attention/panel';
+export { DashboardPanel } from './dashboard/panel';
+export { HeadInspectorPanel } from './head/panel';
+export { HeadsPanel } from './heads/panel';
+export { PositionalPanel } from './positional/panel';
 export type { PanelAnswers, PanelHost } from './base';
 export { PanelStore } from './store';
-export { BeamTreePanel } from './beamTree';
+export { BeamTreePanel } from './beam/panel';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {

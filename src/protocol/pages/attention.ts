@@ -1,5 +1,5 @@
 /**
- * The attention view's messages (webview/attention.ts ↔ panels/panels.ts AttentionPanel): attention
+ * The attention view's messages (webview/attention/page.ts ↔ panels/attention/panel.ts): attention
  * and the blocks its zoom asked for to its page; a head opened, an input asked for, heads switched
  * off and a block of a pooled head from it. A block request carries an `id` and its reply echoes
  * it, so the page knows which of its requests a block answers.

@@ -1,5 +1,5 @@
 /**
- * The Beam Tree's messages (webview/beam.ts ↔ panels/beamTree.ts BeamTreePanel): its page is sent
+ * The Beam Tree's messages (webview/beam/page.ts ↔ panels/beam/panel.ts): its page is sent
  * only states; it asks for a node's attention (`beamNode`), which its own panel answers with a
  * state showing that node.
  */

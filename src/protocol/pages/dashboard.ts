@@ -1,5 +1,5 @@
 /**
- * The training dashboard's messages (webview/dashboard.ts ↔ panels/panels.ts DashboardPanel): what
+ * The training dashboard's messages (webview/dashboard/page.ts ↔ panels/dashboard/panel.ts): what
  * its panel posts to its page (the state, metrics appended, the schedule, the cursor, findings,
  * hover, other runs drawn with it), what its page posts (the cursor, a finding's head at its
  * step, hover), and their checks.

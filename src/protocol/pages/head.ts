@@ -1,5 +1,5 @@
 /**
- * The head inspector's messages (webview/head.ts ↔ panels/panels.ts HeadInspectorPanel): attention,
+ * The head inspector's messages (webview/head/page.ts ↔ panels/head/panel.ts): attention,
  * new probe snapshots and the cursor to its page; the cursor (its slider) and a head opened (its
  * comparison's ranked heads) from it.
  */

@@ -1,5 +1,5 @@
 /**
- * The Heads panel's messages (webview/heads.ts ↔ panels/panels.ts HeadsPanel): telemetry rows,
+ * The Heads panel's messages (webview/heads/page.ts ↔ panels/heads/panel.ts): telemetry rows,
  * findings, the cursor and hover to its page; a head at a step and hover from it.
  */
 import { arrayOf, object } from '../check';

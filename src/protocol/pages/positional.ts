@@ -1,6 +1,7 @@
 /**
- * The positional-encoding view's messages (webview/positional.ts ↔ panels/panels.ts
- * PositionalPanel): the encoding matrix to its page; its page asks nothing beyond the common ones.
+ * The positional-encoding view's messages (webview/positional/page.ts ↔
+ * panels/positional/panel.ts): the encoding matrix to its page; its page asks nothing beyond the
+ * common ones.
  */
 import { checkPositionalPayload, checkStateOf, type PositionalPayload, type PositionalState } from '../panelState';
 import { pageProtocol, type StateMsg, type Versioned } from '../webview';

@@ -6,12 +6,12 @@
  * the loss curve and listed under Problems; hovering a step highlights it here and in the Heads
  * panel.
  */
-import { parseHeadId } from '../src/protocol/attention';
-import { metricsCsv, metricsJson } from '../src/protocol/export';
-import type { MetricRow } from '../src/protocol/metrics';
-import { type RunEvent, describeFinding } from '../src/protocol/telemetry';
-import { type DashboardToPage, dashboardPage } from '../src/protocol/pages/dashboard';
-import type { OverlayRun, Schedule, ViewHeader } from '../src/protocol/webview';
+import { parseHeadId } from '../../src/protocol/attention';
+import { metricsCsv, metricsJson } from '../../src/protocol/export';
+import type { MetricRow } from '../../src/protocol/metrics';
+import { type RunEvent, describeFinding } from '../../src/protocol/telemetry';
+import { type DashboardToPage, dashboardPage } from '../../src/protocol/pages/dashboard';
+import type { OverlayRun, Schedule, ViewHeader } from '../../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -29,9 +29,9 @@ import {
   themedLayout,
   watchTheme,
   poster,
-} from './common';
-import { column, downsampleMinMax } from './lib/downsample';
-import { assembleLr } from './lib/lr';
+} from '../common';
+import { column, downsampleMinMax } from '../lib/downsample';
+import { assembleLr } from '../lib/lr';
 import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
 

@@ -6,12 +6,12 @@
  * Opening a pooled head zooms into its top-left 256 × 256 tokens; a click on the large view zooms
  * around the clicked cell; the fields take any range.
  */
-import type { BlockRange } from '../src/protocol/attentionBlock';
-import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../src/protocol/attention';
-import { BLOCK_CELLS, poolCaption, pooledCells } from '../src/protocol/pool';
-import { PLOTLY_CONFIG, h, plotly, plotlyText, readTheme, themedLayout, poster } from './common';
-import { plotlyColorscale } from './lib/colormap';
-import { type AttentionBlockMsg, attentionPage } from '../src/protocol/pages/attention';
+import type { BlockRange } from '../../src/protocol/attentionBlock';
+import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../../src/protocol/attention';
+import { BLOCK_CELLS, poolCaption, pooledCells } from '../../src/protocol/pool';
+import { PLOTLY_CONFIG, h, plotly, plotlyText, readTheme, themedLayout, poster } from '../common';
+import { plotlyColorscale } from '../lib/colormap';
+import { type AttentionBlockMsg, attentionPage } from '../../src/protocol/pages/attention';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const toPanel = poster(attentionPage);

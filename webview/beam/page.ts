@@ -5,13 +5,13 @@
  * asks the extension for its prefix's attention, drawn beside the tree as heads × keys rows (the
  * query that chose the node's token), with the n-best list.
  */
-import { type Attention, type AttentionKind, headId } from '../src/protocol/attention';
-import type { BeamTreeView, BeamViewNode } from '../src/protocol/beamTree';
-import { type BeamToPage, beamPage } from '../src/protocol/pages/beam';
-import type { ViewHeader } from '../src/protocol/webview';
-import { app, h, imageButton, readTheme, renderHeader, shownHeader, start, watchTheme, poster } from './common';
-import { drawHeatmap } from './heatmap';
-import { layoutTree, pathOf } from './lib/beamLayout';
+import { type Attention, type AttentionKind, headId } from '../../src/protocol/attention';
+import type { BeamTreeView, BeamViewNode } from '../../src/protocol/beamTree';
+import { type BeamToPage, beamPage } from '../../src/protocol/pages/beam';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { app, h, imageButton, readTheme, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
+import { drawHeatmap } from '../heatmap';
+import { layoutTree, pathOf } from '../lib/beamLayout';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(beamPage);

@@ -1,6 +1,6 @@
 /** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
-import { type PositionalToPage, positionalPage } from '../src/protocol/pages/positional';
-import type { PositionalPayload, ViewHeader } from '../src/protocol/webview';
+import { type PositionalToPage, positionalPage } from '../../src/protocol/pages/positional';
+import type { PositionalPayload, ViewHeader } from '../../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -15,8 +15,8 @@ import {
   start,
   themedLayout,
   watchTheme,
-} from './common';
-import { positionalCsv } from '../src/protocol/export';
+} from '../common';
+import { positionalCsv } from '../../src/protocol/export';
 
 /** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
 const MAX_SIDE = 256;

@@ -6,11 +6,18 @@
  * maps redrawn: issue 34) are thumbGrid.ts. Under each thumbnail, the head's roles at that step
  * (from telemetry, docs/TELEMETRY.md), when it has any.
  */
-import { type Attention, type AttentionKind, headId, headMap, type HeadRef, tokensOf } from '../src/protocol/attention';
-import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import { type AttentionToPage, attentionPage } from '../src/protocol/pages/attention';
-import type { CellRef } from '../src/protocol/drawnReport';
-import type { HeadRoles, ViewHeader } from '../src/protocol/webview';
+import {
+  type Attention,
+  type AttentionKind,
+  headId,
+  headMap,
+  type HeadRef,
+  tokensOf,
+} from '../../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../../src/protocol/export';
+import { type AttentionToPage, attentionPage } from '../../src/protocol/pages/attention';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { HeadRoles, ViewHeader } from '../../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,
@@ -30,16 +37,16 @@ import {
   themedLayout,
   watchTheme,
   poster,
-} from './common';
-import { maxOf, poolMax } from './lib/attention';
-import { poolCaption } from '../src/protocol/pool';
-import { plotlyColorscale } from './lib/colormap';
+} from '../common';
+import { maxOf, poolMax } from '../lib/attention';
+import { poolCaption } from '../../src/protocol/pool';
+import { plotlyColorscale } from '../lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
 import { zoomCard } from './zoom';
 import { detailKey, emptyStatus, KIND_TITLES, label, sameHead, shownOf } from './attentionNames';
 import { clearGrid, showGrid, watchGrid } from './thumbGrid';
-import { sameValues } from './heatmap';
+import { sameValues } from '../heatmap';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(attentionPage);

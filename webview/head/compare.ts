@@ -4,11 +4,11 @@
  * blue where less) and ranks every head by how much it changed (Jensen–Shannon divergence averaged
  * over query rows); a click on a ranked head opens it.
  */
-import { type Attention, headId, headMap, type HeadRef } from '../src/protocol/attention';
-import { h, poster } from './common';
-import { fitSize } from './heatmap';
-import { diffMap, divergingRgb, headDivergence, incomparable, rankHeads } from './lib/diff';
-import { headPage } from '../src/protocol/pages/head';
+import { type Attention, headId, headMap, type HeadRef } from '../../src/protocol/attention';
+import { h, poster } from '../common';
+import { fitSize } from '../heatmap';
+import { diffMap, divergingRgb, headDivergence, incomparable, rankHeads } from '../lib/diff';
+import { headPage } from '../../src/protocol/pages/head';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headPage);

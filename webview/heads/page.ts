@@ -4,14 +4,14 @@
  * the dashboard's curves (and the other way round); clicking a cell opens that head at that step
  * in the inspector. Findings of the health checks are marked on their head's row.
  */
-import { ATTENTION_KINDS, parseHeadId } from '../src/protocol/attention';
-import type { RunEvent, TelemetryRow } from '../src/protocol/telemetry';
-import { type HeadsToPage, headsPage } from '../src/protocol/pages/heads';
-import type { CellRef } from '../src/protocol/drawnReport';
-import type { ViewHeader } from '../src/protocol/webview';
-import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from './common';
-import { viridis } from './lib/colormap';
-import { headColumns, type HeadsView, sortHeads } from './lib/heads';
+import { ATTENTION_KINDS, parseHeadId } from '../../src/protocol/attention';
+import type { RunEvent, TelemetryRow } from '../../src/protocol/telemetry';
+import { type HeadsToPage, headsPage } from '../../src/protocol/pages/heads';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
+import { viridis } from '../lib/colormap';
+import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headsPage);

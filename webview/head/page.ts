@@ -5,12 +5,12 @@
  * moving it (or playing it) posts `cursor`, and the dashboard marks that step; a `cursor` from the
  * extension moves it. An input the user typed has no history: it is shown at its checkpoint alone.
  */
-import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
-import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import { mergeSnapshots } from '../src/protocol/history';
-import { type HeadToPage, headPage } from '../src/protocol/pages/head';
-import type { CellRef } from '../src/protocol/drawnReport';
-import type { ViewHeader } from '../src/protocol/webview';
+import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../../src/protocol/export';
+import { mergeSnapshots } from '../../src/protocol/history';
+import { type HeadToPage, headPage } from '../../src/protocol/pages/head';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { ViewHeader } from '../../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,
@@ -31,11 +31,11 @@ import {
   themedLayout,
   watchTheme,
   poster,
-} from './common';
-import { cellAt, drawColorBar, drawHeatmap, fitSize } from './heatmap';
-import { maxOf, rowEntropy, topK } from './lib/attention';
+} from '../common';
+import { cellAt, drawColorBar, drawHeatmap, fitSize } from '../heatmap';
+import { maxOf, rowEntropy, topK } from '../lib/attention';
 import { compareCard } from './compare';
-import { CursorEcho } from './lib/cursorEcho';
+import { CursorEcho } from '../lib/cursorEcho';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headPage);

@@ -4,10 +4,10 @@
  * see all layers × heads. A run without a vocabulary (a PyTorch checkpoint folder) takes token ids.
  * It posts `inspectInput`; the extension asks the engine and sends the attention back.
  */
-import type { InputPair } from '../src/protocol/attention';
-import type { ViewHeader } from '../src/protocol/webview';
-import { h, poster } from './common';
-import { attentionPage } from '../src/protocol/pages/attention';
+import type { InputPair } from '../../src/protocol/attention';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { h, poster } from '../common';
+import { attentionPage } from '../../src/protocol/pages/attention';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(attentionPage);

@@ -1,17 +1,17 @@
 /**
- * The Beam Tree panel (webview/beam.ts): one sentence's beam search drawn as a tree, the n-best
+ * The Beam Tree panel (webview/beam/page.ts): one sentence's beam search drawn as a tree, the n-best
  * beside it, and the attention of the node clicked. It holds its own tree and node rather than the
  * store's: a tree is a decoding at a checkpoint, not a step of the selected run's history.
  */
 import * as vscode from 'vscode';
-import type { Attention } from '../../protocol/attention';
-import type { BeamTreeView } from '../../protocol/beamTree';
-import { type BeamFromPage, type BeamToPage, beamPage } from '../../protocol/pages/beam';
-import { attentionGet } from '../../protocol/training';
-import type { PanelState } from '../../protocol/webview';
-import { attentionFromWire } from '../../protocol/wire';
-import { BasePanel } from './base';
-import { PanelSlot } from './slot';
+import type { Attention } from '../../../protocol/attention';
+import type { BeamTreeView } from '../../../protocol/beamTree';
+import { type BeamFromPage, type BeamToPage, beamPage } from '../../../protocol/pages/beam';
+import { attentionGet } from '../../../protocol/training';
+import type { PanelState } from '../../../protocol/webview';
+import { attentionFromWire } from '../../../protocol/wire';
+import { BasePanel } from '../base';
+import { PanelSlot } from '../slot';
 
 export class BeamTreePanel extends BasePanel<BeamToPage, BeamFromPage> {
   static readonly slot: PanelSlot<BeamTreePanel> = new PanelSlot({

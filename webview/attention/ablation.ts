@@ -3,9 +3,9 @@
  * mean-ablated, and what that does to the input shown: each target token's log-prob with the model
  * as trained and with the heads off, the change, and the greedy output with the heads off.
  */
-import { ABLATION_MODES, type AblationEffect, type AblationMode } from '../src/protocol/ablation';
-import { h, poster } from './common';
-import { attentionPage } from '../src/protocol/pages/attention';
+import { ABLATION_MODES, type AblationEffect, type AblationMode } from '../../src/protocol/ablation';
+import { h, poster } from '../common';
+import { attentionPage } from '../../src/protocol/pages/attention';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const toPanel = poster(attentionPage);
