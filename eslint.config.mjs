@@ -2,6 +2,8 @@
 // import what.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+// The panels' pages, one folder each under webview/.
+import { WEBVIEW_PANELS } from './scripts/build-webview.mjs';
 
 const forbid = (paths, patterns, message) => ({
   'no-restricted-imports': [
@@ -12,6 +14,8 @@ const forbid = (paths, patterns, message) => ({
     },
   ],
 });
+
+const BROWSER = 'webview code runs in a browser (protocol/wire.ts is Node-only: the wire between engine and extension)';
 
 export default tseslint.config(
   { ignores: ['out/', 'dist/', 'node_modules/', '.vscode-test/', 'test/fixtures/'] },
@@ -96,14 +100,29 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ['webview/**/*.ts'],
-    rules: forbid(
-      ['vscode', 'fs', 'path', 'child_process'],
-      ['node:*', '@tensorflow/*', '**/protocol/wire'],
-      'webview code runs in a browser (protocol/wire.ts is Node-only: the wire between engine and extension)',
-    ),
-  },
+  // webview/: browser code; each page's folder (webview/<panel>/) imports only its own panel's
+  // messages (src/protocol/pages/<panel>) beside the common protocol; the shared files, none.
+  ...[undefined, ...WEBVIEW_PANELS].map((panel) => ({
+    files: [panel ? `webview/${panel}/**/*.ts` : 'webview/**/*.ts'],
+    ...(panel ? {} : { ignores: WEBVIEW_PANELS.map((p) => `webview/${p}/**`) }),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['vscode', 'fs', 'path', 'child_process'].map((name) => ({ name, message: BROWSER })),
+          patterns: [
+            { group: ['node:*', '@tensorflow/*', '**/protocol/wire'], message: BROWSER },
+            {
+              group: ['**/protocol/pages/*', ...(panel ? [`!**/protocol/pages/${panel}`] : [])],
+              message: panel
+                ? `the ${panel} page imports only its own panel's messages (src/protocol/pages/${panel}) and the common protocol`
+                : "webview's shared files import no panel's messages (src/protocol/pages/): they belong to that panel's folder",
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // Test pages' functions run in Chromium through page.evaluate.
     files: ['test/webview/browser/*.mjs'],

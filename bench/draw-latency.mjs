@@ -118,7 +118,7 @@ const SYNTHETIC = async ({ n, L, H, kinds }) => {
   const tok = (p) => Array.from({ length: n }, (_, i) => `${p}${i}`);
   const msg = {
     type: 'attention',
-    v: 2,
+    v: 3,
     source: { runDir: '/bench', step: n, input: 'probe' },
     srcTokens: tok('s'),
     tgtTokens: tok('t'),

@@ -66,7 +66,7 @@ const PAGE_HELPERS = () => {
     });
     window.__msg = {
       type: 'attention',
-      v: 2,
+      v: 3,
       source: { runDir: '/bench/run', step, input: 'probe' },
       srcTokens: tok('s', S),
       tgtTokens: tok('t', T),

@@ -12,7 +12,7 @@ export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', '
 
 export async function buildWebview({ minify = false, outdir = join(root, 'dist', 'webview'), sourcemap = true } = {}) {
   await esbuild.build({
-    entryPoints: Object.fromEntries(WEBVIEW_PANELS.map((p) => [p, join(root, 'webview', `${p}.ts`)])),
+    entryPoints: Object.fromEntries(WEBVIEW_PANELS.map((p) => [p, join(root, 'webview', p, 'page.ts')])),
     outdir,
     bundle: true,
     platform: 'browser',

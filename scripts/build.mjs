@@ -27,7 +27,7 @@ await esbuild.build({
 await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });
 await buildWebview();
 if (process.argv.includes('--tests')) {
-  // Tests that drive dev tools (ESLint) load them from node_modules at run time.
-  const tests = { ...common, external: [...common.external, 'eslint'] };
+  // Tests that drive dev tools (ESLint, the TypeScript compiler) load them from node_modules at run time.
+  const tests = { ...common, external: [...common.external, 'eslint', 'typescript'] };
   await esbuild.build({ ...tests, entryPoints: findTests('test'), outdir: 'out/test', outbase: 'test' });
 }

@@ -24,7 +24,8 @@ const graph = new Map();
 const addEdges = (file, targets) => graph.set(file, [...new Set([...(graph.get(file) ?? []), ...targets])]);
 
 if (!folder) {
-  const webviews = readdirSync('webview')
+  const webviews = readdirSync('webview', { recursive: true })
+    .map((f) => f.replaceAll('\\', '/'))
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => `webview/${f}`);
   const entryPoints = ['src/engine/cli/main.ts', 'src/engine/index.ts', 'src/extension/extension.ts', ...webviews];

@@ -5,9 +5,9 @@
 //   VSCODE_TEST_TARGET=desktop  desktop VS Code downloaded by @vscode/test-electron (needs network
 //                              and a display, e.g. xvfb-run)
 //   VSCODE_TEST_TARGET=auto    (default) server if scripts/setup-vscode.sh succeeds, else desktop
-// VSCODE_TEST_GREP=<text> runs only the tests whose name contains it.
+// VSCODE_TEST_GREP=<text> runs only the tests whose name contains it; 'a|b' those containing a or b.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -49,6 +49,10 @@ await esbuild.build({
   external: ['vscode'],
   logLevel: 'warning',
 });
+
+// The page hook (test/pageHook/pageHook.js): every page the tests open loads it from dist/webview
+// (activateExtension asks the panels to), and it answers what the page drew. Not in the product.
+copyFileSync(join(repo, 'test', 'pageHook', 'pageHook.js'), join(repo, 'dist', 'webview', 'pageHook.js'));
 
 const t0 = Date.now();
 try {

@@ -3,18 +3,18 @@
  * the error banner, theme colours from VS Code's CSS variables, and the one promise queue through
  * which every plotly call goes (calls on one graph div must not overlap).
  */
+import { type CellRef, DRAWN_HOOK, type DrawnOfPage, type DrawnReport } from '../src/protocol/drawnReport';
 import {
-  type CellRef,
-  type DrawnMsg,
-  type FromWebview,
+  type CommonFromPage,
+  type CommonToPage,
   type MessageBody,
+  type PageProtocol,
   type PanelKind,
   type PersistedState,
-  type ToWebview,
   type ViewHeader,
   PLOTLY_SCRIPT_ID,
   WEBVIEW_PROTOCOL_VERSION,
-  checkToWebview,
+  checkToPage,
 } from '../src/protocol/webview';
 
 interface VsCodeApi {
@@ -29,9 +29,21 @@ const api: VsCodeApi =
     ? acquireVsCodeApi()
     : { postMessage: (m) => console.log('postMessage', m), getState: () => undefined, setState: () => undefined };
 
-/** Posts a message to the extension, stamped with the protocol version. */
-export function post(body: MessageBody<FromWebview>): void {
+function postAny(body: object): void {
   api.postMessage({ ...body, v: WEBVIEW_PROTOCOL_VERSION });
+}
+
+/** Posts a message every page may post (an error, an export) to the extension, stamped with the protocol version. */
+export function post(body: MessageBody<CommonFromPage>): void {
+  postAny(body);
+}
+
+/** The poster of one page's own requests: typed with that page's protocol (src/protocol/pages/<panel>.ts). */
+export function poster<F extends { type: string }>(
+  page: PageProtocol<PanelKind, { type: string }, F>,
+): (body: MessageBody<F>) => void {
+  void page;
+  return postAny;
 }
 
 export function saveState(state: Omit<PersistedState, 'v'>): void {
@@ -78,28 +90,42 @@ export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): 
   return b;
 }
 
+export type { CellRef, DrawnReport } from '../src/protocol/drawnReport';
+
+/** What a page that reports nothing drawn says (a panel without a `report`). */
+const NOTHING_DRAWN: DrawnReport = {
+  run: '',
+  step: null,
+  input: '',
+  activity: '',
+  maps: [],
+  head: null,
+  frames: 0,
+  marks: [],
+  colors: [],
+};
+
 /**
  * Listens for messages from the extension: each is validated; a malformed one shows an error
  * naming the field and is dropped. A handler that throws is reported the same way. Then says
  * `ready` (the extension answers with a full `state`). `exportImage` answers Export View.
+ * `report` says what the page drew: left on the page (DRAWN_HOOK) for the test harnesses' page
+ * hook; the product never calls it.
  */
-
-/** What a page reports having drawn (everything of a `drawn` message but its envelope). */
-export type DrawnReport = Omit<DrawnMsg, 'type' | 'v' | 'panel'>;
-
-export function start(
-  panel: PanelKind,
-  handle: (m: ToWebview) => void,
+export function start<ToPage extends { type: string }>(
+  page: PageProtocol<PanelKind, ToPage, { type: string }>,
+  handle: (m: ToPage) => void,
   exportImage?: ImageExporter,
   report?: (cells: CellRef[]) => DrawnReport,
 ): void {
+  const panel = page.panel;
   window.addEventListener('message', (event: MessageEvent) => {
-    const why = checkToWebview(event.data);
+    const why = checkToPage(page, event.data);
     if (why) {
       showError(`Malformed message ignored: ${why}`);
       return;
     }
-    const m = event.data as ToWebview;
+    const m = event.data as CommonToPage;
     if (m.type === 'exportImage') {
       postImage(exportImage ?? (async () => `the ${panel} panel has no image export`), m.format);
       return;
@@ -108,34 +134,16 @@ export function start(
       post({ type: 'ready', panel });
       return;
     }
-    if (m.type === 'reportDrawn') {
-      // After the frame that draws what arrived before the question.
-      requestAnimationFrame(() =>
-        setTimeout(() => {
-          const r = report?.(m.cells) ?? {
-            run: '',
-            step: null,
-            input: '',
-            activity: '',
-            maps: [],
-            head: null,
-            frames: 0,
-            marks: [],
-            colors: [],
-          };
-          post({ type: 'drawn', panel, ...r });
-        }, 0),
-      );
-      return;
-    }
     try {
       clearError();
-      handle(m);
+      handle(event.data as ToPage);
     } catch (err) {
-      showError(`Could not show ${(event.data as ToWebview).type}: ${(err as Error).message}`);
+      showError(`Could not show ${(event.data as { type: string }).type}: ${(err as Error).message}`);
     }
   });
   window.addEventListener('error', (e) => showError(`Panel error: ${e.message}`));
+  const drawn: DrawnOfPage = (cells) => ({ panel, ...(report?.(cells) ?? NOTHING_DRAWN) });
+  (window as unknown as Record<typeof DRAWN_HOOK, DrawnOfPage>)[DRAWN_HOOK] = drawn;
   (window as { __panelStarted?: boolean }).__panelStarted = true; // html.ts's guard stands down
   post({ type: 'ready', panel });
 }

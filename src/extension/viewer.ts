@@ -10,18 +10,16 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type Attention, describeInput, type HeadRef, type InputPair } from '../protocol/attention';
-import type { Ablation, AblationEffect } from '../protocol/ablation';
 import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
 import type { RunSummary } from '../protocol/training';
-import { ablationEffect, attentionGet, runOpen, snapshotsGet } from '../protocol/methods';
+import { attentionGet, runOpen, snapshotsGet } from '../protocol/methods';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { attentionFromWire } from '../protocol/wire';
-import { requestBlock } from './blocks';
 import { toAttentionInTurns } from './convert';
 import { errorText } from './errorText';
 import type { EngineClient } from './engineClient';
-import { AttentionPanel, BeamTreePanel, type Panels } from './panels';
+import type { Panels } from './panels';
 import type { PanelRequest } from './panels/base';
 import { RunFollower } from './follower';
 import { checkSelection, emptyInput, type InputAttention, PROBE, type Selection, STATE_KEY } from './selection';
@@ -46,6 +44,7 @@ export class Viewer implements vscode.Disposable {
     private readonly memento: vscode.Memento,
     private readonly log: (line: string) => void,
   ) {
+    panels.answerWith({ engine, selection: () => this.sel });
     this.follower = new RunFollower(engine, (runDir, poll) => this.landed(runDir, poll), log);
     this.subs.push(
       this.follower,
@@ -267,7 +266,7 @@ export class Viewer implements vscode.Disposable {
     this.panels.addLiveSnapshot(attention, this.sel.input.kind === 'probe' && this.sel.step === undefined);
   }
 
-  /** What a page asked for. */
+  /** What a page asked that changes the selection (its panel answers the rest). */
   private async answer(from: PanelKind, request: PanelRequest): Promise<void> {
     try {
       switch (request.type) {
@@ -293,65 +292,11 @@ export class Viewer implements vscode.Disposable {
         case 'inspectInput':
           await this.selectInput(request.input, request.step);
           break;
-        case 'beamNode':
-          await this.showBeamNode(request.node);
-          break;
-        case 'ablateHeads':
-          await this.ablate(request.ablation);
-          break;
-        case 'requestBlock':
-          if (this.sel) AttentionPanel.slot.current?.showBlock(await requestBlock(this.engine, this.sel, request));
-          break;
       }
     } catch (err) {
       this.log(`${request.type} from a panel failed: ${errorText(err)}`);
       void vscode.window.showErrorMessage(`Attention Debugger: ${errorText(err)}`);
     }
-  }
-
-  /**
-   * A node clicked in the Beam Tree: the teacher-forced attention of its prefix at the tree's
-   * checkpoint (decoder input BOS and the prefix without its last token, whose choice the last
-   * query row made). The root chose nothing: nothing to show.
-   */
-  private async showBeamNode(id: number): Promise<void> {
-    const panel = BeamTreePanel.slot.current;
-    const tree = panel?.shownTree;
-    if (!tree || id === 0 || id >= tree.nodes.length) return;
-    const prefix: number[] = [];
-    for (let n = tree.nodes[id]!; n.parent >= 0; n = tree.nodes[n.parent]!) prefix.unshift(n.token);
-    const stepFile = tree.checkpoint.endsWith(`step-${tree.step}.safetensors`);
-    const r = await this.engine.request(attentionGet, {
-      runDir: tree.runDir,
-      input: { kind: 'ids', src: tree.srcIds, tgt: prefix.slice(0, -1) },
-      ...(stepFile ? { step: tree.step } : {}),
-    });
-    if (panel.shownTree === tree) panel.showNode(id, attentionFromWire(r.attention, 'attention/get result.attention'));
-  }
-
-  /**
-   * Heads switched off in the attention view: the engine scores the input shown (its target, or
-   * what the intact model decoded) with and without them, at the selected checkpoint, and decodes
-   * it greedily with them off. No heads: all back on.
-   */
-  async ablate(ablation: Ablation): Promise<AblationEffect | null> {
-    const panel = AttentionPanel.slot.current;
-    const attention = this.panels.store.attention;
-    const sel = this.sel;
-    if (!panel || !attention || !sel) return null;
-    if (!ablation.heads.length) {
-      panel.showAblation(null, attention);
-      return null;
-    }
-    // At the selected checkpoint (the newest when none is): snapshots between checkpoints have no weights.
-    const effect = await this.engine.request(ablationEffect, {
-      runDir: sel.runDir,
-      input: sel.input,
-      ablation,
-      ...(sel.step !== undefined ? { step: sel.step } : {}),
-    });
-    if (this.panels.store.attention === attention) panel.showAblation(effect, attention);
-    return effect;
   }
 
   private persist(): void {

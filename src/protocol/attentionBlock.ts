@@ -111,12 +111,5 @@ export const checkAttentionBlockParams: Check<AttentionBlockParams> = (v, path) 
 /** A block as the engine wire carries it: weights as base64. */
 export const checkWireBlock: Check<AttentionBlock<string>> = blockCheck(isString, base64Values);
 
-/** The attention page asks for a block of the head it shows (webview → extension, `requestBlock`). */
-export interface RequestBlockBody extends BlockRange {
-  type: 'requestBlock';
-}
-/** The block, for the page (extension → webview): weights as a Float32Array. */
-export interface BlockMsgBody extends AttentionBlock {
-  type: 'attentionBlock';
-}
+/** A block as the attention page gets it (pages/attention.ts `attentionBlock`): weights as a Float32Array. */
 export const checkBlockMsg: Check<AttentionBlock> = blockCheck(isFloat32Array, (w) => (w as Float32Array).length);

@@ -215,3 +215,9 @@ export const checkPanelState: Check = (v, path) => {
       })(v, path);
   }
 };
+
+/** Checks a state as one panel's: its `panel` must be `kind`, then the fields of that panel's state. */
+export const checkStateOf =
+  (kind: PanelKind): Check =>
+  (v, path) =>
+    object({ panel: oneOf([kind]) })(v, path) ?? checkPanelState(v, path);

@@ -60,6 +60,28 @@ test('webview code never imports Node, vscode, tfjs or the Node-only wire codec'
   }
 });
 
+test("a page's folder imports only its own panel's messages; webview's shared files, none", async () => {
+  for (const [file, spec] of [
+    ['webview/attention/planted.ts', '../../src/protocol/pages/head'],
+    ['webview/dashboard/planted.ts', '../../src/protocol/pages/attention'],
+    ['webview/beam/planted.ts', '../../src/protocol/pages/heads'],
+    ['webview/planted.ts', '../src/protocol/pages/attention'],
+  ]) {
+    const found = await problems(file, `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `${file} importing ${spec} is not reported`);
+    assert.match(found[0], /imports only its own panel's messages|import no panel's messages/);
+  }
+  for (const [file, spec] of [
+    ['webview/attention/planted.ts', '../../src/protocol/pages/attention'],
+    ['webview/head/planted.ts', '../../src/protocol/webview'],
+  ])
+    assert.deepEqual(await problems(file, `import * as x from '${spec}';\nvoid x;\n`), [], `${file} importing ${spec}`);
+  // A page's folder still runs in a browser.
+  const node = await problems('webview/heads/planted.ts', "import * as x from 'node:fs';\nvoid x;\n");
+  assert.equal(node.length, 1);
+  assert.match(node[0], /webview code runs in a browser/);
+});
+
 test('the protocol imports nothing heavy; what each room may import passes', async () => {
   assert.equal((await problems('src/protocol/planted.ts', "import { x } from 'node:fs';\nvoid x;\n")).length, 1);
   assert.deepEqual(

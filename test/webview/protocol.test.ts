@@ -1,11 +1,47 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { attentionPage } from '../../src/protocol/pages/attention';
+import { beamPage } from '../../src/protocol/pages/beam';
+import { dashboardPage } from '../../src/protocol/pages/dashboard';
+import { headPage } from '../../src/protocol/pages/head';
+import { headsPage } from '../../src/protocol/pages/heads';
+import { positionalPage } from '../../src/protocol/pages/positional';
 import {
-  checkFromWebview,
+  checkFromPage,
   checkPersistedState,
-  checkToWebview,
+  checkToPage,
+  type PageProtocol,
+  type PanelKind,
   WEBVIEW_PROTOCOL_VERSION,
 } from '../../src/protocol/webview';
+
+const PAGES: Record<PanelKind, PageProtocol> = {
+  dashboard: dashboardPage,
+  attention: attentionPage,
+  head: headPage,
+  positional: positionalPage,
+  heads: headsPage,
+  beam: beamPage,
+};
+/** The page each message type below is for (a state: its panel's; shared ones: the first page that takes them). */
+const PAGE_OF: Record<string, PageProtocol> = {
+  attention: attentionPage,
+  metrics: dashboardPage,
+  schedule: dashboardPage,
+  positional: positionalPage,
+  snapshots: headPage,
+  cursor: dashboardPage,
+  openHead: attentionPage,
+  inspectInput: attentionPage,
+};
+const pageOf = (m: unknown): PageProtocol => {
+  const r = (m ?? {}) as { type?: string; state?: { panel?: string } };
+  if (r.type === 'state') return PAGES[r.state?.panel as PanelKind] ?? dashboardPage;
+  return PAGE_OF[r.type ?? ''] ?? attentionPage;
+};
+/** Checks a message as the page it is for checks it. */
+const checkToWebview = (m: unknown) => checkToPage(pageOf(m), m);
+const checkFromWebview = (m: unknown) => checkFromPage(pageOf(m), m);
 
 const v = WEBVIEW_PROTOCOL_VERSION;
 const enc = (S: number, data = new Float32Array(S * S).fill(1 / S)) => ({
@@ -81,8 +117,8 @@ test('malformed messages are rejected with the field named', () => {
   const cases: [unknown, string][] = [
     [null, 'message must be an object, got null'],
     [{ type: 'nope', v }, 'message.type must be one of'],
-    [{ type: 'metrics', v: 1, rows: [] }, 'metrics.v must be protocol version 2, got 1'],
-    [{ type: 'metrics', rows: [] }, 'metrics.v must be protocol version 2'],
+    [{ type: 'metrics', v: 1, rows: [] }, 'metrics.v must be protocol version 3, got 1'],
+    [{ type: 'metrics', rows: [] }, 'metrics.v must be protocol version 3'],
     [
       { type: 'metrics', v, rows: [{ step: 1, loss: 'x', lr: 1, tokensPerSec: 1, gradNorm: 1 }] },
       'metrics.rows[0].loss must be a finite number, got string',
@@ -157,10 +193,7 @@ test('malformed messages are rejected with the field named', () => {
       'state.state.header.run must be a string, got undefined',
     ],
     [{ type: 'cursor', v, step: -2 }, 'cursor.step must be a whole number ≥ 0, got -2'],
-    [
-      { type: 'state', v, state: { panel: 'sidebar' } },
-      'state.state.panel must be one of dashboard, attention, head, positional',
-    ],
+    [{ type: 'state', v, state: { panel: 'sidebar' } }, 'state.state.panel must be one of dashboard, got "sidebar"'],
     [
       { type: 'schedule', v, totalSteps: 0, warmupSteps: 4, dModel: 8, points: [] },
       'schedule.totalSteps must be a whole number ≥ 1, got 0',
@@ -202,7 +235,7 @@ test('malformed webview messages are rejected with the field named', () => {
       'inspectInput.input.src[1] must be a whole number ≥ 0',
     ],
     [{ type: 'inspectInput', v, input: { kind: 'guess' } }, 'inspectInput.input.kind must be one of probe, text, ids'],
-    [{ type: 'ready', v: '1', panel: 'head' }, 'ready.v must be protocol version 2, got "1"'],
+    [{ type: 'ready', v: '1', panel: 'head' }, 'ready.v must be protocol version 3, got "1"'],
   ];
   for (const [m, want] of cases) {
     const why = checkFromWebview(m);
@@ -220,10 +253,33 @@ test('restored webview state is validated', () => {
   );
   assert.equal(checkPersistedState({ v, panel: 'attention' }, 'attention'), undefined);
   assert.match(checkPersistedState({ v, panel: 'attention' }, 'head')!, /state\.panel must be one of head/);
-  assert.match(checkPersistedState({ v: 0, panel: 'head' }, 'head')!, /state\.v must be protocol version 2, got 0/);
+  assert.match(checkPersistedState({ v: 0, panel: 'head' }, 'head')!, /state\.v must be protocol version 3, got 0/);
   assert.match(
     checkPersistedState({ v, panel: 'head', head: { kind: 'x', layer: 0, head: 0 } }, 'head')!,
     /state\.head\.kind must be one of/,
   );
   assert.match(checkPersistedState('junk', 'head')!, /state must be an object, got string/);
+});
+
+test("a page is sent only its own panel's messages, and posts only its own", () => {
+  const metrics = { type: 'metrics', v, rows: [] };
+  assert.equal(checkToPage(dashboardPage, metrics), undefined);
+  for (const page of [attentionPage, headPage, positionalPage, headsPage, beamPage])
+    assert.match(checkToPage(page, metrics)!, /^message\.type must be one of .*, got "metrics"$/);
+  const dashboardState = { panel: 'dashboard', header: null, rows: [], schedule: null, cursor: null, events: [] };
+  assert.match(
+    checkToPage(attentionPage, { type: 'state', v, state: dashboardState })!,
+    /state\.state\.panel must be one of attention, got "dashboard"/,
+  );
+  assert.match(checkFromPage(dashboardPage, { type: 'beamNode', v, node: 1 })!, /message\.type must be one of/);
+  assert.equal(checkFromPage(beamPage, { type: 'beamNode', v, node: 1 }), undefined);
+});
+
+test('a block request carries an id and its reply echoes one', () => {
+  const range = { kind: 'cross', layer: 0, head: 1, q0: 0, q1: 2, k0: 0, k1: 2 };
+  assert.equal(checkFromPage(attentionPage, { type: 'requestBlock', v, id: 7, ...range }), undefined);
+  assert.match(checkFromPage(attentionPage, { type: 'requestBlock', v, ...range })!, /requestBlock\.id must be/);
+  const block = { ...range, pool: { rows: 1, cols: 1 }, shape: [2, 2], weights: new Float32Array(4) };
+  assert.equal(checkToPage(attentionPage, { type: 'attentionBlock', v, id: 7, ...block }), undefined);
+  assert.match(checkToPage(attentionPage, { type: 'attentionBlock', v, ...block })!, /attentionBlock\.id must be/);
 });

@@ -8,50 +8,66 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import type { InspectInputMsg } from '../../protocol/pages/attention';
 import {
-  type CellRef,
-  type CursorFromWebviewMsg,
-  type DrawnMsg,
+  type CommonFromPage,
+  type CommonToPage,
+  type CursorFromPageMsg,
   type ExportMsg,
-  type InspectInputMsg,
-  type BeamNodeMsg,
-  type AblateHeadsMsg,
   type HoverStepMsg,
+  type MessageBody,
   type OpenHeadAtMsg,
   type OpenHeadMsg,
-  type FromWebview,
-  type MessageBody,
+  type PageProtocol,
   type PanelKind,
   type PanelState,
   type PersistedState,
-  type ToWebview,
   WEBVIEW_PROTOCOL_VERSION,
-  checkFromWebview,
+  checkFromPage,
   checkPersistedState,
 } from '../../protocol/webview';
+import type { EngineClient } from '../engineClient';
+import { errorText } from '../errorText';
+import type { Selection } from '../selection';
 import { dataUrlBytes } from './dataUrl';
 import { panelHtml } from './html';
 import type { PanelStore } from './store';
 
-/** What a page asks of the extension beyond its own life: the Viewer answers these. */
-export type PanelRequest =
-  | OpenHeadMsg
-  | OpenHeadAtMsg
-  | CursorFromWebviewMsg
-  | HoverStepMsg
-  | InspectInputMsg
-  | BeamNodeMsg
-  | AblateHeadsMsg
-  | Extract<FromWebview, { type: 'requestBlock' }>;
+/**
+ * What a page asks that changes the selection every panel shows (a head, the cursor, an input):
+ * its panel hands these to the Viewer (the hub's `onDidRequest`). A page's other requests (a
+ * block, a beam node, an ablation) are answered by its own panel, to its own page.
+ */
+export type PanelRequest = OpenHeadMsg | OpenHeadAtMsg | CursorFromPageMsg | HoverStepMsg | InspectInputMsg;
+
+/** What a panel answers its page's own requests with (the Viewer gives it): the engine and the selection. */
+export interface PanelAnswers {
+  readonly engine: EngineClient;
+  selection(): Selection | undefined;
+}
 
 /** What panels need from the extension. */
 export interface PanelHost {
   readonly extensionUri: vscode.Uri;
   readonly store: PanelStore;
   log(line: string): void;
-  /** A request from a page (a head clicked, the cursor moved, an input asked for). */
+  /** A request that changes the selection (a head clicked, the cursor moved, an input asked for). */
   request(from: PanelKind, m: PanelRequest): void;
+  /** The engine and the selection, once the Viewer is made (undefined before: a page's request is then dropped). */
+  answers(): PanelAnswers | undefined;
+  /**
+   * Scripts of dist/webview that a page loads before its own: none in the product; the test
+   * harness adds its page hook (Panels.addPageScript, test/pageHook/pageHook.js).
+   */
+  readonly pageScripts?: readonly string[];
 }
+
+const COMMON_FROM_PAGE: ReadonlySet<string> = new Set<CommonFromPage['type']>([
+  'ready',
+  'requestState',
+  'export',
+  'error',
+]);
 
 /**
  * A page that has not said ready this long after it was shown is replaced (PanelSlot). Each
@@ -107,7 +123,15 @@ export function askSaveTarget(format: string, name: string): Thenable<vscode.Uri
   });
 }
 
-export abstract class BasePanel implements vscode.Disposable {
+/**
+ * A panel and its page: `ToPage` is what it may post to its page, `FromPage` what its page may ask
+ * of it beyond the common messages (both from its protocol, src/protocol/pages/<panel>.ts).
+ */
+export abstract class BasePanel<
+  ToPage extends { type: string } = { type: string },
+  FromPage extends { type: string } = { type: string },
+> implements vscode.Disposable
+{
   protected readonly disposables = new DisposableList();
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   /** Fires once, when the panel is gone (closed by the user or disposed by code). */
@@ -123,8 +147,6 @@ export abstract class BasePanel implements vscode.Disposable {
   private patienceMs = READY_WITHIN_MS;
   private disposed = false;
   private ready = false;
-  /** Who waits for the page's `drawn` report. */
-  private pendingDrawn: ((d: DrawnMsg | string) => void)[] = [];
   /** An image asked for by the Export View command: where to save it, and who waits. */
   private pendingImage:
     | { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
@@ -133,7 +155,7 @@ export abstract class BasePanel implements vscode.Disposable {
   protected constructor(
     readonly panel: vscode.WebviewPanel,
     protected readonly host: PanelHost,
-    readonly kind: PanelKind,
+    private readonly protocol: PageProtocol<PanelKind, ToPage, FromPage>,
   ) {
     panel.webview.options = webviewOptions(host.extensionUri);
     panel.webview.html = this.html();
@@ -158,6 +180,11 @@ export abstract class BasePanel implements vscode.Disposable {
       }),
     );
     this.disposables.add(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
+  }
+
+  /** Which panel this is (its protocol's). */
+  get kind(): PanelKind {
+    return this.protocol.panel;
   }
 
   get isDisposed(): boolean {
@@ -206,6 +233,9 @@ export abstract class BasePanel implements vscode.Disposable {
         .asWebviewUri(vscode.Uri.joinPath(ext, 'node_modules', 'plotly.js-dist-min', 'plotly.min.js'))
         .toString(),
       scriptUri: w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', `${this.kind}.js`)).toString(),
+      beforeUris: (this.host.pageScripts ?? []).map((name) =>
+        w.asWebviewUri(vscode.Uri.joinPath(ext, 'dist', 'webview', name)).toString(),
+      ),
     });
   }
 
@@ -214,9 +244,9 @@ export abstract class BasePanel implements vscode.Disposable {
    * state goes out when the panel shows again. (The page validates what it receives; what the
    * extension sends was checked where it entered the extension.)
    */
-  protected post(body: MessageBody<ToWebview>): void {
+  protected post(body: MessageBody<ToPage | CommonToPage>): void {
     if (this.disposed || !this.ready || !this.panel.visible) return;
-    const message = { ...body, v: WEBVIEW_PROTOCOL_VERSION } as ToWebview;
+    const message = { ...body, v: WEBVIEW_PROTOCOL_VERSION };
     this.panel.webview.postMessage(message).then(
       (delivered) => {
         if (!delivered)
@@ -234,56 +264,60 @@ export abstract class BasePanel implements vscode.Disposable {
 
   /** Sends the full state (after ready, on request). */
   sendState(): void {
-    this.post({ type: 'state', state: this.snapshot() });
+    this.post({ type: 'state', state: this.snapshot() } as unknown as MessageBody<ToPage>);
   }
 
   reveal(column?: vscode.ViewColumn): void {
     this.panel.reveal(column);
   }
 
-  private receive(raw: unknown): void {
-    const why = checkFromWebview(raw);
+  /**
+   * What the page posted (the webview's onDidReceiveMessage; the tests post through it as a page
+   * would): checked against this page's protocol; the common messages handled here, the page's own
+   * requests by `answer`, whose failure is logged and shown.
+   */
+  receive(raw: unknown): void {
+    const why = checkFromPage(this.protocol, raw);
     if (why) {
       this.host.log(`${this.kind} panel: malformed message from the webview ignored: ${why}`);
       return;
     }
-    const m = raw as FromWebview;
+    const type = (raw as { type: string }).type;
     try {
-      switch (m.type) {
-        case 'ready':
-          if (m.panel !== this.kind) this.host.log(`${this.kind} panel: the webview says it is ${m.panel}`);
-          this.ready = true;
-          clearTimeout(this.stallTimer);
-          this.sendState();
-          this.readyEmitter.fire();
-          break;
-        case 'requestState':
-          this.sendState();
-          break;
-        case 'openHead':
-        case 'openHeadAt':
-        case 'cursor':
-        case 'hoverStep':
-        case 'inspectInput':
-        case 'beamNode':
-        case 'ablateHeads':
-        case 'requestBlock':
-          this.host.request(this.kind, m);
-          break;
-        case 'export':
-          void this.saveExport(m);
-          break;
-        case 'drawn':
-          for (const done of this.pendingDrawn.splice(0)) done(m);
-          break;
-        case 'error':
-          this.host.log(`${this.kind} panel (webview): ${m.message}`);
-          if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`))
-            this.finishImage(m.message);
-          break;
-      }
+      if (COMMON_FROM_PAGE.has(type)) this.receiveCommon(raw as CommonFromPage);
+      else
+        void Promise.resolve(this.answer(raw as FromPage)).catch((err: unknown) => {
+          this.host.log(`${type} from the ${this.kind} panel failed: ${errorText(err)}`);
+          void vscode.window.showErrorMessage(`Attention Debugger: ${errorText(err)}`);
+        });
     } catch (err) {
-      this.host.log(`${this.kind} panel: handling ${m.type} failed: ${(err as Error).stack ?? String(err)}`);
+      this.host.log(`${this.kind} panel: handling ${type} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+  }
+
+  /** Answers what this panel's page asks of it (its protocol's page → panel messages). */
+  protected abstract answer(m: FromPage): void | Promise<void>;
+
+  private receiveCommon(m: CommonFromPage): void {
+    switch (m.type) {
+      case 'ready':
+        if (m.panel !== this.kind) this.host.log(`${this.kind} panel: the webview says it is ${m.panel}`);
+        this.ready = true;
+        clearTimeout(this.stallTimer);
+        this.sendState();
+        this.readyEmitter.fire();
+        break;
+      case 'requestState':
+        this.sendState();
+        break;
+      case 'export':
+        void this.saveExport(m);
+        break;
+      case 'error':
+        this.host.log(`${this.kind} panel (webview): ${m.message}`);
+        if (this.pendingImage && m.message.startsWith(`export ${this.pendingImage.format}:`))
+          this.finishImage(m.message);
+        break;
     }
   }
 
@@ -316,31 +350,6 @@ export abstract class BasePanel implements vscode.Disposable {
         },
       };
       this.post({ type: 'exportImage', format });
-    });
-  }
-
-  /**
-   * What the page has drawn (its header, its maps, the colours of `cells`): how the integration
-   * tests check a panel as a person sees it. A string says why there is no answer.
-   */
-  async requestDrawn(cells: CellRef[] = [], timeoutMs = 15_000): Promise<DrawnMsg | string> {
-    // A disposed panel's webview throws on every property: ask `disposed` before touching it.
-    if (this.disposed) return `the ${this.kind} panel is closed`;
-    if (!this.panel.visible) this.panel.reveal(this.panel.viewColumn, true); // hidden pages draw nothing
-    const t0 = Date.now();
-    while (!this.disposed && !(this.panel.visible && this.ready) && Date.now() - t0 < timeoutMs)
-      await new Promise((r) => setTimeout(r, 100));
-    if (this.disposed || !this.ready) return `the ${this.kind} panel's page is not ready`;
-    return new Promise((resolve) => {
-      const timer = setTimeout(
-        () => resolve(`the ${this.kind} panel did not report within ${timeoutMs} ms`),
-        timeoutMs,
-      );
-      this.pendingDrawn.push((d) => {
-        clearTimeout(timer);
-        resolve(d);
-      });
-      this.post({ type: 'reportDrawn', cells });
     });
   }
 

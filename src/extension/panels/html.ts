@@ -20,6 +20,8 @@ export interface PanelHtmlOptions {
   plotlyUri: string;
   /** URI of dist/webview/<panel>.js. */
   scriptUri: string;
+  /** URIs of scripts run before the panel's: none in the product (the test harness's page hook). */
+  beforeUris?: readonly string[];
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -157,7 +159,7 @@ export function panelHtml(o: PanelHtmlOptions): string {
 <div id="app"></div>
 <script nonce="${o.nonce}">${GUARD}</script>
 <script nonce="${o.nonce}" id="${PLOTLY_SCRIPT_ID}" src="${escapeHtml(o.plotlyUri)}" async></script>
-<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
+${(o.beforeUris ?? []).map((u) => `<script nonce="${o.nonce}" src="${escapeHtml(u)}"></script>\n`).join('')}<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>
 </html>
 `;

@@ -3,7 +3,8 @@
  * after a window reload; package.json needs an `onWebviewPanel:<viewType>` activation event for
  * each) and returns the Panels hub the Viewer pushes data through. The hub keeps the data in the
  * store, so panels opened later start from it, and forwards changes to the panels that are open.
- * What a page asks for (a head, the cursor, an input) comes out as `onDidRequest`.
+ * What a page asks that changes the selection (a head, the cursor, an input) comes out as
+ * `onDidRequest`; what else a page asks its own panel answers (answerWith gives it the engine).
  */
 import * as vscode from 'vscode';
 import type { Attention, HeadRef } from '../../protocol/attention';
@@ -11,18 +12,26 @@ import type { BeamTreeView } from '../../protocol/beamTree';
 import type { MetricRow } from '../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import type { OverlayRun, PanelKind, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
-import type { BasePanel, PanelHost, PanelRequest } from './base';
+import type { BasePanel, PanelAnswers, PanelHost, PanelRequest } from './base';
 import type { PanelSlot } from './slot';
-import { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
+import { AttentionPanel } from './attention/panel';
+import { DashboardPanel } from './dashboard/panel';
+import { HeadInspectorPanel } from './head/panel';
+import { HeadsPanel } from './heads/panel';
+import { PositionalPanel } from './positional/panel';
 import { PanelStore } from './store';
 import { followAttentionColumn } from './column';
 import { type LiveBatch, LivePosts } from './live';
-import { BeamTreePanel } from './beamTree';
+import { BeamTreePanel } from './beam/panel';
 
-export { AttentionPanel, DashboardPanel, HeadInspectorPanel, HeadsPanel, PositionalPanel } from './panels';
-export type { PanelHost } from './base';
+export { AttentionPanel } from './attention/panel';
+export { DashboardPanel } from './dashboard/panel';
+export { HeadInspectorPanel } from './head/panel';
+export { HeadsPanel } from './heads/panel';
+export { PositionalPanel } from './positional/panel';
+export type { PanelAnswers, PanelHost } from './base';
 export { PanelStore } from './store';
-export { BeamTreePanel } from './beamTree';
+export { BeamTreePanel } from './beam/panel';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
@@ -53,14 +62,33 @@ export class Panels implements vscode.Disposable {
   /** VS Code restored a panel after a window reload: it needs its data again. */
   readonly onDidRevive = this.revived.event;
 
+  private answers: PanelAnswers | undefined;
+  private readonly pageScripts: string[] = [];
+
   constructor(extensionUri: vscode.Uri, log: (line: string) => void) {
     this.host = {
       extensionUri,
       store: this.store,
       log,
       request: (from, request) => this.requests.fire({ from, request }),
+      answers: () => this.answers,
+      pageScripts: this.pageScripts,
     };
     followAttentionColumn(() => AttentionPanel.slot.current?.panel.viewColumn);
+  }
+
+  /**
+   * For the test harness: a script of dist/webview that every page opened from now on loads
+   * before its own (test/vscode's page hook, which answers what a page drew). Never called by the
+   * product.
+   */
+  addPageScript(name: string): void {
+    if (!this.pageScripts.includes(name)) this.pageScripts.push(name);
+  }
+
+  /** What the panels answer their pages' own requests with (the Viewer's engine and selection). */
+  answerWith(answers: PanelAnswers): void {
+    this.answers = answers;
   }
 
   /** Each kind's slot (its open panel): for other extensions and the tests, which load their own copy of this module. */

@@ -81,7 +81,7 @@ test('Follow Run Folder shows a torchrun job live: metrics, then snapshots, then
     Array.from({ length: 12 }, (_, i) => 25 * (i + 1)),
   );
   // Attention for an input at its newest checkpoint, computed by the engine.
-  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'ids', src: [4, 5, 6] } });
+  api.panels.host.request('attention', { type: 'inspectInput', v: 3, input: { kind: 'ids', src: [4, 5, 6] } });
   await until('its attention', () => store.attention?.source.input === 'input', 60_000);
   assert.equal(store.attention!.source.step, 300);
   assert.deepEqual(store.attention!.srcTokens, ['4', '5', '6', '</s>']);

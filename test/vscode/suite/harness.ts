@@ -25,9 +25,10 @@ export function test(name: string, fn: () => Promise<void> | void, timeoutMs = 3
 export async function runAll(): Promise<{ passed: number; failed: number }> {
   let passed = 0;
   let failed = 0;
-  const only = process.env['VSCODE_TEST_GREP'];
+  // VSCODE_TEST_GREP='a|b': the tests whose name contains a or b.
+  const only = process.env['VSCODE_TEST_GREP']?.split('|').filter(Boolean);
   for (const t of tests) {
-    if (only && !t.name.includes(only)) continue;
+    if (only?.length && !only.some((o) => t.name.includes(o))) continue;
     const t0 = Date.now();
     let timer: NodeJS.Timeout | undefined;
     try {

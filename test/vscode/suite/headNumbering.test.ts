@@ -65,7 +65,7 @@ test('issue 26: Ablate Heads… offers heads from 0 by name; cross:1.0–1.3 pic
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
     await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: run, text: '4 5 6 7' });
     api.panels.openAttention();
-    api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 1, head: 0 });
+    api.panels.host.request('attention', { type: 'openHead', v: 3, kind: 'cross', layer: 1, head: 0 });
     api.panels.refresh();
     await until('the attention page', () => api.panels.slots.attention.current?.isReady === true, 60_000);
     let grid = await drawnIn(api.panels.slots, 'attention');

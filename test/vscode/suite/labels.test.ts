@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
-import type { DrawnMsg } from '../../../src/protocol/webview';
+import type { DrawnMsg } from './drawn';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, microConfig, trainAndWait, until } from './runs';
@@ -47,7 +47,7 @@ async function withErrors<T>(command: string, arg: unknown): Promise<{ result: T
 async function decodedAndOpen(): Promise<DrawnMsg> {
   await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: run, text: '4 5 6 7' });
   api.panels.openAttention();
-  api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 0, head: 0 });
+  api.panels.host.request('attention', { type: 'openHead', v: 3, kind: 'cross', layer: 0, head: 0 });
   api.panels.refresh(); // the page gets the selected head with its state and opens it large
   await until('the head opened large', () => api.panels.store.attention?.srcTokens.join(' ') === '4 5 6 7 </s>');
   let d = await drawn();

@@ -40,10 +40,10 @@ test('issue 26: the attention, dashboard, head inspector, Heads and Beam Tree pa
   await until('the attention page', () => api.panels.slots.attention.current?.isReady === true, 60_000);
   // Each panel asks from a column the user works in (a click in a panel makes its column the active one).
   await focus(api, 'attention');
-  api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 0, head: 0 }); // a thumbnail's click
+  api.panels.host.request('attention', { type: 'openHead', v: 3, kind: 'cross', layer: 0, head: 0 }); // a thumbnail's click
   await until('the head inspector', () => api.panels.slots.head.current !== undefined);
   await focus(api, 'attention');
-  api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 0, head: 1 }); // another head
+  api.panels.host.request('attention', { type: 'openHead', v: 3, kind: 'cross', layer: 0, head: 1 }); // another head
   await focus(api, 'head');
   await vscode.commands.executeCommand('attentionDebugger.openHeads');
   await until('the Heads panel', () => api.panels.slots.heads.current !== undefined);

@@ -117,7 +117,7 @@ test('a click on the loss curve moves the inspector to the nearest snapshot; Exp
   await until('the inspector', () => slots.head.current?.isReady === true, 30_000);
   const first = await drawnIn(slots, 'head');
   assert.ok(first.step !== null && first.step > 5, `the newest step first, not ${first.step}`);
-  api.panels.host.request('dashboard', { type: 'cursor', v: 2, step: 7 }); // what the loss curve posts on a click
+  api.panels.host.request('dashboard', { type: 'cursor', v: 3, step: 7 }); // what the loss curve posts on a click
   await until('the cursor', () => api.panels.store.cursor === 5, 30_000);
   const head = await drawnIn(slots, 'head');
   assert.deepEqual([head.run, head.step, head.input, head.head], ['wizard', 5, 'probe', ref]);
@@ -156,7 +156,7 @@ test('panels restored after a window reload show the selection again, asked anew
     localResourceRoots: [root],
   });
   // What VS Code's serializer (registerPanels) does with it.
-  slots.head.revive(panel, api.panels.host, { panel: 'head', v: 2, head: ref });
+  slots.head.revive(panel, api.panels.host, { panel: 'head', v: 3, head: ref });
   api.panels.fireRevived('head');
   await until('the selection restored', () => api.viewer.selection?.runDir === wizardRun, 30_000);
   await until('the inspector ready', () => slots.head.current?.isReady === true, 30_000);

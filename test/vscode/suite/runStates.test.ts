@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import { activateExtension } from './api';
+import { requestDrawn } from './drawn';
 import { test, waitFor } from './harness';
 import { inDarkTheme, screenshot } from './screenshot';
 import { answer } from './ui';
@@ -56,7 +57,7 @@ async function shownState(api: AttentionDebuggerApi, runDir: string, expected: s
   // slow to load on a busy machine is opened anew by the panels (up to 10 s each)
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const d = await api.panels.slots.dashboard.current!.requestDrawn([]);
+    const d = await requestDrawn(api.panels.slots.dashboard.current!, []);
     const activity = typeof d === 'string' ? d : d.activity;
     if (activity === expected) break;
     assert.ok(Date.now() < deadline, `the dashboard header says ${activity}, not ${expected}`);

@@ -7,7 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
-import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
+import type { CellRef } from '../../../src/protocol/drawnReport';
+import type { PanelKind } from '../../../src/protocol/webview';
+import { type DrawnMsg, requestDrawn } from './drawn';
 import { MICRO_MODEL, MICRO_TRAINING } from '../../train/helpers';
 import { waitFor } from './harness';
 
@@ -66,7 +68,7 @@ export async function drawnIn(
   await until(`the ${kind} page ready`, () => panel.isReady, 30_000);
   // 30 s: a page that does not say ready in 10 s is opened anew (panels/base.ts), which the default
   // 15 s can cut short on a loaded 2-CPU machine.
-  const d = await panel.requestDrawn(cells, 30_000);
+  const d = await requestDrawn(panel, cells, 30_000);
   assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
   return d as DrawnMsg;
 }

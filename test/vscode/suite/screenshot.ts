@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import { requestDrawn } from './drawn';
 
 export async function screenshot(
   name: string,
@@ -20,7 +21,7 @@ export async function screenshot(
   if (!keepNotifications) await vscode.commands.executeCommand('notifications.clearAll');
   for (const slot of Object.values(api?.panels.slots ?? {})) {
     const p = slot.current;
-    if (p && !p.isDisposed && p.panel.visible) await p.requestDrawn([], 20_000);
+    if (p && !p.isDisposed && p.panel.visible) await requestDrawn(p, [], 20_000);
   }
   await new Promise((r) => setTimeout(r, 500)); // plotly's transitions
   const file = path.join(dir, `${name}.png`);

@@ -1,7 +1,7 @@
 /**
  * Every view says which run, step and input it shows, and shows only that (the selection): what a
  * newcomer tripped on, replayed in a real VS Code with the real engine and checked as the panels
- * drew it (each page reports its header, maps and cell colours: `requestDrawn`). Micro models
+ * drew it (each page reports its header, maps and cell colours: `requestDrawn`, ./drawn.ts). Micro models
  * (d_model 16, 1+1 layers) keep runs to seconds. The tests run in order and share their runs.
  */
 import * as assert from 'node:assert/strict';
@@ -12,7 +12,9 @@ import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { BeamTreeView } from '../../../src/protocol/beamTree';
 import type { HeadReport } from '../../../src/protocol/heads';
-import type { CellRef, DrawnMsg, PanelKind } from '../../../src/protocol/webview';
+import type { CellRef } from '../../../src/protocol/drawnReport';
+import type { PanelKind } from '../../../src/protocol/webview';
+import type { DrawnMsg } from './drawn';
 import { trainResume } from '../../../src/protocol/methods';
 import { ENGINE_ERROR } from '../../../src/protocol/training';
 import { activateExtension } from './api';
@@ -59,7 +61,7 @@ test('the inspector shows the selected run’s history, named in its header, whi
   await until('two snapshots of the sort run', () => (api.training.lastSnapshot?.source.step ?? 0) >= 10);
   // The reverse run's last checkpoint from the Runs view, then a click on a cross-attention thumbnail.
   await vscode.commands.executeCommand('attentionDebugger.showCheckpoint', { runDir: reverse, step: 30 });
-  api.panels.host.request('attention', { type: 'openHead', v: 2, kind: 'cross', layer: 0, head: 1 });
+  api.panels.host.request('attention', { type: 'openHead', v: 3, kind: 'cross', layer: 0, head: 1 });
   await until('the inspector', () => slots.head.current?.isReady === true, 30_000);
   const sortStep = api.training.lastSnapshot!.source.step;
   await until('more sort snapshots', () => (api.training.lastSnapshot?.source.step ?? 0) >= sortStep + 10);
@@ -124,7 +126,7 @@ test('Decode adds no frame to the history: an input is shown at its checkpoint, 
   assert.equal(head.frames, 1, 'the inspector shows the input alone: no history');
   assert.equal(head.input, '5 6 7 </s>');
   // Back to the probe: the history returns.
-  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'probe' } });
+  api.panels.host.request('attention', { type: 'inspectInput', v: 3, input: { kind: 'probe' } });
   await until('the probe again', () => api.panels.store.attention?.source.input === 'probe', 30_000);
   assert.equal((await drawn('head')).frames, history);
 }, 60_000);
@@ -165,7 +167,7 @@ test('a PyTorch-written checkpoint folder opens and shows attention for token id
   assert.ok(opened, 'Open Run failed (see the output)');
   assert.equal(opened.summary.vocab, false);
   api.panels.openAttention();
-  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'ids', src: [5, 6, 7] } });
+  api.panels.host.request('attention', { type: 'inspectInput', v: 3, input: { kind: 'ids', src: [5, 6, 7] } });
   await until('its attention', () => api.panels.store.attention?.source.runDir === dir, 30_000);
   assert.deepEqual(api.panels.store.attention!.srcTokens, ['5', '6', '7', '</s>']);
   const view = await drawn('attention');
@@ -200,7 +202,7 @@ test('Show Beam Tree draws the search of a sentence; its chosen leaf is Decode�
   assert.equal(d.frames, tree.nodes.length, 'every hypothesis is drawn');
   const chosen = tree.nodes.filter((n) => n.chosen).map((n) => n.id);
   assert.ok(d.marks.includes(`chosen:${chosen.join(',')}`), `marks ${d.marks.join(' ')}`);
-  api.panels.host.request('beam', { type: 'beamNode', v: 2, node: best });
+  slots.beam.current!.receive({ type: 'beamNode', v: 3, node: best }); // what the page posts on a click: its panel answers
   let shown: DrawnMsg | undefined;
   const end = Date.now() + 30_000;
   while (!shown?.marks.includes(`node:${best}`)) {
@@ -221,7 +223,7 @@ test('switching heads off in the attention view shows each target token’s log-
   await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: reverse, text: '5 6 7' });
   await until('the attention view', () => slots.attention.current?.isReady === true, 30_000);
   const heads = ['cross:0.0', 'cross:0.1'];
-  api.panels.host.request('attention', { type: 'ablateHeads', v: 2, ablation: { heads, mode: 'zero' } });
+  slots.attention.current!.receive({ type: 'ablateHeads', v: 3, ablation: { heads, mode: 'zero' } });
   let shown: DrawnMsg | undefined;
   const end = Date.now() + 30_000;
   while (!shown?.marks.some((m) => m.startsWith('delta '))) {
@@ -236,7 +238,7 @@ test('switching heads off in the attention view shows each target token’s log-
     `without every cross head the target's log-probs change: ${deltas}`,
   );
   await screenshot('attention-heads-off', api);
-  api.panels.host.request('attention', { type: 'ablateHeads', v: 2, ablation: { heads: [], mode: 'zero' } });
+  slots.attention.current!.receive({ type: 'ablateHeads', v: 3, ablation: { heads: [], mode: 'zero' } });
   const back = Date.now() + 30_000;
   while ((await drawn('attention')).marks.some((m) => m.startsWith('off '))) {
     assert.ok(Date.now() < back, 'the heads never came back on');

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MetricRow } from '../../../src/protocol/metrics';
-import type { CellRef } from '../../../src/protocol/webview';
+import type { CellRef } from '../../../src/protocol/drawnReport';
 import { SNAPSHOT_FILE } from '../../../src/protocol/runFolder';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
@@ -184,7 +184,7 @@ test('Positional Encoding shows the sinusoid of the run (d_model 16)', async () 
 test('Inspect Head opens the inspector with the run’s snapshots', async () => {
   const api = await activateExtension();
   // Decode (above) selected its sentence, which the inspector would show alone: back to the probe.
-  api.panels.host.request('attention', { type: 'inspectInput', v: 2, input: { kind: 'probe' } });
+  api.panels.host.request('attention', { type: 'inspectInput', v: 3, input: { kind: 'probe' } });
   await until('the probe again', () => api.panels.store.attention?.source.input === 'probe', 30_000);
   const r = await vscode.commands.executeCommand<
     { head: { kind: string; layer: number; head: number }; snapshots: number } | undefined

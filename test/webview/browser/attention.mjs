@@ -17,7 +17,7 @@ test('a known 4×4 attention matrix is drawn with viridis colours in the right c
     window.postMessage(
       {
         type: 'attention',
-        v: 2,
+        v: 3,
         source: { runDir: '/runs/test', step: 7, input: 'probe' },
         srcTokens: ['a', 'b', 'c', 'd'],
         tgtTokens: ['w', 'x'],
@@ -236,7 +236,7 @@ test('a malformed message shows an error naming the field, posts error, and the 
   // Weights as a JSON array instead of a Float32Array.
   await send(page, {
     type: 'attention',
-    v: 2,
+    v: 3,
     source: { runDir: '/runs/test', step: 1, input: 'probe' },
     srcTokens: ['a'],
     tgtTokens: [],
@@ -250,11 +250,13 @@ test('a malformed message shows an error naming the field, posts error, and the 
   await page.screenshot({ path: join(artifacts, 'attention-error.png') });
   // Wrong protocol version, wrong shape, unknown type: each named.
   const cases = [
-    [{ type: 'metrics', v: 99, rows: [] }, `metrics.v must be protocol version ${V}`],
+    [{ type: 'attention', v: 99 }, `attention.v must be protocol version ${V}`],
+    // Another panel's message (the dashboard's) is refused by this page, named.
+    [{ type: 'metrics', v: V, rows: [] }, 'got "metrics"'],
     [
       {
         type: 'attention',
-        v: 2,
+        v: 3,
         source: { runDir: '/runs/test', step: 1, input: 'probe' },
         srcTokens: ['a', 'b'],
         tgtTokens: [],
@@ -262,7 +264,7 @@ test('a malformed message shows an error naming the field, posts error, and the 
       },
       'weights must be a Float32Array',
     ],
-    [{ type: 'frobnicate', v: 2 }, 'message.type must be one of'],
+    [{ type: 'frobnicate', v: 3 }, 'message.type must be one of'],
     [null, 'message must be an object'],
   ];
   for (const [m, want] of cases) {
@@ -275,7 +277,7 @@ test('a malformed message shows an error naming the field, posts error, and the 
   }
   const shape = {
     type: 'attention',
-    v: 2,
+    v: 3,
     source: { runDir: '/runs/test', step: 1, input: 'probe' },
     srcTokens: ['a', 'b'],
     tgtTokens: [],

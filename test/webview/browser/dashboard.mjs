@@ -8,7 +8,7 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   const steps = [1];
   for (let s = 100; s <= total; s += 100) steps.push(s);
   const points = steps.map((step) => ({ step, lr: lrAt(step) }));
-  await send(page, { type: 'schedule', v: 2, totalSteps: total, warmupSteps: WARMUP, dModel: D_MODEL, points });
+  await send(page, { type: 'schedule', v: 3, totalSteps: total, warmupSteps: WARMUP, dModel: D_MODEL, points });
   // 6000 logged steps with one loss spike at step 3333 that downsampling must keep.
   const rows = [];
   for (let s = 1; s <= 6000; s++) {
@@ -25,7 +25,7 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   }
   // Sent in batches, as training streams them.
   for (let i = 0; i < rows.length; i += 1000)
-    await send(page, { type: 'metrics', v: 2, rows: rows.slice(i, i + 1000) });
+    await send(page, { type: 'metrics', v: 3, rows: rows.slice(i, i + 1000) });
   await page.waitForFunction(
     () => {
       const d = document.getElementById('chart-loss').data;
@@ -102,7 +102,7 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   );
   // The Export View command's image request: the loss chart comes back as PNG and as SVG data: URLs.
   for (const format of ['png', 'svg']) {
-    await send(page, { type: 'exportImage', v: 2, format });
+    await send(page, { type: 'exportImage', v: 3, format });
     await page.waitForFunction(
       (f) => window.__posted.some((m) => m.type === 'export' && m.format === f && m.dataUrl),
       format,
@@ -125,7 +125,7 @@ test('the dashboard plots the planned LR curve with the shape of eq. 3, actual p
   await page.evaluate(() => Plotly.relayout(document.getElementById('chart-loss'), { 'xaxis.range': [1000, 2000] }));
   await send(page, {
     type: 'metrics',
-    v: 2,
+    v: 3,
     rows: [{ step: 6001, loss: 1.5, lr: lrAt(6001), tokensPerSec: 2000, gradNorm: 1 }],
   });
   await page.waitForFunction(() => document.getElementById('chart-loss').data[0].x.at(-1) === 6001);
@@ -141,10 +141,10 @@ test('an image asked for as the page loads (a webview shown again) has the data 
   const queued = [
     {
       type: 'state',
-      v: 2,
+      v: 3,
       state: { panel: 'dashboard', header: null, rows, schedule: null, cursor: null, events: [] },
     },
-    { type: 'exportImage', v: 2, format: 'svg' },
+    { type: 'exportImage', v: 3, format: 'svg' },
   ];
   const page = await openPanel(
     'dashboard',
@@ -175,7 +175,7 @@ test('an image asked for as the page loads (a webview shown again) has the data 
   const traces = svg.match(/class="trace scatter/g) ?? [];
   assert(traces.length === 1, `one train-loss trace in the exported SVG, found ${traces.length}`);
   // A page that survived being hidden is pinged by the extension and must say ready again.
-  await send(page, { type: 'ping', v: 2 });
+  await send(page, { type: 'ping', v: 3 });
   await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'ready').length === 2, null, {
     timeout: 10000,
   });

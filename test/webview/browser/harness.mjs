@@ -20,6 +20,8 @@ import { CHROMIUM, launchChromium } from '../../../scripts/chromium.mjs';
 export { DARK_THEME, LIGHT_THEME } from '../../../scripts/panel-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** The test harnesses' page hook: asked `reportDrawn`, a page posts `drawn` (not in the product). */
+const PAGE_HOOK = join(root, 'test', 'pageHook', 'pageHook.js');
 export const artifacts = join(root, 'test-artifacts', 'webview');
 const grep = process.env.WEBVIEW_TEST_GREP ?? '';
 const started = Date.now();
@@ -41,8 +43,8 @@ export const D_MODEL = 512;
 export const WARMUP = 4000;
 export const lrAt = (s) => D_MODEL ** -0.5 * Math.min(s ** -0.5, s * WARMUP ** -1.5);
 
-/** The webview protocol version these tests speak (messages below say `v: 2`). */
-export const V = 2;
+/** The webview protocol version these tests speak (messages below say `v: 3`). */
+export const V = 3;
 const declared = Number(
   /WEBVIEW_PROTOCOL_VERSION = (\d+)/.exec(readFileSync(join(root, 'src/protocol/webview.ts'), 'utf8'))?.[1],
 );
@@ -96,6 +98,7 @@ export async function openPanel(
   });
   page.on('pageerror', (e) => problems.push(`${panel}: page error: ${e.message}`));
   await page.addInitScript(FAKE_VSCODE);
+  await page.addInitScript({ path: PAGE_HOOK }); // answers reportDrawn with what the page drew
   if (init) await page.addInitScript(init, initArg);
   await page.goto(`${base}/panel/${panel}.html?theme=${theme}`);
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), null, { timeout: 20000 });
@@ -195,7 +198,7 @@ export const POST_ATTENTION = ({ S, T, L, H, kinds, fill, step }) => {
   window.postMessage(
     {
       type: 'attention',
-      v: 2,
+      v: 3,
       source: { runDir: '/runs/test', step, input: 'probe' },
       srcTokens: tok('s', S),
       tgtTokens: tok('t', T),

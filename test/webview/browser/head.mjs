@@ -22,7 +22,7 @@ test('the head inspector shows entropy, top-k and a snapshot slider that redraws
     window.postMessage(
       {
         type: 'state',
-        v: 2,
+        v: 3,
         state: {
           panel: 'head',
           header: null,

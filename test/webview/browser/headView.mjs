@@ -207,7 +207,7 @@ test('head view follows the light theme, and says so rather than draw past its t
     window.postMessage(
       {
         type: 'attention',
-        v: 2,
+        v: 3,
         source: { runDir: '/runs/hv', step: 41, input: 'probe' },
         srcTokens,
         tgtTokens: ['<s>'],

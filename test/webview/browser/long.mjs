@@ -27,7 +27,7 @@ const POST_POOLED = ({ N, B }) => {
   window.postMessage(
     {
       type: 'attention',
-      v: 2,
+      v: 3,
       source: { runDir: '/runs/long', step: 100, input: 'input' },
       srcTokens: tok('s'),
       tgtTokens: tok('t'),
@@ -54,7 +54,7 @@ const ANSWER = ({ r }) => {
       w[a * cols + b] = m;
     }
   const { type: _, v: __, ...range } = r;
-  window.postMessage({ type: 'attentionBlock', v: 2, ...range, pool, shape: [rows, cols], weights: w }, '*');
+  window.postMessage({ type: 'attentionBlock', v: 3, ...range, pool, shape: [rows, cols], weights: w }, '*');
 };
 
 const g = (l, h, i, j) => (((i * 3 + j * 5 + l + h) % 8) + 1) / 8;

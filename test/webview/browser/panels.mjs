@@ -47,7 +47,7 @@ test('the positional view draws the PE matrix as a heatmap', async () => {
         v[p * d + i] = Math.sin(a);
         v[p * d + i + 1] = Math.cos(a);
       }
-    window.postMessage({ type: 'positional', v: 2, shape: [n, d], values: v }, '*');
+    window.postMessage({ type: 'positional', v: 3, shape: [n, d], values: v }, '*');
   });
   await page.waitForFunction(() => document.getElementById('pe').data);
   const z = await page.evaluate(() => document.getElementById('pe').data[0].z);
@@ -66,7 +66,7 @@ test('panels follow the VS Code theme (dark and light): text, background and plo
     const page = await openPanel('dashboard', { width: 1400, height: 900 }, theme);
     await send(page, {
       type: 'schedule',
-      v: 2,
+      v: 3,
       totalSteps: 8000,
       warmupSteps: WARMUP,
       dModel: D_MODEL,
@@ -74,7 +74,7 @@ test('panels follow the VS Code theme (dark and light): text, background and plo
     });
     await send(page, {
       type: 'metrics',
-      v: 2,
+      v: 3,
       rows: Array.from({ length: 3000 }, (_, i) => ({
         step: i + 1,
         loss: 6 * Math.exp(-i / 800) + 1.8,

@@ -6,9 +6,18 @@
  * maps redrawn: issue 34) are thumbGrid.ts. Under each thumbnail, the head's roles at that step
  * (from telemetry, docs/TELEMETRY.md), when it has any.
  */
-import { type Attention, type AttentionKind, headId, headMap, type HeadRef, tokensOf } from '../src/protocol/attention';
-import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import type { CellRef, HeadRoles, ToWebview, ViewHeader } from '../src/protocol/webview';
+import {
+  type Attention,
+  type AttentionKind,
+  headId,
+  headMap,
+  type HeadRef,
+  tokensOf,
+} from '../../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../../src/protocol/export';
+import { type AttentionToPage, attentionPage } from '../../src/protocol/pages/attention';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { HeadRoles, ViewHeader } from '../../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,
@@ -27,16 +36,20 @@ import {
   start,
   themedLayout,
   watchTheme,
-} from './common';
-import { maxOf, poolMax } from './lib/attention';
-import { poolCaption } from '../src/shared/pool';
-import { plotlyColorscale } from './lib/colormap';
+  poster,
+} from '../common';
+import { maxOf, poolMax } from '../lib/attention';
+import { poolCaption } from '../../src/shared/pool';
+import { plotlyColorscale } from '../lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';
 import { zoomCard } from './zoom';
 import { detailKey, emptyStatus, KIND_TITLES, label, sameHead, shownOf } from './attentionNames';
 import { clearGrid, showGrid, watchGrid } from './thumbGrid';
-import { sameValues } from './heatmap';
+import { sameValues } from '../heatmap';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(attentionPage);
 
 /** plotly heatmaps lag past ~500 × 500 cells; the large view max-pools to this many per side. */
 const DETAIL_MAX = 256;
@@ -262,12 +275,12 @@ function openHead(ref: HeadRef): void {
   }
   showDetail(ref);
   markAblated();
-  post({ type: 'openHead', ...ref });
+  ask({ type: 'openHead', ...ref });
 }
 
 const roleMap = (list: HeadRoles[]) => new Map(list.map((r) => [r.head, r.roles]));
 
-function handle(m: ToWebview): void {
+function handle(m: AttentionToPage): void {
   switch (m.type) {
     case 'attentionBlock':
       if (payload) zoom.show(m, tokensOf(payload, m.kind).queryTokens, tokensOf(payload, m.kind).keyTokens);
@@ -277,7 +290,6 @@ function handle(m: ToWebview): void {
       roles = roleMap(m.roles ?? []);
       break;
     case 'state':
-      if (m.state.panel !== 'attention') throw new Error(`state for panel ${m.state.panel} sent to the attention view`);
       payload = m.state.attention;
       header = m.state.header;
       selected = m.state.selected ?? selected;
@@ -285,7 +297,7 @@ function handle(m: ToWebview): void {
       ablation.show(m.state.ablation ?? null);
       break;
     default:
-      throw new Error(`the attention view does not show ${m.type} messages`);
+      throw new Error(`the attention view does not show ${(m as { type: string }).type} messages`);
   }
   render();
 }
@@ -315,4 +327,4 @@ function report(cells: CellRef[]): DrawnReport {
 
 layoutPage();
 watchTheme(() => selected && showDetail(selected));
-start('attention', handle, headImage, report);
+start(attentionPage, handle, headImage, report);

@@ -6,11 +6,12 @@
  * the loss curve and listed under Problems; hovering a step highlights it here and in the Heads
  * panel.
  */
-import { parseHeadId } from '../src/protocol/attention';
-import { metricsCsv, metricsJson } from '../src/protocol/export';
-import type { MetricRow } from '../src/protocol/metrics';
-import { type RunEvent, describeFinding } from '../src/protocol/telemetry';
-import type { OverlayRun, Schedule, ToWebview, ViewHeader } from '../src/protocol/webview';
+import { parseHeadId } from '../../src/protocol/attention';
+import { metricsCsv, metricsJson } from '../../src/protocol/export';
+import type { MetricRow } from '../../src/protocol/metrics';
+import { type RunEvent, describeFinding } from '../../src/protocol/telemetry';
+import { type DashboardToPage, dashboardPage } from '../../src/protocol/pages/dashboard';
+import type { OverlayRun, Schedule, ViewHeader } from '../../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -27,11 +28,15 @@ import {
   start,
   themedLayout,
   watchTheme,
-} from './common';
-import { column, downsampleMinMax } from './lib/downsample';
-import { assembleLr } from './lib/lr';
+  poster,
+} from '../common';
+import { column, downsampleMinMax } from '../lib/downsample';
+import { assembleLr } from '../lib/lr';
 import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(dashboardPage);
 
 let rows: MetricRow[] = [];
 let schedule: Schedule | null = null;
@@ -134,8 +139,8 @@ function listProblems(): void {
       );
       item.addEventListener('click', () => {
         const ref = e.head ? parseHeadId(e.head) : undefined;
-        if (ref) post({ type: 'openHeadAt', ...ref, step: e.step });
-        else post({ type: 'cursor', step: e.step });
+        if (ref) ask({ type: 'openHeadAt', ...ref, step: e.step });
+        else ask({ type: 'cursor', step: e.step });
       });
       return item;
     }),
@@ -169,7 +174,7 @@ function layoutPage(): void {
     void plotly(() => Plotly.react(charts[name].el, [], themedLayout(readTheme(), name), PLOTLY_CONFIG)).then((gd) => {
       gd?.on('plotly_click', (e) => {
         const step = stepOfPoint(e);
-        if (step !== null) post({ type: 'cursor', step });
+        if (step !== null) ask({ type: 'cursor', step });
       });
       gd?.on('plotly_hover', (e) => hoverAt(stepOfPoint(e)));
       gd?.on('plotly_unhover', () => hoverAt(null));
@@ -185,7 +190,7 @@ const stepOfPoint = (e: unknown): number | null => {
 function hoverAt(step: number | null): void {
   if (step === hover) return;
   hover = step;
-  post({ type: 'hoverStep', step });
+  ask({ type: 'hoverStep', step });
   redraw();
 }
 
@@ -324,7 +329,7 @@ function draw(): void {
 
 const redraw = frameScheduler(draw);
 
-function handle(m: ToWebview): void {
+function handle(m: DashboardToPage): void {
   switch (m.type) {
     case 'metrics':
       if (m.reset) rows = [];
@@ -350,7 +355,6 @@ function handle(m: ToWebview): void {
       overlays = [...m.runs];
       break;
     case 'state':
-      if (m.state.panel !== 'dashboard') throw new Error(`state for panel ${m.state.panel} sent to the dashboard`);
       rows = [...m.state.rows];
       schedule = m.state.schedule;
       header = m.state.header;
@@ -359,7 +363,7 @@ function handle(m: ToWebview): void {
       overlays = [...(m.state.overlays ?? [])];
       break;
     default:
-      throw new Error(`the dashboard does not show ${m.type} messages`);
+      throw new Error(`the dashboard does not show ${(m as { type: string }).type} messages`);
   }
   redraw();
 }
@@ -367,7 +371,7 @@ function handle(m: ToWebview): void {
 layoutPage();
 watchTheme(redraw);
 start(
-  'dashboard',
+  dashboardPage,
   handle,
   (format) => chartImage('loss', format),
   () => ({

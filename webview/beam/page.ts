@@ -5,12 +5,16 @@
  * asks the extension for its prefix's attention, drawn beside the tree as heads × keys rows (the
  * query that chose the node's token), with the n-best list.
  */
-import { type Attention, type AttentionKind, headId } from '../src/protocol/attention';
-import type { BeamTreeView, BeamViewNode } from '../src/protocol/beamTree';
-import type { ToWebview, ViewHeader } from '../src/protocol/webview';
-import { app, h, imageButton, post, readTheme, renderHeader, shownHeader, start, watchTheme } from './common';
-import { drawHeatmap } from './heatmap';
-import { layoutTree, pathOf } from './lib/beamLayout';
+import { type Attention, type AttentionKind, headId } from '../../src/protocol/attention';
+import type { BeamTreeView, BeamViewNode } from '../../src/protocol/beamTree';
+import { type BeamToPage, beamPage } from '../../src/protocol/pages/beam';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { app, h, imageButton, readTheme, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
+import { drawHeatmap } from '../heatmap';
+import { layoutTree, pathOf } from '../lib/beamLayout';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(beamPage);
 
 const SVG = 'http://www.w3.org/2000/svg';
 const COL_W = 92; // px per step
@@ -130,7 +134,7 @@ function nodeMark(
   g.append(title, mark, label);
   g.addEventListener('click', () => {
     if (n.parent < 0) return;
-    post({ type: 'beamNode', node: n.id });
+    ask({ type: 'beamNode', node: n.id });
   });
   return g;
 }
@@ -144,7 +148,7 @@ function drawNBest(): void {
     const tr = h('tr', { class: 'problem' }, h('td', {}, String(rank + 1)), h('td', {}, prefixText(id)));
     tr.append(h('td', {}, fmt(n.score)), h('td', {}, fmt(n.logProb)));
     tr.title = 'Click to see the attention that chose its last token';
-    tr.addEventListener('click', () => post({ type: 'beamNode', node: id }));
+    tr.addEventListener('click', () => ask({ type: 'beamNode', node: id }));
     nBestEl.append(tr);
   });
 }
@@ -235,9 +239,7 @@ async function treeImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; name
   return { dataUrl: c.toDataURL('image/png'), name: 'beam-tree.png' };
 }
 
-function handle(m: ToWebview): void {
-  if (m.type !== 'state') throw new Error(`the beam tree does not show ${m.type} messages`);
-  if (m.state.panel !== 'beam') throw new Error(`state for panel ${m.state.panel} sent to the beam tree`);
+function handle(m: BeamToPage): void {
   tree = m.state.tree;
   node = m.state.node;
   header = m.state.header;
@@ -277,7 +279,7 @@ app().append(
   ),
 );
 watchTheme(draw);
-start('beam', handle, treeImage, () => ({
+start(beamPage, handle, treeImage, () => ({
   ...shownHeader(headerEl),
   maps: node
     ? NODE_KINDS.flatMap((k) => node!.attention.maps.filter((m) => m.kind === k)).map((m) => ({

@@ -1,5 +1,6 @@
 /** Positional encoding view: the PE matrix (positions × d_model) as a diverging heatmap. */
-import type { PositionalPayload, ToWebview, ViewHeader } from '../src/protocol/webview';
+import { type PositionalToPage, positionalPage } from '../../src/protocol/pages/positional';
+import type { PositionalPayload, ViewHeader } from '../../src/protocol/webview';
 import {
   PLOTLY_CONFIG,
   app,
@@ -14,8 +15,8 @@ import {
   start,
   themedLayout,
   watchTheme,
-} from './common';
-import { positionalCsv } from '../src/protocol/export';
+} from '../common';
+import { positionalCsv } from '../../src/protocol/export';
 
 /** plotly heatmaps lag past ~500 × 500 cells: show every n-th row/column beyond this. */
 const MAX_SIDE = 256;
@@ -91,26 +92,24 @@ function layoutPage(): void {
   purgeOnUnload(chart);
 }
 
-function handle(m: ToWebview): void {
+function handle(m: PositionalToPage): void {
   switch (m.type) {
     case 'positional':
       pe = { shape: m.shape, values: m.values };
       break;
     case 'state':
-      if (m.state.panel !== 'positional')
-        throw new Error(`state for panel ${m.state.panel} sent to the positional view`);
       pe = m.state.positional;
       header = m.state.header;
       break;
     default:
-      throw new Error(`the positional view does not show ${m.type} messages`);
+      throw new Error(`the positional view does not show ${(m as { type: string }).type} messages`);
   }
   draw();
 }
 
 layoutPage();
 watchTheme(draw);
-start('positional', handle, peImage, () => ({
+start(positionalPage, handle, peImage, () => ({
   ...shownHeader(headerEl),
   maps: [],
   head: null,

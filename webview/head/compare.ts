@@ -4,10 +4,14 @@
  * blue where less) and ranks every head by how much it changed (Jensen–Shannon divergence averaged
  * over query rows); a click on a ranked head opens it.
  */
-import { type Attention, headId, headMap, type HeadRef } from '../src/protocol/attention';
-import { h, post } from './common';
-import { fitSize } from './heatmap';
-import { diffMap, divergingRgb, headDivergence, incomparable, rankHeads } from './lib/diff';
+import { type Attention, headId, headMap, type HeadRef } from '../../src/protocol/attention';
+import { h, poster } from '../common';
+import { fitSize } from '../heatmap';
+import { diffMap, divergingRgb, headDivergence, incomparable, rankHeads } from '../lib/diff';
+import { headPage } from '../../src/protocol/pages/head';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(headPage);
 
 const SIDE = 240;
 const RANKED = 8;
@@ -73,7 +77,7 @@ export function compareCard(): CompareCard {
     rankTitle.hidden = false;
     for (const r of rankHeads(shown, other).slice(0, RANKED)) {
       const item = h('li', { class: 'problem' }, `${headId(r)}: ${r.js.toFixed(4)}`);
-      item.addEventListener('click', () => post({ type: 'openHead', kind: r.kind, layer: r.layer, head: r.head }));
+      item.addEventListener('click', () => ask({ type: 'openHead', kind: r.kind, layer: r.layer, head: r.head }));
       ranking.append(item);
     }
   }

@@ -4,12 +4,17 @@
  * the dashboard's curves (and the other way round); clicking a cell opens that head at that step
  * in the inspector. Findings of the health checks are marked on their head's row.
  */
-import { ATTENTION_KINDS, parseHeadId } from '../src/protocol/attention';
-import type { RunEvent, TelemetryRow } from '../src/protocol/telemetry';
-import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
-import { type DrawnReport, app, h, pixelAt, post, renderHeader, shownHeader, start, watchTheme } from './common';
-import { viridis } from './lib/colormap';
-import { headColumns, type HeadsView, sortHeads } from './lib/heads';
+import { ATTENTION_KINDS, parseHeadId } from '../../src/protocol/attention';
+import type { RunEvent, TelemetryRow } from '../../src/protocol/telemetry';
+import { type HeadsToPage, headsPage } from '../../src/protocol/pages/heads';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
+import { viridis } from '../lib/colormap';
+import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(headsPage);
 
 const CELL_H = 14;
 const LABEL_W = 130;
@@ -58,19 +63,19 @@ function layoutPage(): void {
     readout.textContent = `${view.heads[c.row]} · step ${view.steps[c.col]} · ${statSel.value} ${value === null ? '—' : value.toFixed(4)}`;
     if (hover !== view.steps[c.col]) {
       hover = view.steps[c.col]!;
-      post({ type: 'hoverStep', step: hover });
+      ask({ type: 'hoverStep', step: hover });
       draw();
     }
   });
   canvas.addEventListener('mouseleave', () => {
     hover = null;
-    post({ type: 'hoverStep', step: null });
+    ask({ type: 'hoverStep', step: null });
     draw();
   });
   canvas.addEventListener('click', (e) => {
     const c = cellOf(e);
     const ref = c && view ? parseHeadId(view.heads[c.row]!) : undefined;
-    if (c && ref) post({ type: 'openHeadAt', ...ref, step: view!.steps[c.col]! });
+    if (c && ref) ask({ type: 'openHeadAt', ...ref, step: view!.steps[c.col]! });
   });
   app().append(
     h('div', { class: 'toolbar' }, status),
@@ -150,7 +155,7 @@ function draw(): void {
   document.body.dataset.drawnCols = String(cols);
 }
 
-function handle(m: ToWebview): void {
+function handle(m: HeadsToPage): void {
   switch (m.type) {
     case 'telemetry':
       for (const r of m.rows) {
@@ -169,7 +174,6 @@ function handle(m: ToWebview): void {
       hover = m.step;
       break;
     case 'state':
-      if (m.state.panel !== 'heads') throw new Error(`state for panel ${m.state.panel} sent to the Heads panel`);
       header = m.state.header;
       rows = [...m.state.telemetry];
       events = [...m.state.events];
@@ -177,7 +181,7 @@ function handle(m: ToWebview): void {
       fillStats();
       break;
     default:
-      throw new Error(`the Heads panel does not show ${m.type} messages`);
+      throw new Error(`the Heads panel does not show ${(m as { type: string }).type} messages`);
   }
   draw();
 }
@@ -197,4 +201,4 @@ function report(cells: CellRef[]): DrawnReport {
 
 layoutPage();
 watchTheme(draw);
-start('heads', handle, undefined, report);
+start(headsPage, handle, undefined, report);

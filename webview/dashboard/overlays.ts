@@ -3,9 +3,9 @@
  * tokens/s and gradient-norm charts, named by run in the legend, each from its own first logged
  * step (a fork's begin where it left its parent).
  */
-import type { MetricRow } from '../src/protocol/metrics';
-import type { OverlayRun } from '../src/protocol/webview';
-import { column, downsampleMinMax } from './lib/downsample';
+import type { MetricRow } from '../../src/protocol/metrics';
+import type { OverlayRun } from '../../src/protocol/webview';
+import { column, downsampleMinMax } from '../lib/downsample';
 
 /** Colours of overlaid runs (Tableau 10 after the theme's own accents), in order. */
 const PALETTE = ['#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];

@@ -17,11 +17,11 @@ import {
   findMaps,
   headId,
   tokensOf,
-} from '../src/protocol/attention';
-import type { ViewHeader } from '../src/protocol/webview';
-import { h, renderHeader } from './common';
+} from '../../src/protocol/attention';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { h, renderHeader } from '../common';
 import { lazyPart, markStale } from './lazyParts';
-import { sameValues } from './heatmap';
+import { sameValues } from '../heatmap';
 import {
   HEAD_VIEW_LIMITS,
   headColor,
@@ -33,7 +33,7 @@ import {
   rowCenter,
   soloHead,
   toggleHead,
-} from './lib/headView';
+} from '../lib/headView';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const KIND_LABELS: Record<AttentionKind, string> = {

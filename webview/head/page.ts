@@ -5,10 +5,12 @@
  * moving it (or playing it) posts `cursor`, and the dashboard marks that step; a `cursor` from the
  * extension moves it. An input the user typed has no history: it is shown at its checkpoint alone.
  */
-import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../src/protocol/attention';
-import { headCsv, headFileName, headJson } from '../src/protocol/export';
-import { mergeSnapshots } from '../src/shared/history';
-import type { CellRef, ToWebview, ViewHeader } from '../src/protocol/webview';
+import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../../src/protocol/attention';
+import { headCsv, headFileName, headJson } from '../../src/protocol/export';
+import { mergeSnapshots } from '../../src/shared/history';
+import { type HeadToPage, headPage } from '../../src/protocol/pages/head';
+import type { CellRef } from '../../src/protocol/drawnReport';
+import type { ViewHeader } from '../../src/protocol/webview';
 import {
   type DrawnReport,
   PLOTLY_CONFIG,
@@ -28,11 +30,15 @@ import {
   start,
   themedLayout,
   watchTheme,
-} from './common';
-import { cellAt, drawColorBar, drawHeatmap, fitSize } from './heatmap';
-import { maxOf, rowEntropy, topK } from './lib/attention';
+  poster,
+} from '../common';
+import { cellAt, drawColorBar, drawHeatmap, fitSize } from '../heatmap';
+import { maxOf, rowEntropy, topK } from '../lib/attention';
 import { compareCard } from './compare';
-import { CursorEcho } from './lib/cursorEcho';
+import { CursorEcho } from '../lib/cursorEcho';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(headPage);
 
 const MAP_SIDE = 480;
 const K = 3;
@@ -102,7 +108,7 @@ const postCursor = frameScheduler(() => {
   if (step === undefined || step === postedStep || latest?.source.input === 'input') return;
   postedStep = step;
   echo.posted(step);
-  post({ type: 'cursor', step });
+  ask({ type: 'cursor', step });
 });
 
 /** The slider moved (by hand or by play): its frame is drawn now, and the shared cursor follows. */
@@ -326,7 +332,7 @@ function placeSlider(): void {
   slider.value = String(i >= 0 ? i : Math.max(0, fs.length - 1));
 }
 
-function handle(m: ToWebview): void {
+function handle(m: HeadToPage): void {
   switch (m.type) {
     case 'attention':
       latest = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
@@ -344,7 +350,6 @@ function handle(m: ToWebview): void {
       wantedStep = m.step;
       break;
     case 'state':
-      if (m.state.panel !== 'head') throw new Error(`state for panel ${m.state.panel} sent to the head inspector`);
       head = m.state.head ?? head;
       header = m.state.header;
       latest = m.state.attention;
@@ -354,7 +359,7 @@ function handle(m: ToWebview): void {
       remember();
       break;
     default:
-      throw new Error(`the head inspector does not show ${m.type} messages`);
+      throw new Error(`the head inspector does not show ${(m as { type: string }).type} messages`);
   }
   placeSlider();
   draw();
@@ -380,7 +385,7 @@ function report(cells: CellRef[]): DrawnReport {
 layoutPage();
 watchTheme(draw);
 start(
-  'head',
+  headPage,
   handle,
   async (format) => {
     const c = current();

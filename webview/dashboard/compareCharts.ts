@@ -6,7 +6,7 @@
  * its legend name); the selected run drawn last, on top and thicker; a fork's parent thinner and
  * dimmed, so the fork's curve, which continues it, stays visible over it.
  */
-import { clippedRange } from './lib/clip';
+import { clippedRange } from '../lib/clip';
 
 /** The selected run's line width when other runs are drawn (1.5 alone). */
 const SELECTED_WIDTH = 2.5;

@@ -3,8 +3,8 @@
  * key) or a token of the token lines marks that token's row and column on each thumbnail and
  * across-heads map of the kind, so one token's attention reads across all heads at once.
  */
-import { type AttentionKind, KIND_AXES } from '../src/protocol/attention';
-import { h } from './common';
+import { type AttentionKind, KIND_AXES } from '../../src/protocol/attention';
+import { h } from '../common';
 
 /** A mark on a thumbnail: the query row and the key column it shows (null: none). */
 export interface Crosshair {

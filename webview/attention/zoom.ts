@@ -6,11 +6,15 @@
  * Opening a pooled head zooms into its top-left 256 × 256 tokens; a click on the large view zooms
  * around the clicked cell; the fields take any range.
  */
-import type { AttentionBlock, BlockRange } from '../src/protocol/attentionBlock';
-import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../src/protocol/attention';
-import { BLOCK_CELLS, poolCaption, pooledCells } from '../src/shared/pool';
-import { PLOTLY_CONFIG, h, plotly, plotlyText, post, readTheme, themedLayout } from './common';
-import { plotlyColorscale } from './lib/colormap';
+import type { BlockRange } from '../../src/protocol/attentionBlock';
+import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../../src/protocol/attention';
+import { BLOCK_CELLS, poolCaption, pooledCells } from '../../src/shared/pool';
+import { PLOTLY_CONFIG, h, plotly, plotlyText, readTheme, themedLayout, poster } from '../common';
+import { plotlyColorscale } from '../lib/colormap';
+import { type AttentionBlockMsg, attentionPage } from '../../src/protocol/pages/attention';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const toPanel = poster(attentionPage);
 
 /** A kind's card caption: `6 layers × 8 heads · 4096 × 4096 · pooled 32×32 → max`. */
 export function kindCaption(maps: AttentionMaps, queries: number, keys: number): string {
@@ -34,8 +38,8 @@ export interface Zoom {
   /** Opens a pooled head: zooms into [q0, q0 + 256) × [k0, k0 + 256). */
   open(ref: HeadRef, queries: number, keys: number, q0?: number, k0?: number): void;
   hide(): void;
-  /** A block arrived: drawn when it is the one last asked for. */
-  show(b: AttentionBlock, queryTokens: readonly string[], keyTokens: readonly string[]): void;
+  /** A block arrived: drawn when it answers the request last made (its id). */
+  show(b: AttentionBlockMsg, queryTokens: readonly string[], keyTokens: readonly string[]): void;
 }
 
 export function zoomCard(): Zoom {
@@ -53,7 +57,9 @@ export function zoomCard(): Zoom {
   );
   let head: HeadRef | null = null;
   let size = { queries: 0, keys: 0 };
-  let asked: BlockRange | null = null;
+  /** The id of the request last made (each request's id is new); null: none is waited for. */
+  let asked: number | null = null;
+  let nextId = 0;
   const ask = () => {
     if (!head) return;
     const n = (i: HTMLInputElement) => Math.max(0, Math.floor(Number(i.value)));
@@ -64,9 +70,9 @@ export function zoomCard(): Zoom {
       k0: Math.min(n(k0!), size.keys - 1),
       k1: Math.min(Math.max(n(k1!), n(k0!) + 1), size.keys),
     };
-    asked = r;
+    asked = ++nextId;
     title.textContent = `Zoom · queries ${r.q0}–${r.q1 - 1} × keys ${r.k0}–${r.k1 - 1} · loading…`;
-    post({ type: 'requestBlock', ...r });
+    toPanel({ type: 'requestBlock', id: asked, ...r });
   };
   go.addEventListener('click', ask);
   return {
@@ -86,9 +92,7 @@ export function zoomCard(): Zoom {
       el.setAttribute('hidden', '');
     },
     show(b, queryTokens, keyTokens) {
-      const a = asked;
-      if (!a || a.kind !== b.kind || a.layer !== b.layer || a.head !== b.head || a.q0 !== b.q0 || a.k0 !== b.k0) return; // a newer zoom was asked for
-      if (a.q1 !== b.q1 || a.k1 !== b.k1) return;
+      if (b.id !== asked) return; // a newer zoom was asked for
       const [rows, cols] = b.shape;
       const z: number[][] = [];
       for (let r = 0; r < rows; r++) z.push(Array.from(b.weights.subarray(r * cols, (r + 1) * cols)));

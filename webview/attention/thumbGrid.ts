@@ -18,10 +18,10 @@ import {
   type HeadRef,
   KIND_AXES,
   tokensOf,
-} from '../src/protocol/attention';
-import type { ViewHeader } from '../src/protocol/webview';
-import { h } from './common';
-import { cellAt, drawHeatmap, fitSize, sameValues } from './heatmap';
+} from '../../src/protocol/attention';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { h } from '../common';
+import { cellAt, drawHeatmap, fitSize, sameValues } from '../heatmap';
 import { type AggregateRow, aggregateRow } from './aggregate';
 import { showCrosshair, tokenLine, watchTokens } from './crosshair';
 import { kindCaption } from './zoom';

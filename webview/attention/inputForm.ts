@@ -4,9 +4,13 @@
  * see all layers × heads. A run without a vocabulary (a PyTorch checkpoint folder) takes token ids.
  * It posts `inspectInput`; the extension asks the engine and sends the attention back.
  */
-import type { InputPair } from '../src/protocol/attention';
-import type { ViewHeader } from '../src/protocol/webview';
-import { h, post } from './common';
+import type { InputPair } from '../../src/protocol/attention';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { h, poster } from '../common';
+import { attentionPage } from '../../src/protocol/pages/attention';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const ask = poster(attentionPage);
 
 /** Token ids typed as text: "5 6 7" (commas allowed), or why not. */
 export function parseIds(text: string): number[] | string {
@@ -68,13 +72,13 @@ export function inputForm(): InputForm {
       input = { kind: 'ids', src: a, ...(b ? { tgt: b } : {}) };
     }
     const at = chosenStep();
-    post({ type: 'inspectInput', input, ...(at !== undefined ? { step: at } : {}) });
+    ask({ type: 'inspectInput', input, ...(at !== undefined ? { step: at } : {}) });
   };
   show.addEventListener('click', submit);
   for (const box of [src, tgt]) box.addEventListener('keydown', (e) => e.key === 'Enter' && submit());
   probe.addEventListener('click', () => {
     const at = chosenStep();
-    post({ type: 'inspectInput', input: { kind: 'probe' }, ...(at !== undefined ? { step: at } : {}) });
+    ask({ type: 'inspectInput', input: { kind: 'probe' }, ...(at !== undefined ? { step: at } : {}) });
   });
 
   const el = h('div', { class: 'form', id: 'input-form' }, src, tgt, h('label', {}, 'at ', step), show, probe, why);

@@ -3,9 +3,9 @@
  * attention belongs to (as the header names them), token labels of the large card's axes, and what
  * the view says when it has nothing to draw.
  */
-import { type Attention, type AttentionKind, headId, type HeadRef } from '../src/protocol/attention';
-import type { ViewHeader } from '../src/protocol/webview';
-import { plotlyText } from './common';
+import { type Attention, type AttentionKind, headId, type HeadRef } from '../../src/protocol/attention';
+import type { ViewHeader } from '../../src/protocol/webview';
+import { plotlyText } from '../common';
 
 /** Each kind's title, as the grid and the large card name it. */
 export const KIND_TITLES: Record<AttentionKind, string> = {

@@ -3,8 +3,12 @@
  * mean-ablated, and what that does to the input shown: each target token's log-prob with the model
  * as trained and with the heads off, the change, and the greedy output with the heads off.
  */
-import { ABLATION_MODES, type AblationEffect, type AblationMode } from '../src/protocol/ablation';
-import { h, post } from './common';
+import { ABLATION_MODES, type AblationEffect, type AblationMode } from '../../src/protocol/ablation';
+import { h, poster } from '../common';
+import { attentionPage } from '../../src/protocol/pages/attention';
+
+/** Posts what this page asks of its panel (its protocol's page → panel messages only). */
+const toPanel = poster(attentionPage);
 
 export interface AblationCard {
   el: HTMLElement;
@@ -39,7 +43,7 @@ export function ablationCard(onChange: () => void): AblationCard {
 
   const ask = () => {
     status.textContent = heads.length ? 'computing…' : '';
-    post({ type: 'ablateHeads', ablation: { heads, mode } });
+    toPanel({ type: 'ablateHeads', ablation: { heads, mode } });
     draw();
     onChange();
   };

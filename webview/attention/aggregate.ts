@@ -8,13 +8,13 @@
  * without bound), and are left out with a note; the means are drawn and named for what they are,
  * means of the heads' pooled maxima over cells, not of weights over tokens (and not exported).
  */
-import { type Attention, type AttentionKind, findMaps, tokensOf } from '../src/protocol/attention';
-import { aggregatesJson, type KindAggregates } from '../src/protocol/export';
-import { type Pool, POOL_ABOVE } from '../src/shared/pool';
-import { h, post } from './common';
-import { drawHeatmap } from './heatmap';
+import { type Attention, type AttentionKind, findMaps, tokensOf } from '../../src/protocol/attention';
+import { aggregatesJson, type KindAggregates } from '../../src/protocol/export';
+import { type Pool, POOL_ABOVE } from '../../src/shared/pool';
+import { h, post } from '../common';
+import { drawHeatmap } from '../heatmap';
 import { drawNow, lazyPart, markStale } from './lazyParts';
-import { attentionFlow, attentionRollout, FLOW_MAX_TOKENS, meanOverHeads } from './lib/aggregate';
+import { attentionFlow, attentionRollout, FLOW_MAX_TOKENS, meanOverHeads } from '../lib/aggregate';
 
 /** Rollout is n³ a layer: past this many tokens the row leaves it out, and says so. */
 export const ROLLOUT_MAX_TOKENS = 256;
