@@ -13,7 +13,7 @@ import {
   attentionPage,
   type RequestBlockMsg,
 } from '../../../protocol/pages/attention';
-import { ablationEffect } from '../../../protocol/training';
+import { ablationEffect } from '../../../protocol/methods';
 import type { PanelState } from '../../../protocol/webview';
 import { requestBlock } from '../../blocks';
 import { BasePanel } from '../base';

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { Attention } from '../../../protocol/attention';
 import type { BeamTreeView } from '../../../protocol/beamTree';
 import { type BeamFromPage, type BeamToPage, beamPage } from '../../../protocol/pages/beam';
-import { attentionGet } from '../../../protocol/training';
+import { attentionGet } from '../../../protocol/methods';
 import type { PanelState } from '../../../protocol/webview';
 import { attentionFromWire } from '../../../protocol/wire';
 import { BasePanel } from '../base';
