@@ -7,7 +7,7 @@
 //   VSCODE_TEST_TARGET=auto    (default) server if scripts/setup-vscode.sh succeeds, else desktop
 // VSCODE_TEST_GREP=<text> runs only the tests whose name contains it; 'a|b' those containing a or b.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -51,8 +51,10 @@ await esbuild.build({
 });
 
 // The page hook (test/pageHook/pageHook.js): every page the tests open loads it from dist/webview
-// (activateExtension asks the panels to), and it answers what the page drew. Not in the product.
-copyFileSync(join(repo, 'test', 'pageHook', 'pageHook.js'), join(repo, 'dist', 'webview', 'pageHook.js'));
+// (activateExtension asks the panels to), and it answers what the page drew. Not in the product:
+// removed again when the tests end, so dist/ holds only what the build writes (the VSIX test checks).
+const pageHook = join(repo, 'dist', 'webview', 'pageHook.js');
+copyFileSync(join(repo, 'test', 'pageHook', 'pageHook.js'), pageHook);
 
 const t0 = Date.now();
 try {
@@ -67,5 +69,7 @@ try {
   );
 } catch (err) {
   console.error(`test-vscode: failed after ${((Date.now() - t0) / 1000).toFixed(1)} s: ${err.message ?? err}`);
+  rmSync(pageHook, { force: true });
   process.exit(1);
 }
+rmSync(pageHook, { force: true });
