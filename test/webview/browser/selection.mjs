@@ -276,6 +276,9 @@ test('the inspector’s play button walks the slider through the history, moving
   await headState(head, historyState());
   await head.waitForFunction(() => document.body.dataset.drawnStep === '300');
   await head.locator('#step-slider').fill('0');
+  // The slider's own cursor (step 100) goes out on the next frame: cleared before it, it was counted
+  // as the play's first step once.
+  await head.waitForFunction(() => window.__posted.some((m) => m.type === 'cursor' && m.step === 100));
   await head.evaluate(() => (window.__posted.length = 0));
   await head.click('#play');
   assert((await head.locator('#play').innerText()) === '⏸', 'playing shows pause');
