@@ -97,6 +97,11 @@ function countTap(tap) {
 
 const only = process.argv.slice(2);
 const unit = findTests('out/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+// node --test given no file runs every test file it finds under the working folder: say so instead.
+if (!unit.length) {
+  console.error(`run-tests: no unit-test file under out/test matches ${only.join(', ') || 'anything'} (build first?)`);
+  process.exit(1);
+}
 const suites = {};
 suites.unit = nodeTests(unit);
 if (only.length === 0) {
