@@ -83,7 +83,7 @@ export default tseslint.config(
     rules: forbid(['vscode'], ['@tensorflow/*', 'node:*'], 'the protocol imports nothing heavy'),
   },
   {
-    files: ['src/shared/**/*.ts'],
+    files: ['src/algorithms/**/*.ts'],
     // Nothing outside the folder (no `../`), no Node, no package: pure code every room may import.
     rules: {
       'no-restricted-imports': [
@@ -93,7 +93,7 @@ export default tseslint.config(
             {
               regex: '^(?!\\./)',
               message:
-                'shared/ imports nothing but itself: pure algorithms the protocol, engine, extension and pages all import',
+                'algorithms/ imports nothing but itself: pure algorithms the protocol, engine, extension and pages all import',
             },
           ],
         },

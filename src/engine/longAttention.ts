@@ -1,6 +1,6 @@
 /**
  * The attention of one long pair (4,096 tokens), layer by layer: each attention computes its
- * weights a slice of query rows at a time, pools them into thumbnails (shared/pool.ts) and
+ * weights a slice of query rows at a time, pools them into thumbnails (algorithms/pool.ts) and
  * releases them before the next slice; a layer's activations are released once the next layer
  * has them. So no more than one slice of [h, rows, keys] weights (CHUNK_WEIGHTS) is ever held,
  * where all maps at once would take 9.2 GB on the base shape. The model's forward pass of §3.1,
@@ -12,7 +12,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../protocol/attention';
-import { maxPoolBlocks, type Pool, pooledCells } from '../shared/pool';
+import { maxPoolBlocks, type Pool, pooledCells } from '../algorithms/pool';
 import {
   causalMask,
   mergeHeads,

@@ -19,7 +19,7 @@ import {
   optional,
   shapeOf,
 } from './check';
-import { type Pool, pooledCells, pooledLabels } from '../shared/pool';
+import { type Pool, pooledCells, pooledLabels } from '../algorithms/pool';
 
 export const ATTENTION_KINDS = ['encoder_self', 'decoder_self', 'cross'] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
@@ -66,7 +66,7 @@ export interface AttentionMaps<W = Float32Array> {
   shape: [layers: number, heads: number, queries: number, keys: number];
   weights: W;
   /**
-   * Present when the maps are max-pooled (inputs past POOL_ABOVE tokens, shared/pool.ts): each cell is
+   * Present when the maps are max-pooled (inputs past POOL_ABOVE tokens, algorithms/pool.ts): each cell is
    * the largest weight of `rows` queries × `cols` keys, and shape[2], shape[3] count cells
    * (⌈queries / rows⌉, ⌈keys / cols⌉). Absent: every weight, as computed.
    */
@@ -203,7 +203,7 @@ export interface HeadMap {
   queries: number;
   keys: number;
   weights: Float32Array;
-  /** One label per row and column: of a pooled map, `first…last` of each block (shared/pool.ts). */
+  /** One label per row and column: of a pooled map, `first…last` of each block (algorithms/pool.ts). */
   queryTokens: string[];
   keyTokens: string[];
   /** The pool of a pooled map (queries and keys then count cells). */

@@ -1,6 +1,6 @@
 /**
  * attention/block: one head's weights over a block of queries × keys, asked for when a pooled head
- * (shared/pool.ts) is opened or zoomed. The block comes back whole when it is at most BLOCK_CELLS a side,
+ * (algorithms/pool.ts) is opened or zoomed. The block comes back whole when it is at most BLOCK_CELLS a side,
  * else max-pooled to that; so a reply never holds more than 256² weights (256 KB), whatever the
  * input's length. The same block travels to the attention page as `attentionBlock`, with a
  * Float32Array (the engine wire's base64 decoded once, in the extension host).
@@ -19,7 +19,7 @@ import {
   optional,
   shapeOf,
 } from './check';
-import { BLOCK_CELLS, type Pool, pooledCells } from '../shared/pool';
+import { BLOCK_CELLS, type Pool, pooledCells } from '../algorithms/pool';
 
 /** The longest axis a block may name: an input's tokens (INPUT_LIMITS.tokens) and its added BOS or EOS. */
 export const BLOCK_AXIS_LIMIT = 8193;

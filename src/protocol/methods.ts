@@ -120,7 +120,7 @@ export const trainEnded = notification<TrainEnded>('train/ended', checkTrainEnde
 
 // ---- attention -------------------------------------------------------------------------------
 
-/** Any pair at any checkpoint, decoded first when it has no target; max-pooled past 256 tokens (shared/pool.ts). */
+/** Any pair at any checkpoint, decoded first when it has no target; max-pooled past 256 tokens (algorithms/pool.ts). */
 export const attentionGet = request<AttentionParams, AttentionResult>(
   'attention/get',
   checkAttentionParams,

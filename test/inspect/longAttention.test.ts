@@ -19,7 +19,7 @@ import { attentionBlockAt, blockOf, keptPass, passKey, releasePass } from '../..
 import { blockCheck } from '../../src/protocol/attentionBlock';
 import { attentionBlock } from '../../src/protocol/methods';
 import { isString } from '../../src/protocol/check';
-import { maxPoolBlocks, poolCaption, pooledLabels, thumbnailPool } from '../../src/shared/pool';
+import { maxPoolBlocks, poolCaption, pooledLabels, thumbnailPool } from '../../src/algorithms/pool';
 import { toAttentionInTurns } from '../../src/extension/convert';
 import type { Attention } from '../../src/protocol/attention';
 import { attentionToWire } from '../../src/protocol/wire';

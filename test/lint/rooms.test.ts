@@ -94,7 +94,7 @@ test('the protocol imports nothing heavy; what each room may import passes', asy
   );
 });
 
-test('shared/ (the pure algorithms) imports nothing but itself; the protocol, the engine and the pages import it', async () => {
+test('algorithms/ (the pure algorithms) imports nothing but itself; the protocol, the engine and the pages import it', async () => {
   for (const spec of [
     '../protocol/attention',
     'vscode',
@@ -102,19 +102,19 @@ test('shared/ (the pure algorithms) imports nothing but itself; the protocol, th
     '@tensorflow/tfjs-core',
     '../engine/model/config',
   ]) {
-    const found = await problems('src/shared/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
-    assert.equal(found.length, 1, `src/shared importing ${spec} is not reported`);
-    assert.match(found[0], /shared\/ imports nothing but itself/);
+    const found = await problems('src/algorithms/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `src/algorithms importing ${spec} is not reported`);
+    assert.match(found[0], /algorithms\/ imports nothing but itself/);
   }
   assert.deepEqual(
-    await problems('src/shared/planted.ts', "import { POOL_ABOVE } from './pool';\nvoid POOL_ABOVE;\n"),
+    await problems('src/algorithms/planted.ts', "import { POOL_ABOVE } from './pool';\nvoid POOL_ABOVE;\n"),
     [],
   );
   for (const [file, spec] of [
-    ['src/protocol/planted.ts', '../shared/pool'],
-    ['src/engine/planted.ts', '../shared/pool'],
-    ['src/extension/planted.ts', '../shared/history'],
-    ['webview/planted.ts', '../src/shared/pool'],
+    ['src/protocol/planted.ts', '../algorithms/pool'],
+    ['src/engine/planted.ts', '../algorithms/pool'],
+    ['src/extension/planted.ts', '../algorithms/history'],
+    ['webview/planted.ts', '../src/algorithms/pool'],
   ])
     assert.deepEqual(await problems(file, `import * as x from '${spec}';\nvoid x;\n`), [], `${file} importing ${spec}`);
 });

@@ -3,14 +3,14 @@
  * mean of all, and for the encoder's self-attention the rollout and flow of webview/lib/aggregate.ts,
  * drawn like the thumbnails above them, with a JSON export of what they show.
  *
- * Pooled maps (inputs past 256 tokens, src/shared/pool.ts) hold each block's largest weight, so
+ * Pooled maps (inputs past 256 tokens, src/algorithms/pool.ts) hold each block's largest weight, so
  * their rows do not sum to 1: rollout and flow of them would mean nothing (products of maxima grow
  * without bound), and are left out with a note; the means are drawn and named for what they are,
  * means of the heads' pooled maxima over cells, not of weights over tokens (and not exported).
  */
 import { type Attention, type AttentionKind, findMaps, tokensOf } from '../../src/protocol/attention';
 import { aggregatesJson, type KindAggregates } from '../../src/protocol/export';
-import { type Pool, POOL_ABOVE } from '../../src/shared/pool';
+import { type Pool, POOL_ABOVE } from '../../src/algorithms/pool';
 import { h, post } from '../common';
 import { drawHeatmap } from '../heatmap';
 import { drawNow, lazyPart, markStale } from './lazyParts';

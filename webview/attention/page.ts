@@ -39,7 +39,7 @@ import {
   poster,
 } from '../common';
 import { maxOf, poolMax } from '../lib/attention';
-import { poolCaption } from '../../src/shared/pool';
+import { poolCaption } from '../../src/algorithms/pool';
 import { plotlyColorscale } from '../lib/colormap';
 import { inputForm } from './inputForm';
 import { ablationCard } from './ablation';

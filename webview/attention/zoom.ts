@@ -1,5 +1,5 @@
 /**
- * The zoom of a pooled head (inputs past 256 tokens, src/shared/pool.ts): the attention view's
+ * The zoom of a pooled head (inputs past 256 tokens, src/algorithms/pool.ts): the attention view's
  * thumbnails and large view show max-pooled cells; this card asks the extension for a block of
  * the head's weights (`requestBlock` → attention/block) and draws what comes back
  * (`attentionBlock`) with token axes: whole up to 256 tokens a side, else pooled and said so.
@@ -8,7 +8,7 @@
  */
 import type { BlockRange } from '../../src/protocol/attentionBlock';
 import { type AttentionMaps, headId, type HeadRef, KIND_AXES } from '../../src/protocol/attention';
-import { BLOCK_CELLS, poolCaption, pooledCells } from '../../src/shared/pool';
+import { BLOCK_CELLS, poolCaption, pooledCells } from '../../src/algorithms/pool';
 import { PLOTLY_CONFIG, h, plotly, plotlyText, readTheme, themedLayout, poster } from '../common';
 import { plotlyColorscale } from '../lib/colormap';
 import { type AttentionBlockMsg, attentionPage } from '../../src/protocol/pages/attention';

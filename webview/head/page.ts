@@ -7,7 +7,7 @@
  */
 import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../../src/protocol/export';
-import { mergeSnapshots } from '../../src/shared/history';
+import { mergeSnapshots } from '../../src/algorithms/history';
 import { type HeadToPage, headPage } from '../../src/protocol/pages/head';
 import type { CellRef } from '../../src/protocol/drawnReport';
 import type { ViewHeader } from '../../src/protocol/webview';

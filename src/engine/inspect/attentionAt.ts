@@ -15,7 +15,7 @@ import { translate } from '../decode/translate';
 import { attentionOfPairs } from './attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { longPass } from '../longAttention';
-import { thumbnailPool } from '../../shared/pool';
+import { thumbnailPool } from '../../algorithms/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
 import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';

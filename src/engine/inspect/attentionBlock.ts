@@ -13,7 +13,7 @@ import {
   blockPool,
 } from '../../protocol/attentionBlock';
 import type { InputPair } from '../../protocol/attention';
-import { maxPoolBlocks, pooledCells } from '../../shared/pool';
+import { maxPoolBlocks, pooledCells } from '../../algorithms/pool';
 import { CHUNK_WEIGHTS, disposeKept, type LongPass } from '../longAttention';
 
 /** How long a kept pass waits for a block request before its tensors are released. */

@@ -30,6 +30,7 @@ import type { EngineClient } from '../engineClient';
 import { errorText } from '../errorText';
 import type { Selection } from '../selection';
 import { dataUrlBytes } from './dataUrl';
+import { DisposableList } from './disposables';
 import { panelHtml } from './html';
 import type { PanelStore } from './store';
 
@@ -85,30 +86,6 @@ export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions 
       vscode.Uri.joinPath(extensionUri, 'node_modules', 'plotly.js-dist-min'),
     ],
   };
-}
-
-/** A list of disposables emptied once (after vscode-extension-samples' dispose.ts). */
-export class DisposableList implements vscode.Disposable {
-  private items: vscode.Disposable[] = [];
-  private done = false;
-  add<T extends vscode.Disposable>(d: T): T {
-    if (this.done) d.dispose();
-    else this.items.push(d);
-    return d;
-  }
-  dispose(): void {
-    if (this.done) return;
-    this.done = true;
-    const items = this.items;
-    this.items = [];
-    for (const d of items.reverse()) {
-      try {
-        d.dispose();
-      } catch {
-        // one failing disposable must not keep the others alive
-      }
-    }
-  }
 }
 
 /** What requestImage answers when the panel's page did not come back within 15 s. */

@@ -199,7 +199,7 @@ export class Panels implements vscode.Disposable {
 
   /** Posts what live updates came since the last post (at most every LIVE_POST_MS). */
   private postLive(b: LiveBatch): void {
-    // The new snapshots alone: the page merges them as the store does (shared/history.ts).
+    // The new snapshots alone: the page merges them as the store does (algorithms/history.ts).
     if (b.snapshots.length) HeadInspectorPanel.slot.current?.showSnapshots(b.snapshots);
     if (b.attention) {
       AttentionPanel.slot.current?.showAttention(b.attention);

@@ -9,7 +9,7 @@
 import type { Attention } from '../../protocol/attention';
 import type { MetricRow } from '../../protocol/metrics';
 import type { HeadRoles, OverlayRun, PositionalPayload, Schedule, ViewHeader } from '../../protocol/webview';
-import { mergeSnapshots } from '../../shared/history';
+import { mergeSnapshots } from '../../algorithms/history';
 import { headRoles } from '../../protocol/roles';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 
@@ -71,7 +71,7 @@ export class PanelStore {
     }
   }
 
-  /** Snapshots of the probe pair merged into the history (shared/history.ts). */
+  /** Snapshots of the probe pair merged into the history (algorithms/history.ts). */
   addSnapshots(items: readonly Attention[], replace = false): void {
     this.snapshots = mergeSnapshots(replace ? [] : this.snapshots, items);
   }

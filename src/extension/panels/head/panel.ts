@@ -43,7 +43,7 @@ export class HeadInspectorPanel extends BasePanel<HeadToPage, HeadFromPage> {
     this.post({ type: 'attention', ...attention, roles: this.host.store.rolesAt(attention.source.step) });
   }
 
-  /** Snapshots new to the probe history: the page merges them in (shared/history.ts). */
+  /** Snapshots new to the probe history: the page merges them in (algorithms/history.ts). */
   showSnapshots(items: Attention[]): void {
     this.post({ type: 'snapshots', items });
   }
