@@ -14,7 +14,8 @@ import {
 } from '../../protocol/attentionBlock';
 import type { InputPair } from '../../protocol/attention';
 import { maxPoolBlocks, pooledCells } from '../../algorithms/pool';
-import { CHUNK_WEIGHTS, disposeKept, type LongPass } from '../longAttention';
+import type { LongPass } from '../longAttention';
+import { CHUNK_WEIGHTS, disposeKept } from '../ops/long';
 
 /** How long a kept pass waits for a block request before its tensors are released. */
 export const CACHE_IDLE_MS = 10 * 60_000;

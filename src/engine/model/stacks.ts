@@ -3,6 +3,9 @@
  * connection and LayerNorm. Post-LN (the paper): LayerNorm(x + Dropout(Sublayer(x))); pre-LN
  * (norm_first): x + Dropout(Sublayer(LayerNorm(x))). Written once over the ops the pass runs
  * (ops/index.ts opsFor: plain tfjs ops, the training kernels or the decoding kernels).
+ *
+ * Each layer runs in its own tf.tidy scope: its intermediates are released once the next layer has
+ * its output (what the backward pass needs, the tape keeps), so a pass holds one layer's at a time.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
@@ -69,8 +72,10 @@ export function encode(
   for (const [i, layer] of layers.encoder.entries()) {
     // Multi-head self-attention over the source (§3.2.3), then the position-wise FFN (§3.3).
     const attention = { attn: layer.selfAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'encoder_self', i) };
-    x = residual(ops, c, ctx, layer.norm1, x, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y }));
-    x = residual(ops, c, ctx, layer.norm2, x, (y) => ops.feedForward(layer.ffn, y));
+    x = tf.tidy(() => {
+      const a = residual(ops, c, ctx, layer.norm1, x, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y }));
+      return residual(ops, c, ctx, layer.norm2, a, (y) => ops.feedForward(layer.ffn, y));
+    });
   }
   return layers.encoderNorm ? (ops.layerNorm(layers.encoderNorm, x) as tf.Tensor3D) : x;
 }
@@ -121,11 +126,15 @@ export function decode(
     const self = { attn: layer.selfAttn, heads: c.heads, mask: tgtMask, ...site(ctx, 'decoder_self', i) };
     const cross = { attn: layer.crossAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'cross', i) };
     const kv = Array.isArray(memory) ? memory[i]! : memory; // [B, S, d], or per head [B, h, S, dk]
-    y = residual(ops, c, ctx, layer.norm1, y, (z) =>
-      ops.multiHeadAttention({ ...self, xq: z, xkv: z, ...(cache ? { extend } : {}) }),
-    );
-    y = residual(ops, c, ctx, layer.norm2, y, (z) => ops.multiHeadAttention({ ...cross, xq: z, xkv: kv }));
-    y = residual(ops, c, ctx, layer.norm3, y, (z) => ops.feedForward(layer.ffn, z));
+    ({ y } = tf.tidy(() => {
+      let z = residual(ops, c, ctx, layer.norm1, y, (u) =>
+        ops.multiHeadAttention({ ...self, xq: u, xkv: u, ...(cache ? { extend } : {}) }),
+      );
+      z = residual(ops, c, ctx, layer.norm2, z, (u) => ops.multiHeadAttention({ ...cross, xq: u, xkv: kv }));
+      z = residual(ops, c, ctx, layer.norm3, z, (u) => ops.feedForward(layer.ffn, u));
+      const past = cache?.self[i]; // the layer's extended cache outlives its scope
+      return { y: z, k: past?.k, v: past?.v };
+    }));
   }
   return layers.decoderNorm ? (ops.layerNorm(layers.decoderNorm, y) as tf.Tensor3D) : y;
 }
