@@ -15,7 +15,7 @@ import { translate } from '../decode/translate';
 import { attentionOfPairs } from './attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { longPass } from '../longAttention';
-import { thumbnailPool } from '../../algorithms/pool';
+import { POOL_ABOVE, thumbnailPool } from '../../algorithms/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
 import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';
@@ -141,11 +141,13 @@ export async function withCheckpoint<T>(
   }
 }
 
+/** `valueWeighted`: each map also holds ‖α_ij · v_j W^O_h‖ (valueWeighted.ts); refused for pooled maps. */
 export async function attentionAt(
   runDir: string,
   step: number | undefined,
   input: InputPair,
   beam = 4,
+  valueWeighted = false,
 ): Promise<AttentionAt> {
   return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
@@ -164,6 +166,11 @@ export async function attentionAt(
     const S = ids.src.length;
     let pair: { maps: AttentionMaps[]; tokenLogProbs: number[] };
     if (isLong(model, S, tgt.length)) {
+      if (valueWeighted)
+        throw new RangeError(
+          `attention/get params: valueWeighted needs every weight, so inputs of at most ${POOL_ABOVE} tokens a side ` +
+            `within max_len ${c.max_len}; this pair has ${S} source and ${tgt.length} target tokens`,
+        );
       // Layer by layer, pooled past POOL_ABOVE tokens; Q and K kept for attention/block.
       checkLongPassSize(c, S, tgt.length);
       const pools = poolsOf(S, tgt.length);
@@ -172,7 +179,7 @@ export async function attentionAt(
       pair = pass;
     } else {
       checkAttentionSize(c, S, tgt.length);
-      const [p] = await attentionOfPairs(model, [ids.src], [tgt]);
+      const [p] = await attentionOfPairs(model, [ids.src], [tgt], undefined, { valueWeighted });
       pair = { maps: p!.maps, tokenLogProbs: tokenLogProbs(p!.logProbs, tgt, c.tgt_vocab, c.eos_id) };
     }
     const attention: Attention = {

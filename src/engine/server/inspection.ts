@@ -69,7 +69,7 @@ export function registerInspectionHandlers(
 
   handle(conn, attentionGet, async (p) => {
     await ensureBackend();
-    const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4);
+    const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4, p.valueWeighted ?? false);
     return { ...r, attention: attentionToWire(r.attention) };
   });
 
