@@ -61,11 +61,15 @@ export interface AttentionResult {
   /** log p of each target token after BOS, and of EOS last (teacher-forced). */
   tokenLogProbs: number[];
 }
+export const checkDecoded: Check<Decoded> = object<Decoded>({
+  text: isString,
+  tokens: arrayOf(isString),
+  score: isFiniteNumber,
+  logProb: isFiniteNumber,
+});
 export const checkAttentionResult: Check<AttentionResult> = object({
   attention: checkWireAttention,
-  decoded: optional(
-    object<Decoded>({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
-  ),
+  decoded: optional(checkDecoded),
   tokenLogProbs: arrayOf(isFiniteNumber),
 });
 

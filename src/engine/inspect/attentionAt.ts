@@ -141,6 +141,18 @@ export async function withCheckpoint<T>(
   }
 }
 
+/** The input's target (BOS first), or, when it gave none, what beam search of `beam` chose, with what it decoded. */
+export async function targetOf(
+  { model, vocab, ids, label }: Pick<OpenedInput, 'model' | 'vocab' | 'ids' | 'label'>,
+  beam: number,
+): Promise<{ tgt: number[]; decoded?: Decoded }> {
+  if (ids.tgt) return { tgt: ids.tgt };
+  const [t] = await translate(model, [ids.src], { beamSize: beam });
+  const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
+  const decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
+  return { tgt: [model.config.bos_id, ...t!.tokens], decoded };
+}
+
 /** `valueWeighted`: each map also holds ‖α_ij · v_j W^O_h‖ (valueWeighted.ts); refused for pooled maps. */
 export async function attentionAt(
   runDir: string,
@@ -155,14 +167,7 @@ export async function attentionAt(
       checkDecodeSize(c, ids.src.length); // max_len first: the advice of the attention's limit must then decode
       checkAttentionSize(c, ids.src.length, 1, c.max_len);
     }
-    let decoded: Decoded | undefined;
-    let tgt = ids.tgt;
-    if (!tgt) {
-      const [t] = await translate(model, [ids.src], { beamSize: beam });
-      tgt = [c.bos_id, ...t!.tokens];
-      const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
-      decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
-    }
+    const { tgt, decoded } = await targetOf({ model, vocab, ids, label }, beam);
     const S = ids.src.length;
     let pair: { maps: AttentionMaps[]; tokenLogProbs: number[] };
     if (isLong(model, S, tgt.length)) {
