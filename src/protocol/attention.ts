@@ -71,6 +71,12 @@ export interface AttentionMaps<W = Float32Array> {
    * (⌈queries / rows⌉, ⌈keys / cols⌉). Absent: every weight, as computed.
    */
   pool?: Pool;
+  /**
+   * Present when asked for (attention/get's `valueWeighted`, the CLI's --value-weighted; never with
+   * `pool`): value-weighted attention (Kobayashi et al., 2020), ‖α_ij · v_j W^O_h‖₂ of each head,
+   * query and key, in the same shape and order as `weights` (engine/inspect/valueWeighted.ts).
+   */
+  valueWeighted?: W;
 }
 
 /** What attention was computed from; every view names it. */
@@ -151,6 +157,7 @@ export function attentionCheck<W>(checkWeights: Check<W>, length: (w: unknown) =
         shape: shapeOf<AttentionMaps['shape']>(4),
         weights: checkWeights,
         pool: optional(object<Pool>({ rows: isPositiveInt, cols: isPositiveInt })),
+        valueWeighted: optional(checkWeights),
       }),
     ),
   });
@@ -179,6 +186,11 @@ export function attentionCheck<W>(checkWeights: Check<W>, length: (w: unknown) =
       const n = m.shape.reduce((x, y) => x * y, 1);
       const got = length(m.weights);
       if (got !== n) return `${at}.weights must hold ${n} values (shape ${m.shape.join('×')}), got ${got}`;
+      if (m.valueWeighted !== undefined) {
+        if (m.pool) return `${at}.valueWeighted must be absent from pooled maps`;
+        const vw = length(m.valueWeighted);
+        if (vw !== n) return `${at}.valueWeighted must hold ${n} values (shape ${m.shape.join('×')}), got ${vw}`;
+      }
     }
     return undefined;
   };

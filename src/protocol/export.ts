@@ -70,22 +70,34 @@ export function metricsJson(rows: readonly MetricRow[], schedule: unknown, conte
 
 // ---- attention --------------------------------------------------------------------------------
 
-/** Layer, head, query, key as nested arrays of one kind. */
-function nested(a: Attention, kind: AttentionKind): number[][][][] | undefined {
+/** Layer, head, query, key as nested arrays of one kind: its weights, or its value-weighted norms. */
+function nested(
+  a: Attention,
+  kind: AttentionKind,
+  of: 'weights' | 'valueWeighted' = 'weights',
+): number[][][][] | undefined {
   const m = findMaps(a, kind);
-  if (!m) return undefined;
+  const values = m?.[of];
+  if (!m || !values) return undefined;
   const [layers, heads, q, k] = m.shape;
   const row = (l: number, h: number, i: number) =>
-    Array.from(m.weights.subarray(((l * heads + h) * q + i) * k, ((l * heads + h) * q + i + 1) * k));
+    Array.from(values.subarray(((l * heads + h) * q + i) * k, ((l * heads + h) * q + i + 1) * k));
   return Array.from({ length: layers }, (_, l) =>
     Array.from({ length: heads }, (_, h) => Array.from({ length: q }, (_, i) => row(l, h, i))),
   );
 }
 
-/** Every kind present as `[layer][head][query][key]`, with the token labels and the context. */
+/**
+ * Every kind present as `[layer][head][query][key]`, with the token labels and the context; and,
+ * where the maps hold them, `value_weighted`: each kind's ‖α_ij · v_j W^O_h‖ nested the same way.
+ */
 export function attentionObject(a: Attention): Record<string, unknown> {
   const kinds = Object.fromEntries(ATTENTION_KINDS.flatMap((k) => (findMaps(a, k) ? [[k, nested(a, k)]] : [])));
-  return { ...attentionContext(a), src_tokens: a.srcTokens, tgt_tokens: a.tgtTokens, ...kinds };
+  const weighted = Object.fromEntries(
+    ATTENTION_KINDS.flatMap((k) => (findMaps(a, k)?.valueWeighted ? [[k, nested(a, k, 'valueWeighted')]] : [])),
+  );
+  const more = Object.keys(weighted).length ? { value_weighted: weighted } : {};
+  return { ...attentionContext(a), src_tokens: a.srcTokens, tgt_tokens: a.tgtTokens, ...kinds, ...more };
 }
 
 export function attentionJson(a: Attention, extra: Record<string, unknown> = {}): string {

@@ -32,12 +32,18 @@ export interface AttentionParams {
   input: InputPair;
   /** Beam size when the target is decoded (no target given); 1 decodes greedily. Default 4. */
   beam?: number;
+  /**
+   * Each map also holds value-weighted attention, ‖α_ij · v_j W^O_h‖ (attention.ts AttentionMaps
+   * `valueWeighted`). Refused for inputs past 256 tokens a side (their maps are pooled). Default false.
+   */
+  valueWeighted?: boolean;
 }
 export const checkAttentionParams: Check<AttentionParams> = object({
   runDir: isAbsolutePath,
   step: optional(isIndex),
   input: checkInputPair,
   beam: optional(intIn(1, MAX_BEAM)),
+  valueWeighted: optional(isBoolean),
 });
 
 /** What the model made of a source when no target was given. */
@@ -55,11 +61,15 @@ export interface AttentionResult {
   /** log p of each target token after BOS, and of EOS last (teacher-forced). */
   tokenLogProbs: number[];
 }
+export const checkDecoded: Check<Decoded> = object<Decoded>({
+  text: isString,
+  tokens: arrayOf(isString),
+  score: isFiniteNumber,
+  logProb: isFiniteNumber,
+});
 export const checkAttentionResult: Check<AttentionResult> = object({
   attention: checkWireAttention,
-  decoded: optional(
-    object<Decoded>({ text: isString, tokens: arrayOf(isString), score: isFiniteNumber, logProb: isFiniteNumber }),
-  ),
+  decoded: optional(checkDecoded),
   tokenLogProbs: arrayOf(isFiniteNumber),
 });
 

@@ -49,6 +49,7 @@ import {
   type PositionalParams,
   type SnapshotsParams,
 } from './inspection';
+import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScoresParams } from './headScores';
 import { notification, request } from './rpc';
 import {
   checkOpenedRun,
@@ -131,6 +132,12 @@ export const attentionBlock = request<AttentionBlockParams, AttentionBlock<strin
   'attention/block',
   checkAttentionBlockParams,
   checkWireBlock,
+);
+/** One head's query row: each key's pre-softmax score split into the parts that sum to it (headScores.ts). */
+export const headsScores = request<HeadScoresParams, HeadScores>(
+  'heads/scores',
+  checkHeadScoresParams,
+  checkHeadScores,
 );
 /** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions (§3.5). */
 export const positional = request<PositionalParams, Positional>('positional', checkPositionalParams, checkPositional);

@@ -35,12 +35,21 @@ const base64Length = (w: unknown) => {
 export const checkWireAttention: Check<WireAttention> = attentionCheck(isString, base64Length);
 
 export function attentionToWire(a: Attention): WireAttention {
-  return { ...a, maps: a.maps.map((m) => ({ ...m, weights: float32ToBase64(m.weights) })) };
+  return { ...a, maps: a.maps.map(mapsToWire) };
+}
+
+/** One kind's maps with their weights (and value-weighted norms, when present) as base64. */
+function mapsToWire({ valueWeighted, ...m }: AttentionMaps): AttentionMaps<string> {
+  const weights = float32ToBase64(m.weights);
+  return valueWeighted ? { ...m, weights, valueWeighted: float32ToBase64(valueWeighted) } : { ...m, weights };
 }
 
 /** Decodes one kind's maps that arrived on the wire (`what` names them: `….maps[i]`). */
 export function mapsFromWire(m: AttentionMaps<string>, what: string): AttentionMaps {
-  return { ...m, weights: base64ToFloat32(m.weights, `${what}.weights`) };
+  const { valueWeighted, ...rest } = m;
+  const weights = base64ToFloat32(m.weights, `${what}.weights`);
+  if (valueWeighted === undefined) return { ...rest, weights };
+  return { ...rest, weights, valueWeighted: base64ToFloat32(valueWeighted, `${what}.valueWeighted`) };
 }
 
 /** The attention of `w` with its maps decoded (mapsFromWire), checked; the error names the field. */

@@ -130,6 +130,20 @@ test('attention --ablate prints PyTorch’s log-probs with those heads zeroed be
   assert.ok(maxAbsDiff(out.log_probs, a.log_probs[0]) < 1e-4);
 });
 
+test('attention --value-weighted prints PyTorch’s value-weighted norms beside the weights', () => {
+  const dir = join(GOLDEN, 'post_ln_sinusoidal');
+  type Kinds = Record<'encoder_self' | 'decoder_self' | 'cross', number[][][][][]>;
+  const e = readJson<{ src: number[][]; tgt: number[][]; tolerance: number } & Kinds>(join(dir, 'value_weighted.json'));
+  const args = ['attention', '--checkpoint', dir, '--src-ids', e.src[0].join(','), '--tgt-ids', e.tgt[0].join(',')];
+  const r = run(...args, '--value-weighted', '--json', '--backend', 'wasm');
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { value_weighted: Record<keyof Kinds, number[][][][]> };
+  for (const kind of ['encoder_self', 'decoder_self', 'cross'] as const)
+    assert.ok(maxAbsDiff(out.value_weighted[kind], e[kind][0]) <= e.tolerance, kind);
+  const plain = JSON.parse(run(...args, '--json', '--backend', 'wasm').stdout) as object;
+  assert.equal('value_weighted' in plain, false);
+});
+
 test('a tfjs-node that brings its own tfjs adds no tfjs notices to stderr', () => {
   // `backends` tries every backend: tensorflow loads the stand-in (a second tfjs-core and cpu backend),
   // then cpu registers the engine's own cpu kernels over the stand-in's.

@@ -19,13 +19,18 @@ const specs: Record<string, OptionSpec> = {
   tgt: { type: 'string', help: 'target text (with --run); BOS is prepended' },
   'src-ids': { type: 'string', help: 'source token ids, e.g. 5,6,7' },
   'tgt-ids': { type: 'string', help: 'target token ids, starting with BOS, e.g. 1,8,9' },
+  'value-weighted': {
+    type: 'boolean',
+    help: 'also print value_weighted: ‖α_ij · v_j W^O_h‖ per kind (Kobayashi et al.)',
+  },
   ...ABLATION_SPECS,
   json: { type: 'boolean', help: 'print one JSON object (the only output format so far)' },
   backend: { type: 'string', help: 'webgpu | tensorflow | wasm | cpu (default: the first that loads)' },
 };
 const SUMMARY =
   'Prints one JSON object: run, step, checkpoint, input, src_tokens, tgt_tokens, encoder_self [L][H][S][S], ' +
-  'decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode).';
+  'decoder_self [L][H][T][T], cross [L][H][T][S] and log_probs [T][V] (teacher-forced, eval mode); with ' +
+  '--value-weighted also value_weighted: { encoder_self, decoder_self, cross } in the same shapes.';
 
 export async function attentionCommand(argv: string[]): Promise<number> {
   const options = parseCommand(argv, 'attention', SUMMARY, specs);
@@ -87,7 +92,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       if (over) throw new UsageError(over);
     }
     checkAttentionSize(model.config, src.length, tgt.length);
-    const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads);
+    const valueWeighted = options['value-weighted'] === true;
+    const [pair] = await attentionOfPairs(model, [src], [tgt], gates?.heads, { valueWeighted });
     const attention: Attention = {
       source: { runDir: where, step: checkpointStep(weightsPath), checkpoint: weightsPath, input: 'input' },
       srcTokens: tokens(src),

@@ -15,7 +15,7 @@ import { translate } from '../decode/translate';
 import { attentionOfPairs } from './attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { longPass } from '../longAttention';
-import { thumbnailPool } from '../../algorithms/pool';
+import { POOL_ABOVE, thumbnailPool } from '../../algorithms/pool';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
 import { keepPass, passKey } from './attentionBlock';
 import { checkAttentionSize, checkDecodeSize, checkLongPassSize } from './attentionSize';
@@ -141,11 +141,25 @@ export async function withCheckpoint<T>(
   }
 }
 
+/** The input's target (BOS first), or, when it gave none, what beam search of `beam` chose, with what it decoded. */
+export async function targetOf(
+  { model, vocab, ids, label }: Pick<OpenedInput, 'model' | 'vocab' | 'ids' | 'label'>,
+  beam: number,
+): Promise<{ tgt: number[]; decoded?: Decoded }> {
+  if (ids.tgt) return { tgt: ids.tgt };
+  const [t] = await translate(model, [ids.src], { beamSize: beam });
+  const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
+  const decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
+  return { tgt: [model.config.bos_id, ...t!.tokens], decoded };
+}
+
+/** `valueWeighted`: each map also holds ‖α_ij · v_j W^O_h‖ (valueWeighted.ts); refused for pooled maps. */
 export async function attentionAt(
   runDir: string,
   step: number | undefined,
   input: InputPair,
   beam = 4,
+  valueWeighted = false,
 ): Promise<AttentionAt> {
   return withCheckpoint(runDir, step, input, async ({ checkpoint: weightsPath, model, vocab, ids, label }) => {
     const c = model.config;
@@ -153,17 +167,15 @@ export async function attentionAt(
       checkDecodeSize(c, ids.src.length); // max_len first: the advice of the attention's limit must then decode
       checkAttentionSize(c, ids.src.length, 1, c.max_len);
     }
-    let decoded: Decoded | undefined;
-    let tgt = ids.tgt;
-    if (!tgt) {
-      const [t] = await translate(model, [ids.src], { beamSize: beam });
-      tgt = [c.bos_id, ...t!.tokens];
-      const text = vocab ? vocab.decode(t!.tokens) : t!.tokens.join(' ');
-      decoded = { text, tokens: label(t!.tokens), score: t!.score, logProb: t!.logProb };
-    }
+    const { tgt, decoded } = await targetOf({ model, vocab, ids, label }, beam);
     const S = ids.src.length;
     let pair: { maps: AttentionMaps[]; tokenLogProbs: number[] };
     if (isLong(model, S, tgt.length)) {
+      if (valueWeighted)
+        throw new RangeError(
+          `attention/get params: valueWeighted needs every weight, so inputs of at most ${POOL_ABOVE} tokens a side ` +
+            `within max_len ${c.max_len}; this pair has ${S} source and ${tgt.length} target tokens`,
+        );
       // Layer by layer, pooled past POOL_ABOVE tokens; Q and K kept for attention/block.
       checkLongPassSize(c, S, tgt.length);
       const pools = poolsOf(S, tgt.length);
@@ -172,7 +184,7 @@ export async function attentionAt(
       pair = pass;
     } else {
       checkAttentionSize(c, S, tgt.length);
-      const [p] = await attentionOfPairs(model, [ids.src], [tgt]);
+      const [p] = await attentionOfPairs(model, [ids.src], [tgt], undefined, { valueWeighted });
       pair = { maps: p!.maps, tokenLogProbs: tokenLogProbs(p!.logProbs, tgt, c.tgt_vocab, c.eos_id) };
     }
     const attention: Attention = {

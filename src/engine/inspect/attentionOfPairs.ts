@@ -1,14 +1,17 @@
 /**
  * What the views and the `attention` command show: every layer's and head's attention weights of
- * sentence pairs, teacher-forced in eval mode (no dropout), with the log-probabilities. The
- * weights come straight from `tensor.data()` into the protocol's one attention type.
+ * sentence pairs, teacher-forced in eval mode (no dropout), with the log-probabilities, and on
+ * request the value-weighted norms beside them (valueWeighted.ts). The weights come straight from
+ * `tensor.data()` into the protocol's one attention type.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
-import type { ForwardContext } from '../model/context';
+import type { AttentionInputs, ForwardContext } from '../model/context';
+import { attentionParamsOf } from '../model/headParams';
 import type { Transformer } from '../model/transformer';
+import { valueWeighted } from './valueWeighted';
 
-/** One pair's attention maps (every kind, [L, H, T, S] each) and its log-probs [T, V]. */
+/** One pair's attention maps (every kind, [L, H, T, S] each; `valueWeighted` beside the weights when asked) and its log-probs [T, V]. */
 export interface PairAttention {
   maps: AttentionMaps[];
   logProbs: Float32Array;
@@ -41,12 +44,14 @@ function trim(data: Float32Array, maps: number, Q: number, K: number, q: number,
  * Teacher-forced attention of sentence pairs: src[b] the source ids (ending with EOS), tgt[b] the
  * decoder input (BOS first). Pairs of different lengths are padded together and trimmed apart.
  * `heads`: head gates (an ablation, ablate/gates.ts); the model as trained when absent.
+ * `valueWeighted`: each map also holds ‖α_ij · v_j W^O_h‖ (valueWeighted.ts) of the same shape.
  */
 export async function attentionOfPairs(
   model: Transformer,
   src: number[][],
   tgt: number[][],
   heads?: ForwardContext['heads'],
+  options: { valueWeighted?: boolean } = {},
 ): Promise<PairAttention[]> {
   const c = model.config;
   checkIds(src, c.src_vocab, c.pad_id, 'source');
@@ -63,29 +68,50 @@ export async function attentionOfPairs(
     AttentionKind,
     tf.Tensor4D[]
   >;
+  const inputs = options.valueWeighted
+    ? (Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as AttentionInputs[]])) as Record<
+        AttentionKind,
+        AttentionInputs[]
+      >)
+    : undefined;
   const B = src.length;
+  const K = ATTENTION_KINDS.length;
   const [logProbs, ...stacked] = tf.tidy(() => {
     const x = tf.tensor2d(pad(src, S, c.pad_id), [B, S], 'int32'); // [B, S]
     const y = tf.tensor2d(pad(tgt, T, c.pad_id), [B, T], 'int32'); // [B, T]
-    const lp = model.forward(x, y, { training: false, record, ...(heads ? { heads } : {}) }); // [B, T, V]
-    return [lp, ...ATTENTION_KINDS.map((k) => tf.stack(record[k], 1))]; // L × [B, h, q, k] → [B, L, h, q, k]
+    const ctx = { training: false, record, ...(heads ? { heads } : {}), ...(inputs ? { recordInputs: inputs } : {}) };
+    const lp = model.forward(x, y, ctx); // [B, T, V]
+    const norms = inputs
+      ? ATTENTION_KINDS.map((k) =>
+          tf.stack(
+            record[k].map((w, l) => valueWeighted(attentionParamsOf(model.layers, k, l), w, inputs[k][l]!.v)),
+            1,
+          ),
+        ) // L × [B, h, q, k] → [B, L, h, q, k]
+      : [];
+    return [lp, ...ATTENTION_KINDS.map((k) => tf.stack(record[k], 1)), ...norms]; // L × [B, h, q, k] → [B, L, h, q, k]
   });
   try {
     const all = await Promise.all([logProbs, ...stacked].map((t) => t.data() as Promise<Float32Array>));
+    const own = (i: number, b: number, n: number) => (B === 1 ? all[i]! : all[i]!.slice(b * n, (b + 1) * n)); // own buffer per pair
     const V = c.tgt_vocab;
     return src.map((s, b) => {
       const maps = ATTENTION_KINDS.map((kind, i): AttentionMaps => {
-        const [, L, H, Q, K] = stacked[i].shape as number[];
-        const n = L * H * Q * K;
+        const [, L, H, Q, Kk] = stacked[i].shape as number[];
+        const n = L * H * Q * Kk;
         const q = kind === 'encoder_self' ? s.length : tgt[b].length;
         const k = kind === 'decoder_self' ? tgt[b].length : s.length;
-        const block = B === 1 ? all[i + 1] : all[i + 1].slice(b * n, (b + 1) * n); // own buffer per pair
-        return { kind, shape: [L, H, q, k], weights: trim(block, L * H, Q, K, q, k) };
+        const weights = trim(own(i + 1, b, n), L * H, Q, Kk, q, k);
+        if (!inputs) return { kind, shape: [L, H, q, k], weights };
+        return { kind, shape: [L, H, q, k], weights, valueWeighted: trim(own(i + 1 + K, b, n), L * H, Q, Kk, q, k) };
       });
       return { maps, logProbs: all[0].slice(b * T * V, (b * T + tgt[b].length) * V) };
     });
   } finally {
     tf.dispose([logProbs, ...stacked]);
-    for (const k of ATTENTION_KINDS) tf.dispose(record[k]);
+    for (const k of ATTENTION_KINDS) {
+      tf.dispose(record[k]);
+      for (const r of inputs?.[k] ?? []) tf.dispose([r.xq, r.k, r.v]);
+    }
   }
 }

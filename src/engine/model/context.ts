@@ -4,6 +4,13 @@ import type { AttentionKind } from '../../protocol/attention';
 import type { ModelOps } from '../ops/modelOps';
 import type { HeadGate } from './attention';
 
+/** What one attention read: its queries' input [B, T, d] and its keys and values, projected, [B, h, S, dk]. */
+export interface AttentionInputs {
+  xq: tf.Tensor3D;
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
+
 export interface ForwardContext {
   training: boolean;
   /** Seeds for dropout masks, one a call, so that a run repeats; undefined: unseeded. */
@@ -12,6 +19,11 @@ export interface ForwardContext {
   record?: Record<AttentionKind, tf.Tensor4D[]>;
   /** When given, every layer's head outputs before W^O [B, h, T, dv] are kept here (outside tf.tidy). */
   recordHeads?: Record<AttentionKind, tf.Tensor4D[]>;
+  /**
+   * When given, every layer's attention inputs are kept here (outside tf.tidy): what value-weighted
+   * attention and the score decomposition read (inspect/valueWeighted.ts, inspect/headScores.ts).
+   */
+  recordInputs?: Record<AttentionKind, AttentionInputs[]>;
   /** Per kind, per layer: the heads' gates ξ (and means): head masks and ablations (attention.ts HeadGate). */
   heads?: Partial<Record<AttentionKind, HeadGate[]>>;
   /**

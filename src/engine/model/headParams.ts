@@ -7,11 +7,18 @@
  */
 import { type AttentionKind, HEAD_ID_FORM, type HeadRef, parseHeadId } from '../../protocol/attention';
 import type { TransformerConfig } from './config';
+import type { AttentionParams, TransformerLayers } from './params';
 
 /** The state_dict prefix of one attention: `decoder.layers.1.multihead_attn` for cross:1.*. */
 export function attentionPrefix(kind: AttentionKind, layer: number): string {
   if (kind === 'encoder_self') return `encoder.layers.${layer}.self_attn`;
   return `decoder.layers.${layer}.${kind === 'cross' ? 'multihead_attn' : 'self_attn'}`;
+}
+
+/** The parameters of one attention: `layers.decoder[1].crossAttn` for cross:1.*. */
+export function attentionParamsOf(layers: TransformerLayers, kind: AttentionKind, layer: number): AttentionParams {
+  if (kind === 'encoder_self') return layers.encoder[layer]!.selfAttn;
+  return kind === 'cross' ? layers.decoder[layer]!.crossAttn : layers.decoder[layer]!.selfAttn;
 }
 
 /** Layers of each kind of attention in a config. */

@@ -51,10 +51,11 @@ function residual(
 /** One attention's place in the model: its kind, its heads' gates, and where its weights are kept. */
 function site(ctx: ForwardContext, kind: AttentionKind, layer: number): Pick<AttentionCall, 'kind' | 'gate' | 'keep'> {
   const keep =
-    ctx.record || ctx.recordHeads
-      ? (weights: tf.Tensor4D, heads: tf.Tensor4D) => {
+    ctx.record || ctx.recordHeads || ctx.recordInputs
+      ? (weights: tf.Tensor4D, heads: tf.Tensor4D, { xq, kv }: { xq: tf.Tensor3D; kv: KeysValues }) => {
           ctx.record?.[kind].push(tf.keep(weights)); // [B, h, T, S]
           ctx.recordHeads?.[kind].push(tf.keep(heads)); // [B, h, T, dv]
+          ctx.recordInputs?.[kind].push({ xq: tf.keep(xq), k: tf.keep(kv.k), v: tf.keep(kv.v) }); // [B, T, d], [B, h, S, dk]
         }
       : undefined;
   return { kind, gate: ctx.heads?.[kind]?.[layer], keep };

@@ -15,7 +15,7 @@ export type { AttentionCall, ModelOps } from './modelOps';
 
 export function opsFor(ctx: ForwardContext): ModelOps {
   if (ctx.ops) return ctx.ops;
-  const keeps = !!ctx.record || !!ctx.recordHeads;
+  const keeps = !!ctx.record || !!ctx.recordHeads || !!ctx.recordInputs;
   if (ctx.fused) return ctx.training || keeps ? plainOps : decodingOps;
   return keeps || ctx.heads || !hasTrainingKernels() ? plainOps : blockOps;
 }

@@ -25,8 +25,11 @@ export interface AttentionCall {
   gate?: HeadGate;
   /** Incremental decoding: the new positions' keys and values → every position's [B, h, T_total, dk]. */
   extend?: (kv: KeysValues) => KeysValues;
-  /** Given, it is handed the weights [B, h, T, S] and the heads before W^O [B, h, T, dv]. */
-  keep?: (weights: tf.Tensor4D, heads: tf.Tensor4D) => void;
+  /**
+   * Given, it is handed the weights [B, h, T, S], the heads before W^O [B, h, T, dv], and the
+   * queries' input [B, T, d] with the keys and values as projected [B, h, S, dk].
+   */
+  keep?: (weights: tf.Tensor4D, heads: tf.Tensor4D, inputs: { xq: tf.Tensor3D; kv: KeysValues }) => void;
 }
 
 export interface ModelOps {

@@ -25,7 +25,7 @@ export function plainAttention({ attn, heads, xq, xkv, mask, gate, extend, keep 
   let kv = isKeysValues(xkv) ? xkv : projectKeysValues(attn, heads, xkv); // [B, h, S, dk]
   if (extend) kv = extend(kv); // [B, h, T_total, dk]
   const r = attendTo(attn, heads, xq, kv, mask, gate);
-  keep?.(r.weights, r.heads); // [B, h, T, S], [B, h, T, dv]
+  keep?.(r.weights, r.heads, { xq, kv }); // [B, h, T, S], [B, h, T, dv], [B, T, d], [B, h, S, dk]
   return r.output; // [B, T, d]
 }
 

@@ -2,7 +2,8 @@
  * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
  * target; past 256 tokens its maps come max-pooled), attention/block (one head's block of a pooled
- * pair, whole or pooled to 256² at most), beam/tree (a sentence's beam search with its tree),
+ * pair, whole or pooled to 256² at most), heads/scores (one head's query row, each key's score split
+ * into its parts), beam/tree (a sentence's beam search with its tree),
  * ablation/effect and ablation/score (what switching heads off does to one input, and to the test
  * split), heads/report (importance and pruning curves) and positional (the encoding of §3.5). Each
  * goes through RunDir, never around it.
@@ -16,6 +17,7 @@ import {
   beamTreeGet,
   headsProgress,
   headsReport,
+  headsScores,
   positional,
   runOpen,
   runPoll,
@@ -31,6 +33,7 @@ import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { scoreAblation } from '../ablate/score';
 import { beamTreeAt } from '../inspect/beamTreeAt';
+import { headScoresAt } from '../inspect/headScores';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import { checkOpenedCheckpoint } from '../run/openCheck';
@@ -69,7 +72,7 @@ export function registerInspectionHandlers(
 
   handle(conn, attentionGet, async (p) => {
     await ensureBackend();
-    const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4);
+    const r = await attentionAt(p.runDir, p.step, p.input, p.beam ?? 4, p.valueWeighted ?? false);
     return { ...r, attention: attentionToWire(r.attention) };
   });
 
@@ -77,6 +80,11 @@ export function registerInspectionHandlers(
     await ensureBackend();
     const b = await attentionBlockAt(p, () => attentionAt(p.runDir, p.step, p.input));
     return { ...b, weights: float32ToBase64(b.weights) };
+  });
+
+  handle(conn, headsScores, async (p) => {
+    await ensureBackend();
+    return headScoresAt(p.runDir, p.step, p.input, p, p.query, p.beam ?? 4);
   });
 
   handle(conn, beamTreeGet, async (p) => {
