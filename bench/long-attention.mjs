@@ -45,7 +45,7 @@ await esbuild.build({
     contents: [
       "export { toAttentionInTurns } from './src/extension/convert';",
       "export { blockFromWire, mapsFromWire } from './src/protocol/wire';",
-      "export { attentionGet } from './src/protocol/training';",
+      "export { attentionGet } from './src/protocol/methods';",
       "export { validate } from './src/protocol/rpc';",
       "export { WEBVIEW_PROTOCOL_VERSION } from './src/protocol/webview';",
     ].join('\n'),

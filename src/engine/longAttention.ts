@@ -12,7 +12,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../protocol/attention';
 import { type Pool, pooledCells } from '../algorithms/pool';
-import { causalMask, paddingMask } from './model/attention';
+import { paddingMask } from './model/attention';
 import type { ForwardContext } from './model/context';
 import { embed, sinusoidalTable } from './model/embedding';
 import { decode, encode } from './model/stacks';
@@ -67,7 +67,7 @@ export async function longPass(
       const srcIds = tf.tensor2d([src], [1, S], 'int32');
       const tgtIds = tf.tensor2d([tgt], [1, T], 'int32');
       const srcMask = paddingMask(srcIds, c.pad_id); // [1, 1, 1, S]
-      const tgtMask = tf.add(causalMask(T), paddingMask(tgtIds, c.pad_id)); // [1, 1, T, T]
+      const tgtMask = paddingMask(tgtIds, c.pad_id); // [1, 1, 1, T]: the long ops add the causal rows
       const x = embed(model.layers.srcEmbed, positionsFor(model, S, 'encoder'), srcIds); // [1, S, d]
       const memory = encode(c, model.layers, x, srcMask, ctx); // [1, S, d]
       const y = embed(model.layers.tgtEmbed, positionsFor(model, T, 'decoder'), tgtIds); // [1, T, d]

@@ -4,8 +4,8 @@
  * (norm_first): x + Dropout(Sublayer(LayerNorm(x))). Written once over the ops the pass runs
  * (ops/index.ts opsFor: plain tfjs ops, the training kernels or the decoding kernels).
  *
- * Each layer runs in its own tf.tidy scope: its intermediates are released once the next layer has
- * its output (what the backward pass needs, the tape keeps), so a pass holds one layer's at a time.
+ * Each sublayer runs in its own tf.tidy scope, and its input goes once the next has its output: a pass
+ * holds one sublayer's intermediates at a time (what the backward pass needs, the tape keeps).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';
@@ -44,8 +44,16 @@ function residual(
   x: tf.Tensor3D,
   sublayer: (y: tf.Tensor3D) => tf.Tensor,
 ): tf.Tensor3D {
-  const r = sublayer(sublayerInput(ops, c, norm, x)); // [B, T, d]
-  return sublayerOutput(ops, c, norm, x, r, ctx.training ? c.dropout : 0, ctx.nextSeed?.());
+  return tf.tidy(() => {
+    const r = sublayer(sublayerInput(ops, c, norm, x)); // [B, T, d]
+    return sublayerOutput(ops, c, norm, x, r, ctx.training ? c.dropout : 0, ctx.nextSeed?.());
+  });
+}
+
+/** The walk's next x, the x before released unless it is the walk's input (the caller's). */
+function advance(x: tf.Tensor3D, input: tf.Tensor3D, next: tf.Tensor3D): tf.Tensor3D {
+  if (x !== input) x.dispose();
+  return next;
 }
 
 /** One attention's place in the model: its kind, its heads' gates, and where its weights are kept. */
@@ -55,7 +63,7 @@ function site(ctx: ForwardContext, kind: AttentionKind, layer: number): Pick<Att
       ? (weights: tf.Tensor4D, heads: tf.Tensor4D, { xq, kv }: { xq: tf.Tensor3D; kv: KeysValues }) => {
           ctx.record?.[kind].push(tf.keep(weights)); // [B, h, T, S]
           ctx.recordHeads?.[kind].push(tf.keep(heads)); // [B, h, T, dv]
-          ctx.recordInputs?.[kind].push({ xq: tf.keep(xq), k: tf.keep(kv.k), v: tf.keep(kv.v) }); // [B, T, d], [B, h, S, dk]
+          ctx.recordInputs?.[kind].push({ xq: tf.keep(tf.clone(xq)), k: tf.keep(kv.k), v: tf.keep(kv.v) }); // [B, T, d], [B, h, S, dk]
         }
       : undefined;
   return { kind, gate: ctx.heads?.[kind]?.[layer], keep };
@@ -70,13 +78,20 @@ export function encode(
   ctx: ForwardContext,
 ): tf.Tensor3D {
   const ops = opsFor(ctx);
+  const input = x;
   for (const [i, layer] of layers.encoder.entries()) {
     // Multi-head self-attention over the source (§3.2.3), then the position-wise FFN (§3.3).
     const attention = { attn: layer.selfAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'encoder_self', i) };
-    x = tf.tidy(() => {
-      const a = residual(ops, c, ctx, layer.norm1, x, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y }));
-      return residual(ops, c, ctx, layer.norm2, a, (y) => ops.feedForward(layer.ffn, y));
-    });
+    x = advance(
+      x,
+      input,
+      residual(ops, c, ctx, layer.norm1, x, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y })),
+    );
+    x = advance(
+      x,
+      input,
+      residual(ops, c, ctx, layer.norm2, x, (y) => ops.feedForward(layer.ffn, y)),
+    );
   }
   return layers.encoderNorm ? (ops.layerNorm(layers.encoderNorm, x) as tf.Tensor3D) : x;
 }
@@ -117,25 +132,32 @@ export function decode(
   cache?: DecoderCache,
 ): tf.Tensor3D {
   const ops = opsFor(ctx);
+  const input = y;
   for (const [i, layer] of layers.decoder.entries()) {
     // The cached positions' keys and values with the new ones appended: [B, h, T_total, dk].
+    // Kept: the cache outlives the sublayer's scope (its owner, decode/incremental.ts, disposes it).
     const extend = (kv: KeysValues): KeysValues => {
       const past = cache!.self[i];
-      return (cache!.self[i] = past ? ops.appendKeysValues(past, kv, cache!.rows) : kv);
+      const all = past ? ops.appendKeysValues(past, kv, cache!.rows) : kv;
+      return (cache!.self[i] = { k: tf.keep(all.k), v: tf.keep(all.v) });
     };
     // Masked self-attention (§3.2.3: no later positions), attention over the memory, the FFN (§3.3).
     const self = { attn: layer.selfAttn, heads: c.heads, mask: tgtMask, ...site(ctx, 'decoder_self', i) };
     const cross = { attn: layer.crossAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'cross', i) };
     const kv = Array.isArray(memory) ? memory[i]! : memory; // [B, S, d], or per head [B, h, S, dk]
-    ({ y } = tf.tidy(() => {
-      let z = residual(ops, c, ctx, layer.norm1, y, (u) =>
-        ops.multiHeadAttention({ ...self, xq: u, xkv: u, ...(cache ? { extend } : {}) }),
-      );
-      z = residual(ops, c, ctx, layer.norm2, z, (u) => ops.multiHeadAttention({ ...cross, xq: u, xkv: kv }));
-      z = residual(ops, c, ctx, layer.norm3, z, (u) => ops.feedForward(layer.ffn, u));
-      const past = cache?.self[i]; // the layer's extended cache outlives its scope
-      return { y: z, k: past?.k, v: past?.v };
-    }));
+    const selfAttention = (z: tf.Tensor3D) =>
+      ops.multiHeadAttention({ ...self, xq: z, xkv: z, ...(cache ? { extend } : {}) });
+    y = advance(y, input, residual(ops, c, ctx, layer.norm1, y, selfAttention));
+    y = advance(
+      y,
+      input,
+      residual(ops, c, ctx, layer.norm2, y, (z) => ops.multiHeadAttention({ ...cross, xq: z, xkv: kv })),
+    );
+    y = advance(
+      y,
+      input,
+      residual(ops, c, ctx, layer.norm3, y, (z) => ops.feedForward(layer.ffn, z)),
+    );
   }
   return layers.decoderNorm ? (ops.layerNorm(layers.decoderNorm, y) as tf.Tensor3D) : y;
 }

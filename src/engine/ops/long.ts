@@ -70,11 +70,20 @@ export function poolWeights(w: tf.Tensor4D, pool: Pool): tf.Tensor3D {
   return tf.max(tf.reshape(tall, [h, R, pool.rows, C]), 2) as tf.Tensor3D;
 }
 
-/** Query rows [r0, r1) of an additive mask broadcastable to [1, h, Q, K]. */
-function maskRows(mask: tf.Tensor | undefined, r0: number, r1: number): tf.Tensor | undefined {
-  if (!mask || mask.shape[2] === 1) return mask; // [1, 1, 1, K]: the same for every row
-  const [b, h, , k] = mask.shape as number[];
-  return tf.slice(mask, [0, 0, r0, 0], [b!, h!, r1 - r0, k!]);
+/**
+ * The additive mask of query rows [r0, r1) over K keys: rows of `mask` (broadcastable to
+ * [1, h, Q, K]), and in the decoder's self-attention no later positions (§3.2.3), made here a slice
+ * at a time: the long pass hands decode only the target's padding, so that no [T, T] mask is made.
+ */
+function maskRows(kind: AttentionKind, mask: tf.Tensor | undefined, r0: number, r1: number, K: number) {
+  const [b, h, , k] = mask?.shape ?? [];
+  const rows = !mask || mask.shape[2] === 1 ? mask : tf.slice(mask, [0, 0, r0, 0], [b!, h!, r1 - r0, k!]);
+  if (kind !== 'decoder_self') return rows;
+  const i = tf.reshape(tf.range(r0, r1, 1, 'int32'), [r1 - r0, 1]); // query positions
+  const j = tf.reshape(tf.range(0, K, 1, 'int32'), [1, K]); // key positions
+  const later = tf.where(tf.greater(j, i), tf.fill([r1 - r0, K], -Infinity), tf.zeros([r1 - r0, K]));
+  const causal = tf.reshape(later, [1, 1, r1 - r0, K]);
+  return rows ? tf.add(rows, causal) : causal;
 }
 
 /** The long pass's ops, pooling each kind's weights by `pools` into `kept` (and Q, K with keepQK). */
@@ -93,7 +102,7 @@ export function longOps(pools: Record<AttentionKind, Pool>, keepQK: boolean): { 
       const r1 = Math.min(Q, r0 + rows);
       const [output, weights] = tf.tidy(() => {
         const qr = tf.slice(q, [0, 0, r0, 0], [1, h, r1 - r0, q.shape[3]]); // [1, h, r, d_k]
-        const a = scaledDotProductAttention(qr, kv.k, kv.v, maskRows(mask, r0, r1)); // [1, h, r, d_v], [1, h, r, K]
+        const a = scaledDotProductAttention(qr, kv.k, kv.v, maskRows(kind, mask, r0, r1, K)); // [1, h, r, d_v], [1, h, r, K]
         return [a.output, poolWeights(a.weights as tf.Tensor4D, pool)];
       });
       outputs.push(output!);
