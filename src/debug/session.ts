@@ -54,6 +54,8 @@ export class TrainingDebugSession extends DebugSession {
   private nextId = 1;
   private filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
   private motion?: Motion;
+  /** The newest train/start or train/resume request. */
+  private starting?: Promise<RunSummary>;
   private ended = false;
   private configured!: () => void;
   private readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
@@ -201,6 +203,7 @@ export class TrainingDebugSession extends DebugSession {
     this.sendResponse(response);
     if (!this.motion || !this.engine) return;
     this.motion = { kind: 'pause' };
+    await this.starting?.catch(() => undefined); // a stop before the run is up would stop nothing
     await this.engine.request(trainStop).catch((err: Error) => this.print(`train/stop: ${err.message}`));
   }
 
@@ -245,9 +248,10 @@ export class TrainingDebugSession extends DebugSession {
     const watched = this.breakpoints.flatMap((b) => ('watch' in b ? [b] : []));
     const observe = { watch: watched.map((b) => b.watch), checks: checkModes(this.filters) };
     try {
-      this.summary = this.summary
-        ? await engine.request(trainResume, { runDir: launch.runDir, steps, ...observe })
-        : await engine.request(trainStart, { ...trainParams(launch, steps), ...observe });
+      this.starting = this.summary
+        ? engine.request(trainResume, { runDir: launch.runDir, steps, ...observe })
+        : engine.request(trainStart, { ...trainParams(launch, steps), ...observe });
+      this.summary = await this.starting;
     } catch (err) {
       this.motion = undefined;
       const message = (err as Error).message;
@@ -287,7 +291,8 @@ export class TrainingDebugSession extends DebugSession {
         `step ${e.step}`,
         at.map((b) => b.id),
       );
-    this.pause('step', `step ${e.step}`);
+    // A Pause that came as the budget was reached stops there all the same
+    this.pause(motion?.kind === 'pause' ? 'pause' : 'step', `step ${e.step}`);
   }
 
   private pause(reason: string, description = `step ${this.step}`, hitBreakpointIds: number[] = []): void {

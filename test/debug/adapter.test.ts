@@ -54,6 +54,8 @@ interface Metrics {
   tokens_per_sec: number;
 }
 
+/** Launch arguments (the adapter's own, launch.ts) as DAP's type. */
+const launchArgs = (a: Record<string, unknown>) => a as DebugProtocol.LaunchRequestArguments;
 const stopped = async (dc: DebugClient) => (await dc.waitForEvent('stopped')) as DebugProtocol.StoppedEvent;
 const topFrame = async (dc: DebugClient) => (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0]!.name;
 const named = (vs: DebugProtocol.Variable[]) => Object.fromEntries(vs.map((v) => [v.name, v]));
@@ -63,13 +65,15 @@ test('a watch breakpoint pauses the run; the views show the run folder at that s
   const runDir = join(dir, 'run');
   const config = microConfig(dir, { steps: 30, telemetry_every: 5, checkpoint_every: 100, snapshot_every: 0 });
   const dc = await client();
+  // The event follows the reply, maybe in the same chunk: listen before asking
+  const initialized = dc.waitForEvent('initialized');
   await dc.initializeRequest({
     adapterID: 'attention-debugger',
     pathFormat: 'path',
     linesStartAt1: true,
     columnsStartAt1: true,
   });
-  await dc.waitForEvent('initialized');
+  await initialized;
   const set = await dc.setFunctionBreakpointsRequest({
     breakpoints: [{ name: 'cross:0.*.confidence > 0', condition: 'step >= 8' }, { name: 'cross:0.*.entropy <' }],
   });
@@ -82,7 +86,7 @@ test('a watch breakpoint pauses the run; the views show the run folder at that s
   );
   await dc.setExceptionBreakpointsRequest({ filters: ['nonfinite'] });
   await dc.configurationDoneRequest();
-  const launched = dc.launch({ runDir, config, task: 'reverse', steps: 30, backend: 'wasm' });
+  const launched = dc.launchRequest(launchArgs({ runDir, config, task: 'reverse', steps: 30, backend: 'wasm' }));
   const [first] = await Promise.all([stopped(dc), launched]);
 
   // Telemetry at 5, 10, …: the condition first holds at 10, for both cross heads.
@@ -184,13 +188,18 @@ test('stop on entry, pause while training, and a launch without its step budget 
   const dc = await client();
   const refused = await client();
   await refused.initializeRequest({ adapterID: 'attention-debugger', pathFormat: 'path' });
-  await assert.rejects(refused.launch({ runDir, config, task: 'reverse' }), /"steps" must be a whole number ≥ 1/);
+  await assert.rejects(
+    refused.launchRequest(launchArgs({ runDir, config, task: 'reverse' })),
+    /"steps" must be a whole number ≥ 1/,
+  );
 
   await dc.initializeRequest({ adapterID: 'attention-debugger', pathFormat: 'path' });
   await dc.configurationDoneRequest();
   const [entry] = await Promise.all([
     stopped(dc),
-    dc.launch({ runDir, config, task: 'reverse', steps: 100000, backend: 'wasm', stopOnEntry: true }),
+    dc.launchRequest(
+      launchArgs({ runDir, config, task: 'reverse', steps: 100000, backend: 'wasm', stopOnEntry: true }),
+    ),
   ]);
   assert.equal(entry.body.reason, 'entry');
   assert.equal(await topFrame(dc), 'step 0');
