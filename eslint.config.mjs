@@ -79,6 +79,28 @@ export default tseslint.config(
     rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),
   },
   {
+    // The debug adapter (src/debug/): a Node process of its own that runs the engine as a child, as the
+    // extension does; of the engine it imports only the pure telemetry code its breakpoints parse with.
+    files: ['src/debug/**/*.ts'],
+    rules: (() => {
+      const message =
+        'the debug adapter is a process of its own: no vscode, no tfjs, no extension code, and of the engine only ' +
+        'telemetry/watch and telemetry/telemetry (docs/ARCHITECTURE.md)';
+      return {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: [{ name: 'vscode', message }],
+            patterns: [
+              { group: ['@tensorflow/*'], message },
+              { regex: '^(\\.\\./)+(extension|engine)(/|$)(?!telemetry/(watch|telemetry)$)', message },
+            ],
+          },
+        ],
+      };
+    })(),
+  },
+  {
     files: ['src/protocol/**/*.ts'],
     rules: forbid(['vscode'], ['@tensorflow/*', 'node:*'], 'the protocol imports nothing heavy'),
   },

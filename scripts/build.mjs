@@ -1,5 +1,6 @@
 // Bundles with esbuild (options in esbuild-options.mjs):
-//   node scripts/build.mjs          → dist/native/blas.node, dist/engine.js, dist/cli.js, dist/extension.js, dist/webview/
+//   node scripts/build.mjs          → dist/native/blas.node, dist/engine.js, dist/cli.js, dist/extension.js,
+//                                     dist/debugAdapter.js, dist/webview/
 //   node scripts/build.mjs --tests  → also out/test/**/*.test.js (one bundle per test file)
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
@@ -25,6 +26,8 @@ await esbuild.build({
 });
 // The extension host side: vscode is provided by the host; it runs the engine as a child process.
 await esbuild.build({ ...common, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' });
+// The debug adapter (src/debug/): its own process, which runs the engine beside it (dist/cli.js serve).
+await esbuild.build({ ...common, entryPoints: { debugAdapter: 'src/debug/adapter.ts' }, outdir: 'dist' });
 await buildWebview();
 if (process.argv.includes('--tests')) {
   // Tests that drive dev tools (ESLint, the TypeScript compiler) load them from node_modules at run time.

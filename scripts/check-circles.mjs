@@ -28,7 +28,13 @@ if (!folder) {
     .map((f) => f.replaceAll('\\', '/'))
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => `webview/${f}`);
-  const entryPoints = ['src/engine/cli/main.ts', 'src/engine/index.ts', 'src/extension/extension.ts', ...webviews];
+  const entryPoints = [
+    'src/engine/cli/main.ts',
+    'src/engine/index.ts',
+    'src/extension/extension.ts',
+    'src/debug/adapter.ts',
+    ...webviews,
+  ];
   const result = await esbuild.build({
     entryPoints,
     bundle: true,

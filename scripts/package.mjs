@@ -5,7 +5,7 @@
 // T is one of the targets the `webgpu` package ships Dawn for (default: this machine's, e.g.
 // linux-x64); `all` writes one VSIX each. The VSIX holds only what runs, staged in
 // out/package/<T>/ and packed there by `vsce package --target T`:
-//   - dist/cli.js (the engine), dist/extension.js, dist/webview/*.js: bundled again here, without
+//   - dist/cli.js (the engine), dist/extension.js, dist/debugAdapter.js, dist/webview/*.js: bundled again here, without
 //     source maps unless --sourcemaps (dist/engine.js, the library entry, is not loaded by the extension);
 //   - dist/native/blas.node, the native kernels, compiled for T (this machine's compiler for its own
 //     target, aarch64-linux-gnu-gcc for linux-arm64 when installed; other targets go without and
@@ -103,6 +103,11 @@ async function bundle(stage, sourcemap) {
   await esbuild.build({
     ...common,
     entryPoints: { extension: join(repo, 'src/extension/extension.ts') },
+    outdir: join(stage, 'dist'),
+  });
+  await esbuild.build({
+    ...common,
+    entryPoints: { debugAdapter: join(repo, 'src/debug/adapter.ts') },
     outdir: join(stage, 'dist'),
   });
   await buildWebview({ outdir: join(stage, 'dist', 'webview'), sourcemap });

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelKind } from '../protocol/webview';
 import { createCommands } from './commands/index';
+import { registerDebugAdapter } from './debug';
 import { stamp } from './pickers';
 import { settings } from './settings';
 import { EngineClient } from './engineClient';
@@ -59,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   const engine = new EngineClient(path.join(context.extensionPath, 'dist', 'cli.js'), output, backendArgs);
   client = engine;
   context.subscriptions.push(output, { dispose: () => void engine.dispose() });
+  context.subscriptions.push(registerDebugAdapter(context.extensionPath));
   const log = (line: string): void => engine.log(line);
 
   const panels = registerPanels(context, (line) => log(`[panels] ${line}`));

@@ -15,6 +15,7 @@ import {
   object,
   oneOf,
   optional,
+  shown,
 } from './check';
 import { checkFollowState, type FollowState } from './follow';
 import {
@@ -114,6 +115,8 @@ export interface TrainParams {
   snapshotEvery?: number;
   /** Health checks' modes over the config's (the `attentionDebugger.checks` setting). */
   checks?: Partial<Record<CheckName, CheckMode>>;
+  /** Watch conditions over telemetry (`cross:1.*.entropy < 0.2`), as the CLI's --watch: one that holds pauses the run. */
+  watch?: string[];
 }
 /** train/start's config: a preset's name, or a JSON file by its absolute path. */
 const isConfigName: Check<string> = (v, path) =>
@@ -124,7 +127,20 @@ const isConfigName: Check<string> = (v, path) =>
  * The CLI's --steps and config.json's steps have the same limit (engine/run/limits.ts STEPS_LIMIT); whether
  * a batch fits in memory is the engine's memory estimate (engine/run/memory.ts).
  */
-export const TRAIN_LIMITS = { steps: 10_000_000, batchTokens: 1_000_000 };
+export const TRAIN_LIMITS = { steps: 10_000_000, batchTokens: 1_000_000, watches: 100, watchChars: 1000 };
+
+/** A run's watch conditions: at most TRAIN_LIMITS.watches, each a non-empty string of at most watchChars (parsed by the engine). */
+const checkWatches: Check<string[]> = (v, path) => {
+  const why = arrayOf(isString)(v, path);
+  if (why) return why;
+  const xs = v as string[];
+  if (xs.length > TRAIN_LIMITS.watches)
+    return `${path} must hold at most ${TRAIN_LIMITS.watches} conditions, got ${xs.length}`;
+  const i = xs.findIndex((x) => !x.trim() || x.length > TRAIN_LIMITS.watchChars);
+  if (i >= 0)
+    return `${path}[${i}] must be a condition of 1 to ${TRAIN_LIMITS.watchChars} characters, got ${shown(xs[i])}`;
+  return undefined;
+};
 
 export const checkTrainParams: Check<TrainParams> = object({
   runDir: isAbsolutePath,
@@ -136,6 +152,7 @@ export const checkTrainParams: Check<TrainParams> = object({
   batchTokens: optional(intIn(1, TRAIN_LIMITS.batchTokens)),
   snapshotEvery: optional(intIn(0, TRAIN_LIMITS.steps)),
   checks: optional(checkCheckModes),
+  watch: optional(checkWatches),
 });
 
 /** JSON-RPC error codes of this protocol (beyond JSON-RPC's own), with `data` as noted. */
@@ -153,11 +170,14 @@ export interface ResumeParams {
   steps?: number;
   /** Health checks to switch (e.g. a breakpoint's check turned off: "Disable Check"). */
   checks?: Partial<Record<CheckName, CheckMode>>;
+  /** The run's watch conditions from now on (replacing those it had); [] clears them. */
+  watch?: string[];
 }
 export const checkResumeParams: Check<ResumeParams> = object({
   runDir: isAbsolutePath,
   steps: optional(isIndex),
   checks: optional(checkCheckModes),
+  watch: optional(checkWatches),
 });
 
 /** Where a stopped run stopped (null: nothing was training). */

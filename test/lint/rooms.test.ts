@@ -140,3 +140,26 @@ test('the model sees only the ops interface: model/ never imports backend/; ops/
     [],
   );
 });
+
+test('the debug adapter never imports vscode, tfjs or the engine beyond its telemetry conditions', async () => {
+  for (const spec of [
+    'vscode',
+    '@tensorflow/tfjs-core',
+    '../engine/model/transformer',
+    '../engine/telemetry/heads',
+    '../extension/engineClient',
+  ]) {
+    const found = await problems('src/debug/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `${spec} is not reported`);
+    assert.match(found[0], /the debug adapter is a process of its own/);
+  }
+  // The watch conditions' parser and the head ids are plain code (no tfjs): the adapter checks breakpoints with them.
+  for (const spec of [
+    '../engine/telemetry/watch',
+    '../engine/telemetry/telemetry',
+    '../protocol/methods',
+    './engine', // the adapter's own engine.ts
+    'node:child_process',
+  ])
+    assert.deepEqual(await problems('src/debug/planted.ts', `import * as x from '${spec}';\nvoid x;\n`), [], spec);
+});

@@ -3,7 +3,7 @@
  * train/resume, stopped by train/stop, streamed to the client as train/metrics, train/snapshot and
  * train/ended notifications.
  */
-import { type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
+import { ErrorCodes, type MessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import type { EngineLog } from '../../protocol/engine';
 import type { MetricRow } from '../../protocol/metrics';
 import { ENGINE_ERROR, type RunSummary } from '../../protocol/training';
@@ -21,13 +21,17 @@ import {
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { attentionToWire } from '../../protocol/wire';
 import { taskSpec, type DataSpec } from '../data/dataset';
-import { createRun, openRun, type OpenRun } from '../run/setup';
+import { openRun, type OpenRun, prepareRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { createFork, type ForkChanges } from '../run/fork';
 import type { Trainer } from '../train/trainer';
 import { runSummary } from './convert';
 import { toMetricRow } from '../run/toWire';
 import { handle, notify } from './rpc';
+import type { TransformerConfig } from '../model/config';
+import { attentionLayers } from '../model/headParams';
+import { HEAD_STATS, headIds } from '../telemetry/telemetry';
+import { parseWatch } from '../telemetry/watch';
 
 interface Active {
   trainer: Trainer;
@@ -47,6 +51,21 @@ function finiteEvent(e: RunEvent): RunEvent {
   const { value, ...rest } = e;
   void value;
   return rest;
+}
+
+/**
+ * A request's watch conditions parsed where they enter the engine, against the run's model: a bad one
+ * is refused as invalid params naming its index and column, before anything is written.
+ */
+function checkWatchParams(method: string, sources: readonly string[] | undefined, config: TransformerConfig): void {
+  const heads = headIds(attentionLayers(config), config.heads);
+  (sources ?? []).forEach((source, i) => {
+    try {
+      parseWatch(source, heads, HEAD_STATS);
+    } catch (err) {
+      throw new ResponseError(ErrorCodes.InvalidParams, `${method} params.watch[${i}]: ${(err as Error).message}`);
+    }
+  });
 }
 
 /** Metrics go out in batches at most this often (and at once with validation figures). */
@@ -72,14 +91,24 @@ export class TrainingService {
           ...(p.batchTokens !== undefined ? { batch_tokens: p.batchTokens } : {}),
           ...(p.snapshotEvery !== undefined ? { snapshot_every: p.snapshotEvery } : {}),
           ...(p.checks !== undefined ? { checks: p.checks } : {}),
+          ...(p.watch !== undefined ? { watch: p.watch } : {}),
         };
-        return this.begin(createRun({ out: p.runDir, data, config: p.config, overrides }), false);
+        // createRun, with the conditions parsed against the model before the folder is made
+        const opened = prepareRun({ out: p.runDir, data, config: p.config, overrides });
+        checkWatchParams(trainStart.method, p.watch, opened.config);
+        opened.commit();
+        return this.begin(opened, false);
       }),
     );
     handle(conn, trainResume, (p) =>
       this.exclusive(() => {
-        const overrides = { ...(p.steps ? { steps: p.steps } : {}), ...(p.checks ? { checks: p.checks } : {}) };
+        const overrides = {
+          ...(p.steps ? { steps: p.steps } : {}),
+          ...(p.checks ? { checks: p.checks } : {}),
+          ...(p.watch ? { watch: p.watch } : {}),
+        };
         const opened = openRun(p.runDir, overrides);
+        checkWatchParams(trainResume.method, p.watch, opened.config);
         const done = opened.run.newestCheckpointStep();
         if (done !== undefined && done >= opened.settings.steps)
           throw new ResponseError(

@@ -45,6 +45,7 @@ export function required(target, { native }) {
     'media/icon.png',
     'dist/cli.js',
     'dist/extension.js',
+    'dist/debugAdapter.js',
     ...['dashboard', 'attention', 'head', 'positional', 'heads'].map((p) => `dist/webview/${p}.js`),
     ...(native ? ['dist/native/blas.node'] : []),
     `node_modules/webgpu/dist/${webgpuDir(target)}/dawn.node`,

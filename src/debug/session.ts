@@ -1,0 +1,316 @@
+/**
+ * The Debug Adapter Protocol side of the adapter: a DebugSession whose program is a training run.
+ * Launch starts the engine (engine.ts) and the run (launch.ts); Continue, Step Over (one training
+ * step) and Step Into (to the next telemetry row) resume it with a step budget where it is to pause
+ * next (the nearest `step N` breakpoint, the next step, the next telemetry row), Pause stops it with
+ * a checkpoint (train/stop), and the watch conditions and health checks (breakpoints.ts) pause it
+ * where they hold. Each pause is a `stopped` event; the views (views.ts) and the console
+ * (evaluate.ts) read the newest metrics and telemetry rows the engine sent.
+ */
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import {
+  BreakpointEvent,
+  DebugSession,
+  InitializedEvent,
+  OutputEvent,
+  StoppedEvent,
+  TerminatedEvent,
+} from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import type { MetricRow } from '../protocol/metrics';
+import {
+  engineLog,
+  trainEnded,
+  trainEvent,
+  trainMetrics,
+  trainResume,
+  trainStart,
+  trainStop,
+  trainTelemetry,
+} from '../protocol/methods';
+import { describeFinding, type TelemetryRow } from '../protocol/telemetry';
+import type { RunSummary, TrainEnded } from '../protocol/training';
+import { checkModes, EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
+import { DebugEngine } from './engine';
+import { evaluate } from './evaluate';
+import { checkLaunchArgs, type LaunchArgs, trainParams } from './launch';
+import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
+
+/** What the run does until it pauses next, and what that pause is called. */
+type Motion = { kind: 'continue' | 'next' | 'stepIn' | 'pause'; then?: () => void };
+
+/** How long launch waits for configurationDone (the client sends its breakpoints first). */
+const CONFIGURATION_MS = 10_000;
+
+export class TrainingDebugSession extends DebugSession {
+  private engine?: DebugEngine;
+  private launch?: LaunchArgs;
+  private summary?: RunSummary;
+  private step = 0;
+  private metrics?: MetricRow;
+  private telemetry?: TelemetryRow;
+  private breakpoints: FunctionBreakpoint[] = [];
+  private nextId = 1;
+  private filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
+  private motion?: Motion;
+  /** The newest train/start or train/resume request. */
+  private starting?: Promise<RunSummary>;
+  private ended = false;
+  private configured!: () => void;
+  private readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
+
+  constructor(private readonly cliPath: string) {
+    super();
+    this.setDebuggerLinesStartAt1(false);
+    this.setDebuggerColumnsStartAt1(false);
+  }
+
+  private get view(): RunView {
+    return {
+      name: this.launch ? basename(this.launch.runDir) : 'training',
+      step: this.step,
+      ...(this.summary ? { model: this.summary } : {}),
+      ...(this.metrics ? { metrics: this.metrics } : {}),
+      ...(this.telemetry ? { telemetry: this.telemetry } : {}),
+    };
+  }
+
+  protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
+    response.body = {
+      supportsConfigurationDoneRequest: true,
+      supportsFunctionBreakpoints: true,
+      supportsConditionalBreakpoints: true,
+      supportsEvaluateForHovers: false,
+      supportsStepBack: false,
+      supportsTerminateRequest: true,
+      exceptionBreakpointFilters: EXCEPTION_FILTERS,
+    };
+    this.sendResponse(response);
+    this.sendEvent(new InitializedEvent());
+  }
+
+  protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
+    this.configured();
+    this.sendResponse(response);
+  }
+
+  protected override async launchRequest(
+    response: DebugProtocol.LaunchResponse,
+    raw: DebugProtocol.LaunchRequestArguments,
+  ) {
+    let args: LaunchArgs;
+    try {
+      args = checkLaunchArgs(raw as Record<string, unknown>);
+    } catch (err) {
+      return this.sendErrorResponse(response, 1, (err as Error).message);
+    }
+    this.launch = args;
+    await Promise.race([this.configuration, new Promise((r) => setTimeout(r, CONFIGURATION_MS))]);
+    const engine = new DebugEngine(
+      this.cliPath,
+      args.backend ? ['--backend', args.backend] : [],
+      (line) => this.print(`[engine] ${line}`),
+      (code) => this.finish(`the engine exited (code ${code})`),
+    );
+    this.engine = engine;
+    engine.onNotification(engineLog, (p) => this.print(`[engine ${p.level}] ${p.message}`));
+    engine.onNotification(trainMetrics, (p) => (this.metrics = p.rows.at(-1) ?? this.metrics));
+    engine.onNotification(trainTelemetry, (p) => (this.telemetry = p.row));
+    engine.onNotification(trainEvent, (p) => this.print(describeFinding(p.event)));
+    engine.onNotification(trainEnded, (p) => this.onEnded(p));
+    this.sendResponse(response);
+    if (args.stopOnEntry) this.sendEvent(new StoppedEvent('entry', THREAD_ID));
+    else void this.go({ kind: 'continue' }, this.continueTarget());
+  }
+
+  protected override setFunctionBreakPointsRequest(
+    response: DebugProtocol.SetFunctionBreakpointsResponse,
+    args: DebugProtocol.SetFunctionBreakpointsArguments,
+  ): void {
+    this.breakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
+    response.body = { breakpoints: this.breakpoints.map(shown) };
+    this.sendResponse(response);
+  }
+
+  protected override setExceptionBreakPointsRequest(
+    response: DebugProtocol.SetExceptionBreakpointsResponse,
+    args: DebugProtocol.SetExceptionBreakpointsArguments,
+  ): void {
+    this.filters = args.filters;
+    this.sendResponse(response);
+  }
+
+  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
+    response.body = { threads: threads(this.view) };
+    this.sendResponse(response);
+  }
+
+  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse): void {
+    const frames = stackFrames(this.view);
+    response.body = { stackFrames: frames, totalFrames: frames.length };
+    this.sendResponse(response);
+  }
+
+  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
+    response.body = { scopes: scopes(this.view, args.frameId) };
+    this.sendResponse(response);
+  }
+
+  protected override variablesRequest(
+    response: DebugProtocol.VariablesResponse,
+    args: DebugProtocol.VariablesArguments,
+  ): void {
+    response.body = { variables: variables(this.view, args.variablesReference) };
+    this.sendResponse(response);
+  }
+
+  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments) {
+    try {
+      response.body = { result: evaluate(this.view, args.expression), variablesReference: 0 };
+      this.sendResponse(response);
+    } catch (err) {
+      this.sendErrorResponse(response, 2, (err as Error).message);
+    }
+  }
+
+  protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
+    response.body = { allThreadsContinued: true };
+    this.sendResponse(response);
+    void this.go({ kind: 'continue' }, this.continueTarget());
+  }
+
+  /** Step Over: one training step. */
+  protected override nextRequest(response: DebugProtocol.NextResponse): void {
+    this.sendResponse(response);
+    void this.go({ kind: 'next' }, this.step + 1);
+  }
+
+  /** Step Into: on to the next telemetry row (known once the run's config.json exists: one step first otherwise). */
+  protected override stepInRequest(response: DebugProtocol.StepInResponse): void {
+    this.sendResponse(response);
+    const every = this.telemetryEvery();
+    if (every) return void this.go({ kind: 'stepIn' }, (Math.floor(this.step / every) + 1) * every);
+    const onward = (): void => {
+      const later = this.telemetryEvery();
+      if (!later || this.step % later === 0) this.pause('step');
+      else void this.go({ kind: 'stepIn' }, (Math.floor(this.step / later) + 1) * later);
+    };
+    void this.go({ kind: 'stepIn', then: onward }, this.step + 1);
+  }
+
+  protected override async pauseRequest(response: DebugProtocol.PauseResponse) {
+    this.sendResponse(response);
+    if (!this.motion || !this.engine) return;
+    this.motion = { kind: 'pause' };
+    await this.starting?.catch(() => undefined); // a stop before the run is up would stop nothing
+    await this.engine.request(trainStop).catch((err: Error) => this.print(`train/stop: ${err.message}`));
+  }
+
+  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse) {
+    this.ended = true;
+    await this.engine?.stop();
+    this.sendResponse(response);
+  }
+
+  protected override async terminateRequest(response: DebugProtocol.TerminateResponse) {
+    this.ended = true;
+    await this.engine?.stop();
+    this.sendResponse(response);
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  /** Where Continue pauses: the nearest `step N` breakpoint past this step, else the run's budget. */
+  private continueTarget(): number {
+    const steps = this.breakpoints.flatMap((b) => ('step' in b && b.step > this.step ? [b.step] : []));
+    return Math.min(this.launch!.steps, ...steps);
+  }
+
+  /** The run's telemetry interval, from its config.json (undefined before the run exists). */
+  private telemetryEvery(): number | undefined {
+    if (!this.summary || !this.launch) return undefined;
+    try {
+      const config = JSON.parse(readFileSync(join(this.launch.runDir, 'config.json'), 'utf8'));
+      const every = config?.training?.telemetry_every;
+      return Number.isInteger(every) && every > 0 ? every : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Trains on to step `target` (at most the launch's budget), with the breakpoints and filters of now. */
+  private async go(motion: Motion, target: number): Promise<void> {
+    const engine = this.engine!;
+    const launch = this.launch!;
+    if (this.step >= launch.steps) return this.finish(`the run is at its last step (${this.step})`);
+    const steps = Math.min(target, launch.steps);
+    this.motion = motion;
+    const watched = this.breakpoints.flatMap((b) => ('watch' in b ? [b] : []));
+    const observe = { watch: watched.map((b) => b.watch), checks: checkModes(this.filters) };
+    try {
+      this.starting = this.summary
+        ? engine.request(trainResume, { runDir: launch.runDir, steps, ...observe })
+        : engine.request(trainStart, { ...trainParams(launch, steps), ...observe });
+      this.summary = await this.starting;
+    } catch (err) {
+      this.motion = undefined;
+      const message = (err as Error).message;
+      // The engine parsed the conditions against the model: a refused one is shown unverified, and the run goes on without it.
+      const refused = /params\.watch\[(\d+)\]/.exec(message);
+      const bp = refused ? watched[Number(refused[1])] : undefined;
+      if (!bp) return this.finish(`training could not go on: ${message}`);
+      const unverified = { id: bp.id, error: message };
+      this.breakpoints = this.breakpoints.map((b) => (b === bp ? unverified : b));
+      this.sendEvent(new BreakpointEvent('changed', shown(unverified)));
+      return this.go(motion, target);
+    }
+  }
+
+  private onEnded(e: TrainEnded): void {
+    if (this.ended) return;
+    this.step = e.step;
+    const motion = this.motion;
+    this.motion = undefined;
+    if (e.reason === 'failed') return this.finish(`training failed: ${e.message ?? ''}`);
+    if (e.event && (e.reason === 'paused' || e.reason === 'diverged')) {
+      const watch = e.event.check === 'watch';
+      const hit = this.breakpoints.filter((b) => 'watch' in b && e.event!.message.startsWith(`watch "${b.watch}"`));
+      return this.pause(
+        watch ? 'breakpoint' : 'exception',
+        describeFinding(e.event),
+        hit.map((b) => b.id),
+      );
+    }
+    if (e.reason === 'stopped') return this.pause('pause', `paused at step ${e.step}`);
+    if (e.step >= this.launch!.steps) return this.finish(`the run completed its ${e.step} steps`);
+    if (motion?.then) return motion.then();
+    const at = this.breakpoints.filter((b) => 'step' in b && b.step === e.step);
+    if (motion?.kind === 'continue' && at.length)
+      return this.pause(
+        'breakpoint',
+        `step ${e.step}`,
+        at.map((b) => b.id),
+      );
+    // A Pause that came as the budget was reached stops there all the same
+    this.pause(motion?.kind === 'pause' ? 'pause' : 'step', `step ${e.step}`);
+  }
+
+  private pause(reason: string, description = `step ${this.step}`, hitBreakpointIds: number[] = []): void {
+    const event = new StoppedEvent(reason, THREAD_ID) as DebugProtocol.StoppedEvent;
+    event.body.description = description;
+    if (reason === 'exception') event.body.text = description;
+    if (hitBreakpointIds.length) event.body.hitBreakpointIds = hitBreakpointIds;
+    this.sendEvent(event);
+  }
+
+  private finish(why: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.print(why);
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  private print(line: string): void {
+    this.sendEvent(new OutputEvent(`${line}\n`, 'console'));
+  }
+}
