@@ -177,7 +177,9 @@ export function headCsv(a: Attention, ref: HeadRef, valueWeighted = false): stri
 /** One head as JSON: weights [query][key] with the token labels (`value_weighted` in their place when asked). */
 export function headJson(a: Attention, ref: HeadRef, valueWeighted = false): string {
   const m = requireHead(a, ref, valueWeighted);
-  const rows = Array.from({ length: m.queries }, (_, q) => Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys)));
+  const rows = Array.from({ length: m.queries }, (_, q) =>
+    Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys)),
+  );
   return JSON.stringify(
     {
       ...attentionContext(a),

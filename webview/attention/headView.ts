@@ -64,7 +64,7 @@ let card: ReturnType<typeof build> | null = null;
 let kind: AttentionKind = 'encoder_self';
 let layer = 0;
 let shown: boolean[] = [];
-let last: { a: Attention; header: ViewHeader | null } | null = null;
+let last: { a: Attention; header: ViewHeader | null; measure: string } | null = null;
 /** What the card's SVG is built for (kind, tokens), and its parts kept between snapshots. */
 let plot: {
   key: string;
@@ -140,9 +140,9 @@ function build() {
  * Shows the head view of `a` at the end of `parent` (the card keeps its kind, layer and switches),
  * drawn now if it is on screen, else when it comes into view.
  */
-export function showHeadView(parent: HTMLElement, a: Attention, header: ViewHeader | null): void {
+export function showHeadView(parent: HTMLElement, a: Attention, header: ViewHeader | null, measure = ''): void {
   card ??= build();
-  last = { a, header };
+  last = { a, header, measure };
   if (card.el.parentElement !== parent || parent.lastElementChild !== card.el) parent.append(card.el);
   markStale(card.el);
 }
@@ -156,7 +156,7 @@ function options(sel: HTMLSelectElement, labels: [value: string, text: string][]
 
 function redraw(): void {
   if (!card || !last) return;
-  const { a, header } = last;
+  const { a, header, measure } = last;
   const c = card;
   const kinds = ATTENTION_KINDS.filter((k) => findMaps(a, k));
   if (!kinds.includes(kind)) kind = kinds[0] ?? 'encoder_self';
@@ -181,7 +181,7 @@ function redraw(): void {
   renderHeader(c.headerEl, header, {
     step: src.step,
     input: src.input === 'probe' ? 'probe' : a.srcTokens.join(' '),
-    note: `${KIND_LABELS[kind]} · layer ${layer}`,
+    note: `${KIND_LABELS[kind]} · layer ${layer}${measure}`,
   });
   swatches(heads);
   // The lines: a snapshot that changes none of them (another kind's or layer's maps) moves none.

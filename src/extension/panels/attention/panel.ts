@@ -92,10 +92,12 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
     if (changed) HeadInspectorPanel.slot.current?.sendState();
     const shown = store.attention;
     if (!m.on) return this.post({ type: 'valueWeighted', id: m.id });
-    if (shown?.maps.every((x) => x.valueWeighted)) return this.post({ type: 'valueWeighted', id: m.id, attention: shown });
+    if (shown?.maps.every((x) => x.valueWeighted))
+      return this.post({ type: 'valueWeighted', id: m.id, attention: shown });
     const answers = this.host.answers();
     const sel = answers?.selection();
-    if (!shown || !answers || !sel) return this.post({ type: 'valueWeighted', id: m.id, error: 'no attention is shown' });
+    if (!shown || !answers || !sel)
+      return this.post({ type: 'valueWeighted', id: m.id, error: 'no attention is shown' });
     try {
       const attention = await valueWeightedOf(answers.engine, sel);
       if (store.attention === shown) {

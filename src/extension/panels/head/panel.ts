@@ -65,7 +65,11 @@ export class HeadInspectorPanel extends BasePanel<HeadToPage, HeadFromPage> {
     const sel = answers?.selection();
     if (!answers || !sel) return this.post({ type: 'headScores', id: m.id, error: 'no run is selected' });
     const { kind, layer, head } = m;
-    this.post({ type: 'headScores', id: m.id, ...(await scoresOf(answers.engine, sel, { kind, layer, head }, m.query)) });
+    this.post({
+      type: 'headScores',
+      id: m.id,
+      ...(await scoresOf(answers.engine, sel, { kind, layer, head }, m.query)),
+    });
   }
 
   protected snapshot(): PanelState {
