@@ -239,7 +239,7 @@ function render(): void {
 }
 
 /** The head view's caption with the norms: its lines' opacity. */
-const headViewNote = (top: number) => ` · ${VALUE_WEIGHTED_CAPTION}, opacity 0 to ${top.toPrecision(3)} (per view)`;
+const headViewNote = (top: number) => `${VALUE_WEIGHTED_CAPTION} over the view's largest, ${top.toPrecision(3)}`;
 
 /** Whether the large head already shows `ref` of `p`: the same head, run, input, measure and scale, and its map's values. */
 function detailUnchanged(p: Attention, ref: HeadRef, absolute: boolean): boolean {
