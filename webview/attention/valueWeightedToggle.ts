@@ -68,7 +68,9 @@ export function valueWeightedToggle(o: {
     if (hasNorms(p)) {
       const a = normsOf(p);
       const top = viewMax(a);
-      caption.textContent = `${VALUE_WEIGHTED_CAPTION} · ${scale(top.toPrecision(3), 'the largest in the view: per view')}`;
+      caption.textContent =
+        `${VALUE_WEIGHTED_CAPTION} · ${scale(top.toPrecision(3), 'the largest in the view: per view')}` +
+        ' · the across-heads rows average the weights';
       return { a, vw: true, top };
     }
     const key = keyOf(p);

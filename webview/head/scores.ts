@@ -84,7 +84,7 @@ export function scoresCard(ask: Ask) {
 
   const el = h(
     'section',
-    { class: 'card', id: 'scores' },
+    { class: 'card', id: 'scores', style: 'grid-column: 1 / -1' }, // the whole row: the table is wide
     h(
       'header',
       {},
@@ -138,7 +138,7 @@ function rows(r: HeadScores): HTMLElement[] {
       h('td', {}, bar),
       h('td', {}, r.masked[j] ? 'masked' : r.weights[j]!.toFixed(3)),
       ...cells.map((x) => h('td', {}, num(x))),
-      h('td', {}, dims),
+      h('td', { title: dims }, dims),
       ...sums,
     );
     out.push(row);
