@@ -364,7 +364,7 @@ function report(cells: CellRef[]): DrawnReport {
   );
   marks.push(...off, ...deltas);
   if (detailShown !== null) marks.push(`detail ${detailShown}`, `title ${detailTitle.textContent}`);
-  marks.push(`measure ${toggle.caption.textContent}`);
+  if (toggle.on) marks.push(`measure ${toggle.caption.textContent}`); // what the toggle draws
   return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 
