@@ -151,37 +151,51 @@ export function attentionCsv(a: Attention): string {
 /** A head in an export's fields: its name (`cross:0.1`) and its parts, all from 0. */
 const headFields = (ref: HeadRef) => ({ head_id: headId(ref), kind: ref.kind, layer: ref.layer, head: ref.head });
 
-function requireHead(a: Attention, ref: HeadRef) {
+/** A head's map: its weights, or (`valueWeighted`) its value-weighted norms ‖α·vW^O‖ in their place. */
+function requireHead(a: Attention, ref: HeadRef, valueWeighted: boolean) {
   const m = headMap(a, ref);
   if (!m) throw new Error(`the attention has no head ${headId(ref)}`);
-  return m;
+  if (!valueWeighted) return m;
+  const maps = findMaps(a, ref.kind)!;
+  if (!maps.valueWeighted) throw new Error(`the attention has no value-weighted maps of ${ref.kind}`);
+  const offset = (ref.layer * maps.shape[1] + ref.head) * m.queries * m.keys;
+  return { ...m, weights: maps.valueWeighted.subarray(offset, offset + m.queries * m.keys) };
 }
 
-/** One head: a header of key tokens (`query\key`), then a line per query token. */
-export function headCsv(a: Attention, ref: HeadRef): string {
-  const m = requireHead(a, ref);
+/** What a value-weighted head export says it holds. */
+const VALUE_WEIGHTED = { values: 'value_weighted ‖α·vW^O‖ (Kobayashi et al., 2020)' };
+
+/** One head: a header of key tokens (`query\key`), then a line per query token; its weights, or its value-weighted norms. */
+export function headCsv(a: Attention, ref: HeadRef, valueWeighted = false): string {
+  const m = requireHead(a, ref, valueWeighted);
   const lines = [csvLine(['query\\key', ...m.keyTokens])];
   for (let q = 0; q < m.queries; q++)
     lines.push(csvLine([m.queryTokens[q], ...Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys))]));
-  return csvFile({ ...attentionContext(a), ...headFields(ref) }, lines);
+  return csvFile({ ...attentionContext(a), ...headFields(ref), ...(valueWeighted ? VALUE_WEIGHTED : {}) }, lines);
 }
 
-/** One head as JSON: weights [query][key] with the token labels. */
-export function headJson(a: Attention, ref: HeadRef): string {
-  const m = requireHead(a, ref);
-  const weights = Array.from({ length: m.queries }, (_, q) =>
+/** One head as JSON: weights [query][key] with the token labels (`value_weighted` in their place when asked). */
+export function headJson(a: Attention, ref: HeadRef, valueWeighted = false): string {
+  const m = requireHead(a, ref, valueWeighted);
+  const rows = Array.from({ length: m.queries }, (_, q) =>
     Array.from(m.weights.subarray(q * m.keys, (q + 1) * m.keys)),
   );
   return JSON.stringify(
-    { ...attentionContext(a), ...headFields(ref), query_tokens: m.queryTokens, key_tokens: m.keyTokens, weights },
+    {
+      ...attentionContext(a),
+      ...headFields(ref),
+      query_tokens: m.queryTokens,
+      key_tokens: m.keyTokens,
+      ...(valueWeighted ? { value_weighted: rows } : { weights: rows }),
+    },
     null,
     1,
   );
 }
 
-/** A file name for a head's export: `cross-1.2-step1500.csv` for cross:1.2 (no colon: Windows refuses it). */
-export function headFileName(a: Attention, ref: HeadRef, format: string): string {
-  return `${headId(ref).replace(':', '-')}-step${a.source.step}.${format}`;
+/** A file name for a head's export: `cross-1.2-step1500.csv` for cross:1.2 (no colon: Windows refuses it), `…-value-weighted.csv` for its norms. */
+export function headFileName(a: Attention, ref: HeadRef, format: string, valueWeighted = false): string {
+  return `${headId(ref).replace(':', '-')}-step${a.source.step}${valueWeighted ? '-value-weighted' : ''}.${format}`;
 }
 
 // ---- positional encoding ------------------------------------------------------------------

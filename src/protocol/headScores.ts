@@ -21,7 +21,7 @@ import {
   object,
   optional,
 } from './check';
-import { type Decoded, checkDecoded } from './inspection';
+import { type Decoded, checkDecoded } from './decoded';
 
 /** How many of a key's d_k dimensions `topDimensions` lists (fewer when d_k is smaller). */
 export const TOP_DIMENSIONS = 5;

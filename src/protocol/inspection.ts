@@ -13,12 +13,12 @@ import {
   isBoolean,
   isFiniteNumber,
   isIndex,
-  isString,
   numberIn,
   object,
   oneOf,
   optional,
 } from './check';
+import { checkDecoded, type Decoded } from './decoded';
 import { checkWireAttention, checkWireMatrix, type WireAttention, type WireMatrix } from './wire';
 
 // ---- attention/get ---------------------------------------------------------------------------
@@ -46,14 +46,8 @@ export const checkAttentionParams: Check<AttentionParams> = object({
   valueWeighted: optional(isBoolean),
 });
 
-/** What the model made of a source when no target was given. */
-export interface Decoded {
-  text: string;
-  tokens: string[];
-  /** log P(Y | X) / lp(|Y|), the GNMT length penalty with α 0.6. */
-  score: number;
-  logProb: number;
-}
+export { type Decoded, checkDecoded } from './decoded';
+
 export interface AttentionResult {
   attention: WireAttention;
   /** The decoded target, when the input gave none. */
@@ -61,12 +55,6 @@ export interface AttentionResult {
   /** log p of each target token after BOS, and of EOS last (teacher-forced). */
   tokenLogProbs: number[];
 }
-export const checkDecoded: Check<Decoded> = object<Decoded>({
-  text: isString,
-  tokens: arrayOf(isString),
-  score: isFiniteNumber,
-  logProb: isFiniteNumber,
-});
 export const checkAttentionResult: Check<AttentionResult> = object({
   attention: checkWireAttention,
   decoded: optional(checkDecoded),

@@ -107,6 +107,8 @@ export interface AttentionState {
   roles: HeadRoles[];
   /** What the heads the user switched off do to this input (absent or null: none are off). */
   ablation?: AblationEffect | null;
+  /** The views draw value-weighted attention ‖α·vW^O‖ (the maps' `valueWeighted`) instead of the weights. */
+  valueWeighted?: boolean;
 }
 export interface HeadsState {
   panel: 'heads';
@@ -126,6 +128,8 @@ export interface HeadState {
   /** Loss of each snapshot step, when logged: shown beside the slider. */
   losses: { step: number; loss: number }[];
   cursor: number | null;
+  /** The attention view's value-weighted toggle: the inspector draws the norms where the frame holds them. */
+  valueWeighted?: boolean;
 }
 export interface PositionalState {
   panel: 'positional';
@@ -191,6 +195,7 @@ export const checkPanelState: Check = (v, path) => {
         selected: nullable(checkHeadRef),
         roles: checkHeadRoles,
         ablation: optional(nullable(checkAblationEffect)),
+        valueWeighted: optional(isBoolean),
       })(v, path);
     case 'heads':
       return object({
@@ -205,6 +210,7 @@ export const checkPanelState: Check = (v, path) => {
         snapshots: arrayOf(checkAttention),
         losses: arrayOf(object({ step: isIndex, loss: isFiniteNumber })),
         cursor: nullable(isIndex),
+        valueWeighted: optional(isBoolean),
       })(v, path);
     case 'positional':
       return object({ positional: nullable(checkPositionalPayload) })(v, path);

@@ -20,6 +20,7 @@ import {
   type Check,
   arrayOf,
   describe,
+  isBoolean,
   isFiniteNumber,
   isIndex,
   isString,
@@ -260,14 +261,18 @@ export interface PersistedState {
   head?: HeadRef;
   /** The snapshot step shown by the inspector's slider. */
   snapshotStep?: number;
+  /** The attention view draws value-weighted attention ‖α·vW^O‖ instead of the weights. */
+  valueWeighted?: boolean;
 }
 
 /** Validates state handed back by deserializeWebviewPanel: it comes from disk and an older build. */
 export function checkPersistedState(v: unknown, panel: PanelKind): string | undefined {
-  const why = object({ panel: oneOf([panel]), head: optional(checkHeadRef), snapshotStep: optional(isFiniteNumber) })(
-    v,
-    'state',
-  );
+  const why = object({
+    panel: oneOf([panel]),
+    head: optional(checkHeadRef),
+    snapshotStep: optional(isFiniteNumber),
+    valueWeighted: optional(isBoolean),
+  })(v, 'state');
   if (why) return why;
   const rec = v as Record<string, unknown>;
   if (rec.v !== WEBVIEW_PROTOCOL_VERSION)

@@ -133,3 +133,20 @@ test('metrics CSV: one line a row, optional columns empty; positional CSV: a row
   );
   assert.equal(positionalCsv([2, 2], new Float32Array([0, 1, 0.5, 0.25])), 'position,dim0,dim1\n0,0,1\n1,0.5,0.25\n');
 });
+
+test('a head exported value-weighted holds its norms in place of the weights, says so, and is named so', () => {
+  const norms = new Float32Array([0, 0, 0, 0, 0, 0, /* head 2 */ 2, 0.5, 0, 0.25, 0.75, 1.5]);
+  const withNorms: Attention = { ...cross, maps: [{ ...cross.maps[0]!, valueWeighted: norms }] };
+  const ref = { kind: 'cross' as const, layer: 0, head: 1 };
+  const csv = headCsv(withNorms, ref, true).split('\n');
+  assert.ok(csv.includes('# values: value_weighted ‖α·vW^O‖ (Kobayashi et al., 2020)'), csv.join('\n'));
+  assert.deepEqual(csv.slice(-3), ['<s>,2,0.5,0', 'x,0.25,0.75,1.5', '']);
+  const json = JSON.parse(headJson(withNorms, ref, true));
+  assert.deepEqual(json.value_weighted, [
+    [2, 0.5, 0],
+    [0.25, 0.75, 1.5],
+  ]);
+  assert.equal(json.weights, undefined);
+  assert.equal(headFileName(withNorms, ref, 'json', true), 'cross-0.1-step1500-value-weighted.json');
+  assert.throws(() => headCsv(cross, ref, true), /no value-weighted maps of cross/);
+});

@@ -283,3 +283,20 @@ test('a block request carries an id and its reply echoes one', () => {
   assert.equal(checkToPage(attentionPage, { type: 'attentionBlock', v, id: 7, ...block }), undefined);
   assert.match(checkToPage(attentionPage, { type: 'attentionBlock', v, ...block })!, /attentionBlock\.id must be/);
 });
+
+test('the value-weighted toggle and a score request carry an id, and their replies echo one', () => {
+  assert.equal(checkFromPage(attentionPage, { type: 'showValueWeighted', v, id: 3, on: true }), undefined);
+  assert.match(checkFromPage(attentionPage, { type: 'showValueWeighted', v, on: true })!, /showValueWeighted\.id/);
+  assert.match(checkFromPage(attentionPage, { type: 'showValueWeighted', v, id: 3 })!, /showValueWeighted\.on/);
+  assert.equal(checkToPage(attentionPage, { type: 'valueWeighted', v, id: 3, error: 'no run' }), undefined);
+  assert.match(checkToPage(attentionPage, { type: 'valueWeighted', v, error: 'no run' })!, /valueWeighted\.id/);
+  const ask = { type: 'requestScores', v, id: 4, kind: 'cross', layer: 0, head: 1, query: 2 };
+  assert.equal(checkFromPage(headPage, ask), undefined);
+  assert.match(checkFromPage(headPage, { ...ask, query: -1 })!, /requestScores\.query/);
+  assert.match(checkFromPage(attentionPage, ask)!, /message\.type must be one of/);
+  assert.equal(checkToPage(headPage, { type: 'headScores', v, id: 4, error: 'refused' }), undefined);
+  assert.match(
+    checkToPage(headPage, { type: 'headScores', v, id: 4, scores: { kind: 'cross' } })!,
+    /headScores\.scores/,
+  );
+});

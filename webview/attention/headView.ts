@@ -1,7 +1,7 @@
 /**
  * The attention view's head view (issue 13), after BertViz's: for one layer of one kind, the query
  * tokens on the left, the key tokens on the right, and one line per head and token pair, coloured by
- * head, its opacity the attention weight. A click on a head's colour hides or shows its lines (a
+ * head, its opacity the attention weight (or the value-weighted norm, scaled by the page). A click on a head's colour hides or shows its lines (a
  * double click shows that head alone); hovering a token shows only its lines. The geometry, colours
  * and switches are webview/lib/headView.ts; this file is the DOM (an SVG) and the card's state.
  *
@@ -64,7 +64,7 @@ let card: ReturnType<typeof build> | null = null;
 let kind: AttentionKind = 'encoder_self';
 let layer = 0;
 let shown: boolean[] = [];
-let last: { a: Attention; header: ViewHeader | null } | null = null;
+let last: { a: Attention; header: ViewHeader | null; measure: string } | null = null;
 /** What the card's SVG is built for (kind, tokens), and its parts kept between snapshots. */
 let plot: {
   key: string;
@@ -138,11 +138,12 @@ function build() {
 
 /**
  * Shows the head view of `a` at the end of `parent` (the card keeps its kind, layer and switches),
- * drawn now if it is on screen, else when it comes into view.
+ * drawn now if it is on screen, else when it comes into view. `measure`: what the opacities are
+ * when not the weights (value-weighted norms over the view's largest), as the card's note says.
  */
-export function showHeadView(parent: HTMLElement, a: Attention, header: ViewHeader | null): void {
+export function showHeadView(parent: HTMLElement, a: Attention, header: ViewHeader | null, measure?: string): void {
   card ??= build();
-  last = { a, header };
+  last = { a, header, measure: measure ?? '' };
   if (card.el.parentElement !== parent || parent.lastElementChild !== card.el) parent.append(card.el);
   markStale(card.el);
 }
@@ -156,7 +157,7 @@ function options(sel: HTMLSelectElement, labels: [value: string, text: string][]
 
 function redraw(): void {
   if (!card || !last) return;
-  const { a, header } = last;
+  const { a, header, measure } = last;
   const c = card;
   const kinds = ATTENTION_KINDS.filter((k) => findMaps(a, k));
   if (!kinds.includes(kind)) kind = kinds[0] ?? 'encoder_self';
@@ -230,7 +231,7 @@ function redraw(): void {
   const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
   say(
     `${lines.length} lines${cut}: ${queryTokens.length} queries × ${keyTokens.length} keys × ${shown.filter(Boolean).length} heads shown, ` +
-      `each as opaque as its weight (under ${HEAD_VIEW_LIMITS.minWeight.toFixed(4)} left out). Hover a token for its lines.`,
+      `each as opaque as its ${measure || 'weight'} (under ${HEAD_VIEW_LIMITS.minWeight.toFixed(4)} left out). Hover a token for its lines.`,
     lines.length,
     total,
   );

@@ -4,7 +4,8 @@
  * head large as a plotly heatmap with token axes and hover values, and asks the extension to open
  * it in the head inspector (`openHead`). The grids themselves (kept between snapshots, only changed
  * maps redrawn: issue 34) are thumbGrid.ts. Under each thumbnail, the head's roles at that step
- * (from telemetry, docs/TELEMETRY.md), when it has any.
+ * (from telemetry, docs/TELEMETRY.md), when it has any. With the value-weighted toggle
+ * (valueWeightedToggle.ts) every one of them draws ‖α·vW^O‖ instead of the weights, and exports it.
  */
 import {
   type Attention,
@@ -47,6 +48,8 @@ import { zoomCard } from './zoom';
 import { detailKey, emptyStatus, KIND_TITLES, label, sameHead, shownOf } from './attentionNames';
 import { clearGrid, showGrid, watchGrid } from './thumbGrid';
 import { sameValues } from '../heatmap';
+import { type Shown, valueWeightedToggle } from './valueWeightedToggle';
+import { scaledBy, VALUE_WEIGHTED_CAPTION } from '../lib/valueWeighted';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(attentionPage);
@@ -55,6 +58,8 @@ const ask = poster(attentionPage);
 const DETAIL_MAX = 256;
 
 let payload: Attention | null = null;
+/** What the views draw of the payload: its weights, or its value-weighted norms. */
+let view: Shown | null = null;
 let header: ViewHeader | null = null;
 /** `kind:layer.head` → its roles at the attention's step. */
 let roles = new Map<string, string[]>();
@@ -63,7 +68,7 @@ let generation = 0;
 /** What the large head card draws (`detailKey`), or null when it is empty: never another run's or input's map. */
 let detailShown: string | null = null;
 /** What the large head card was drawn from: a snapshot that leaves its map as it was draws it not again. */
-let detailFrom: { p: Attention; ref: HeadRef; absolute: boolean } | null = null;
+let detailFrom: { p: Attention; ref: HeadRef; absolute: boolean; vw: boolean } | null = null;
 /** The run and input of the last attention drawn, to say what was cleared when it no longer fits the header. */
 let lastShown: { run: string; input: string } | null = null;
 
@@ -72,6 +77,20 @@ const form = inputForm();
 const status = h('span', { class: 'muted', id: 'status' });
 const readout = h('span', { class: 'readout', id: 'readout' });
 const scaleBox = h('input', { type: 'checkbox', id: 'absolute' });
+const scaleText = h('span', {}, ' absolute scale (0–1)');
+const toggle = valueWeightedToggle({
+  ask: (on, id) => ask({ type: 'showValueWeighted', id, on }),
+  current: () => payload,
+  changed: () => {
+    remember();
+    render();
+  },
+});
+
+/** The page's saved UI state: the head open and the toggle. */
+function remember(): void {
+  saveState({ panel: 'attention', ...(selected ? { head: selected } : {}), valueWeighted: toggle.on });
+}
 const grids = h('div', { id: 'grids' });
 const detailTitle = h('h2', { id: 'detail-title' }, 'Click a head to open it');
 const detail = h('div', { class: 'chart detail', id: 'detail' });
@@ -96,17 +115,20 @@ function markAblated(): void {
   if (selected && detailShown !== null) switchButton.removeAttribute('disabled');
 }
 
+/** The open head as shown: its weights, or its value-weighted norms, named so. */
 function exportHead(format: 'csv' | 'json'): void {
   if (!payload || !selected || !headMap(payload, selected)) return;
-  const text = format === 'csv' ? headCsv(payload, selected) : headJson(payload, selected);
-  post({ type: 'export', format, name: headFileName(payload, selected, format), text });
+  const vw = !!view?.vw;
+  const text = format === 'csv' ? headCsv(payload, selected, vw) : headJson(payload, selected, vw);
+  post({ type: 'export', format, name: headFileName(payload, selected, format, vw), text });
 }
 
 /** The head opened large, as an image. */
 async function headImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; name: string } | string> {
   if (!selected || detailShown === null) return 'open a head first (click a thumbnail)';
   const dataUrl = await plotly(() => Plotly.toImage(detail, { format, width: 800, height: 800 }));
-  return dataUrl ? { dataUrl, name: `head.${format}` } : 'plotly could not draw the head';
+  const name = `head${detailFrom?.vw ? '-value-weighted' : ''}.${format}`;
+  return dataUrl ? { dataUrl, name } : 'plotly could not draw the head';
 }
 
 function layoutPage(): void {
@@ -125,11 +147,16 @@ function layoutPage(): void {
       h('span', { class: 'spacer' }),
       h(
         'label',
-        { title: 'Colour every map from 0 to 1 instead of 0 to its own maximum' },
+        {
+          title:
+            'Colour every map on one scale (0 to 1; value-weighted: 0 to the largest in the view) instead of 0 to its own maximum',
+        },
         scaleBox,
-        ' absolute scale (0–1)',
+        scaleText,
       ),
+      toggle.el,
     ),
+    h('div', { class: 'toolbar' }, toggle.caption),
     h('div', { class: 'toolbar' }, readout),
     h(
       'div',
@@ -190,13 +217,18 @@ function render(): void {
     clearDetail(gone ? `Cleared: the head shown was of ${gone.run}, ${gone.input}` : 'Click a head to open it');
     return;
   }
-  const p = payload;
-  lastShown = shownOf(p);
+  lastShown = shownOf(payload);
   status.dataset.cleared = '';
   const absolute = scaleBox.checked;
+  view = toggle.shown(payload, absolute);
+  const p = view.a;
+  document.body.dataset.valueWeighted = String(view.vw);
+  scaleText.textContent = view.vw ? ' one scale for the view' : ' absolute scale (0–1)';
   const text = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
   if (status.textContent !== text) status.textContent = text;
-  showGrid(grids, p, { header, roles, selected, absolute }, () => {
+  const headView = view.vw && view.top > 0 ? { a: scaledBy(p, view.top), note: headViewNote(view.top) } : undefined;
+  const grid = { header, roles, selected, absolute, vmax: view.top, weights: payload, headView };
+  showGrid(grids, p, grid, () => {
     if (gen === generation) document.body.dataset.renderDone = String(gen);
   });
   if (selected && headMap(p, selected)) {
@@ -206,10 +238,14 @@ function render(): void {
   markAblated();
 }
 
-/** Whether the large head already shows `ref` of `p`: the same head, run, input and scale, and its map's values. */
+/** The head view's caption with the norms: its lines' opacity. */
+const headViewNote = (top: number) => `${VALUE_WEIGHTED_CAPTION} over the view's largest, ${top.toPrecision(3)}`;
+
+/** Whether the large head already shows `ref` of `p`: the same head, run, input, measure and scale, and its map's values. */
 function detailUnchanged(p: Attention, ref: HeadRef, absolute: boolean): boolean {
   const was = detailFrom;
   if (!was || detailShown === null || !sameHead(was.ref, ref) || was.absolute !== absolute) return false;
+  if (was.vw !== !!view?.vw) return false;
   if (JSON.stringify(shownOf(was.p)) !== JSON.stringify(shownOf(p))) return false;
   const a = headMap(was.p, ref);
   const b = headMap(p, ref);
@@ -218,11 +254,12 @@ function detailUnchanged(p: Attention, ref: HeadRef, absolute: boolean): boolean
 
 /** Opens a head large: a plotly heatmap with token axes (max-pooled past DETAIL_MAX a side). */
 function showDetail(ref: HeadRef): void {
-  if (!payload) return;
-  const m = headMap(payload, ref);
+  if (!payload || !view) return;
+  const { a: shownA, vw, top } = view;
+  const m = headMap(shownA, ref);
   if (!m) return;
   detailShown = detailKey(payload, ref);
-  detailFrom = { p: payload, ref, absolute: scaleBox.checked };
+  detailFrom = { p: shownA, ref, absolute: scaleBox.checked, vw };
   detail.dataset.shown = detailShown;
   const rows = Math.min(m.queries, DETAIL_MAX);
   const cols = Math.min(m.keys, DETAIL_MAX);
@@ -242,7 +279,8 @@ function showDetail(ref: HeadRef): void {
   if (m.pool)
     zoom.open(ref, tokensOf(payload, ref.kind).queryTokens.length, tokensOf(payload, ref.kind).keyTokens.length);
   else zoom.hide();
-  detailTitle.textContent = `${headId(ref)} · ${KIND_TITLES[ref.kind]}${pooledNote}`;
+  const measure = vw ? ` · ${VALUE_WEIGHTED_CAPTION}` : '';
+  detailTitle.textContent = `${headId(ref)} · ${KIND_TITLES[ref.kind]}${pooledNote}${measure}`;
   const data: Plotly.Data[] = [
     {
       type: 'heatmap',
@@ -251,8 +289,8 @@ function showDetail(ref: HeadRef): void {
       y: axisLabels(m.queryTokens, rows, m.queries),
       colorscale: plotlyColorscale(),
       zmin: 0,
-      zmax: scaleBox.checked ? 1 : maxOf(m.weights),
-      hovertemplate: 'query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>',
+      zmax: scaleBox.checked ? top : maxOf(m.weights),
+      hovertemplate: `query %{y}<br>key %{x}<br>${vw ? '‖α·vW^O‖' : 'weight'} %{z:.4f}<extra></extra>`,
       colorbar: { tickfont: { color: t.fg }, outlinecolor: t.grid },
     },
   ];
@@ -266,7 +304,7 @@ function showDetail(ref: HeadRef): void {
 
 function openHead(ref: HeadRef): void {
   selected = ref;
-  saveState({ panel: 'attention', head: ref });
+  remember();
   for (const c of grids.querySelectorAll<HTMLCanvasElement>('canvas.thumb')) {
     c.classList.toggle(
       'selected',
@@ -285,6 +323,9 @@ function handle(m: AttentionToPage): void {
     case 'attentionBlock':
       if (payload) zoom.show(m, tokensOf(payload, m.kind).queryTokens, tokensOf(payload, m.kind).keyTokens);
       return;
+    case 'valueWeighted':
+      payload = toggle.answer(m, payload);
+      break;
     case 'attention':
       payload = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       roles = roleMap(m.roles ?? []);
@@ -295,6 +336,7 @@ function handle(m: AttentionToPage): void {
       selected = m.state.selected ?? selected;
       roles = roleMap(m.state.roles);
       ablation.show(m.state.ablation ?? null);
+      if (m.state.valueWeighted !== undefined) toggle.on = m.state.valueWeighted;
       break;
     default:
       throw new Error(`the attention view does not show ${(m as { type: string }).type} messages`);
@@ -322,6 +364,7 @@ function report(cells: CellRef[]): DrawnReport {
   );
   marks.push(...off, ...deltas);
   if (detailShown !== null) marks.push(`detail ${detailShown}`, `title ${detailTitle.textContent}`);
+  if (toggle.on) marks.push(`measure ${toggle.caption.textContent}`); // what the toggle draws
   return { ...shownHeader(headerEl), maps, head: selected, frames: payload ? 1 : 0, colors, marks };
 }
 

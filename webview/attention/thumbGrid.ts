@@ -43,7 +43,10 @@ interface Thumb {
 /** What the grid shows, and what it is built for. */
 let shown: Attention | null = null;
 let layoutKey = '';
-let scale: boolean | null = null;
+/** The scale the thumbnails were drawn on: `absolute:top`. */
+let scale: string | null = null;
+/** The weights the across-heads rows were last computed from. */
+let shownWeights: Attention | null = null;
 let thumbs: Thumb[] = [];
 let rows = new Map<AttentionKind, AggregateRow>();
 let generation = 0;
@@ -187,25 +190,36 @@ function build(grids: HTMLElement, width: number, p: Attention, roles: Map<strin
   }
 }
 
+/** How the grid draws: the scale, and (value-weighted) the weights the across-heads rows average and the head view. */
+export interface GridOptions {
+  header: ViewHeader | null;
+  roles: Map<string, string[]>;
+  selected: HeadRef | null;
+  /** One scale for every map, 0 to `vmax` (default 1), instead of 0 to each map's largest. */
+  absolute: boolean;
+  vmax?: number;
+  /** The weights, when `p` holds something else (value-weighted norms): the across-heads rows average these. */
+  weights?: Attention;
+  /** What the head view draws instead of `p` (values 0 to 1) and the note its caption adds. */
+  headView?: { a: Attention; note: string };
+}
+
 /**
  * Shows `p`: builds the cards when their shape changed, else updates them in place (roles, the
  * selected head, the maps that changed); draws the thumbnails a slice at a time, those on screen
  * first; then the across-heads rows and the head view on screen; then calls `done`.
  */
-export function showGrid(
-  grids: HTMLElement,
-  p: Attention,
-  o: { header: ViewHeader | null; roles: Map<string, string[]>; selected: HeadRef | null; absolute: boolean },
-  done: () => void,
-): void {
+export function showGrid(grids: HTMLElement, p: Attention, o: GridOptions, done: () => void): void {
   const width = grids.clientWidth; // one layout, read before the cards are built (each would force another)
   const key = keyOf(width, p);
   const rebuilt = key !== layoutKey;
-  if (rebuilt) build(grids, width, p, o.roles, o.absolute);
+  const weights = o.weights ?? p;
+  if (rebuilt) build(grids, width, weights, o.roles, o.absolute);
   const changes = changedHeads(rebuilt ? null : shown, p);
-  const rescaled = scale !== o.absolute;
+  const vmax = o.absolute ? (o.vmax ?? 1) : undefined;
+  const rescaled = scale !== `${o.absolute}:${vmax}`;
   shown = p;
-  scale = o.absolute;
+  scale = `${o.absolute}:${vmax}`;
   layoutKey = key;
   for (const t of thumbs) {
     t.pending ||= rescaled || !!changes.get(t.ref.kind)?.[t.ref.layer]?.[t.ref.head];
@@ -215,13 +229,15 @@ export function showGrid(
     if (t.role.textContent !== named.join(' · ')) t.role.textContent = named.join(' · ');
     t.canvas.classList.toggle('selected', sameHead(o.selected, t.ref));
   }
+  const weightChanges = o.weights ? changedHeads(rebuilt ? null : shownWeights, o.weights) : changes;
+  shownWeights = weights;
   for (const [kind, row] of rows)
     row.update(
-      p,
-      (changes.get(kind) ?? []).map((heads) => heads.some(Boolean)),
+      weights,
+      (weightChanges.get(kind) ?? []).map((heads) => heads.some(Boolean)),
       o.absolute,
     );
-  showHeadView(grids, p, o.header);
+  showHeadView(grids, o.headView?.a ?? p, o.header, o.headView?.note);
   const jobs = thumbs.filter((t) => t.pending);
   const first = jobs.filter((t) => onScreen(t.canvas));
   const queue = [...first, ...jobs.filter((t) => !first.includes(t))];
@@ -234,7 +250,7 @@ export function showGrid(
       const t = queue.shift()!;
       const map = headMap(p, t.ref)!;
       const c = t.canvas;
-      drawHeatmap(c, map.weights, map.queries, map.keys, c.width, c.height, o.absolute ? 1 : undefined);
+      drawHeatmap(c, map.weights, map.queries, map.keys, c.width, c.height, vmax);
       t.pending = false;
       c.dataset.drawn = '1';
       drawn++;

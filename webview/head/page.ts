@@ -4,6 +4,8 @@
  * slider over the probe pair's snapshots of the selected run. The slider is the shared step cursor:
  * moving it (or playing it) posts `cursor`, and the dashboard marks that step; a `cursor` from the
  * extension moves it. An input the user typed has no history: it is shown at its checkpoint alone.
+ * With the attention view's value-weighted toggle on, the map draws ‖α·vW^O‖ where the frame holds
+ * it (entropy and top-k stay of the weights); a click on a row splits its scores (scores.ts).
  */
 import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../../src/protocol/export';
@@ -13,27 +15,25 @@ import type { CellRef } from '../../src/protocol/drawnReport';
 import type { ViewHeader } from '../../src/protocol/webview';
 import {
   type DrawnReport,
-  PLOTLY_CONFIG,
   app,
   h,
   loadState,
   pixelAt,
-  plotly,
-  plotlyText,
   post,
   purgeOnUnload,
   frameScheduler,
-  readTheme,
   renderHeader,
   saveState,
   shownHeader,
   start,
-  themedLayout,
   watchTheme,
   poster,
 } from '../common';
 import { cellAt, drawColorBar, drawHeatmap, fitSize } from '../heatmap';
-import { maxOf, rowEntropy, topK } from '../lib/attention';
+import { maxOf } from '../lib/attention';
+import { VALUE_WEIGHTED_CAPTION } from '../lib/valueWeighted';
+import { drawEntropy, drawTopK, K } from './rowCharts';
+import { scoresCard } from './scores';
 import { compareCard } from './compare';
 import { CursorEcho } from '../lib/cursorEcho';
 
@@ -41,7 +41,6 @@ import { CursorEcho } from '../lib/cursorEcho';
 const ask = poster(headPage);
 
 const MAP_SIDE = 480;
-const K = 3;
 /** Token labels along the map's axes, when there are few enough to read. */
 const LABEL_MAX = 64;
 const PLAY_MS = 400;
@@ -51,6 +50,8 @@ let header: ViewHeader | null = null;
 let latest: Attention | null = null;
 let snapshots: Attention[] = [];
 let losses = new Map<number, number>();
+/** The attention view's value-weighted toggle (the panel's state says it). */
+let valueWeighted = false;
 /** The step the user chose (slider or cursor); undefined: the newest. */
 let wantedStep: number | undefined = loadState()?.snapshotStep;
 let playing: ReturnType<typeof setInterval> | undefined;
@@ -72,6 +73,9 @@ const readout = h('div', { class: 'readout', id: 'readout' });
 const entropyChart = h('div', { class: 'chart', id: 'entropy' });
 const compare = compareCard();
 const topTable = h('table', { id: 'topk' });
+const mapTitle = h('h2', { id: 'map-title' }, 'Weights (query rows × key columns)');
+const scores = scoresCard((m) => ask({ type: 'requestScores', ...m }));
+scores.target(() => (head && header ? { ref: head, run: header.run, input: header.input } : null));
 
 /** What the slider ranges over: the probe's snapshots (and the shown attention); a typed input alone. */
 function frames(): Attention[] {
@@ -81,19 +85,26 @@ function frames(): Attention[] {
   return all.sort((a, b) => a.source.step - b.source.step);
 }
 
-function current(): { map: HeadMap; frame: Attention } | undefined {
+/** The frame at the slider, its head's weights, and what the map draws: the weights or (toggle on, held) the norms. */
+function current(): { map: HeadMap; frame: Attention; shown: HeadMap; vw: boolean } | undefined {
   const f = frames()[Number(slider.value)];
   const map = f && head ? headMap(f, head) : undefined;
-  return map && f ? { map, frame: f } : undefined;
+  if (!map || !f || !head) return undefined;
+  const norms = valueWeighted ? f.maps.find((m) => m.kind === head!.kind)?.valueWeighted : undefined;
+  if (!norms) return { map, frame: f, shown: map, vw: false };
+  const at = (head.layer * f.maps.find((m) => m.kind === head!.kind)!.shape[1] + head.head) * map.queries * map.keys;
+  return { map, frame: f, shown: { ...map, weights: norms.subarray(at, at + map.queries * map.keys) }, vw: true };
 }
 
 function exportHead(format: 'csv' | 'json' | 'png'): void {
   const c = current();
   if (!c || !head) return;
-  const name = headFileName(c.frame, head, format);
+  const name = headFileName(c.frame, head, format, c.vw);
   if (format === 'png') post({ type: 'export', format, name, dataUrl: canvas.toDataURL('image/png') });
-  else
-    post({ type: 'export', format, name, text: format === 'csv' ? headCsv(c.frame, head) : headJson(c.frame, head) });
+  else {
+    const text = format === 'csv' ? headCsv(c.frame, head, c.vw) : headJson(c.frame, head, c.vw);
+    post({ type: 'export', format, name, text });
+  }
 }
 
 function remember(): void {
@@ -149,10 +160,15 @@ function layoutPage(): void {
     if (!c) return;
     const cell = cellAt(canvas, e, c.map.queries, c.map.keys);
     if (!cell) return;
-    const w = c.map.weights[cell.row * c.map.keys + cell.col];
+    const w = c.shown.weights[cell.row * c.map.keys + cell.col];
     readout.textContent =
       `query ${cell.row} “${c.map.queryTokens[cell.row]}” → key ${cell.col} “${c.map.keyTokens[cell.col]}” ` +
-      `= ${w.toFixed(4)}`;
+      `= ${w.toFixed(4)}${c.vw ? ' ‖α·vW^O‖' : ''} · click to split its scores`;
+  });
+  canvas.addEventListener('click', (e) => {
+    const c = current();
+    const cell = c && cellAt(canvas, e, c.map.queries, c.map.keys);
+    if (cell && head && header) scores.request(cell.row, { ref: head, run: header.run, input: header.input });
   });
   const colorBar = h(
     'span',
@@ -171,12 +187,13 @@ function layoutPage(): void {
       h(
         'section',
         { class: 'card' },
-        h('header', {}, h('h2', {}, 'Weights (query rows × key columns)'), colorBar),
+        h('header', {}, mapTitle, colorBar),
         h('div', { class: 'labelled-map' }, h('span', {}), keyLabels, queryLabels, canvas),
         readout,
       ),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, 'Entropy per query (nats)')), entropyChart),
       h('section', { class: 'card' }, h('header', {}, h('h2', {}, `Top ${K} keys per query`)), topTable),
+      scores.el,
       compare.el,
     ),
   );
@@ -212,9 +229,12 @@ function draw(): void {
   renderHeader(headerEl, header, { step: frame.source.step, input });
   title.textContent = headId(head);
   stepLabel.textContent = stepText(frame, Number(slider.value), fs.length);
-  const vmax = scaleBox.checked ? 1 : maxOf(map.weights);
+  const vmax = scaleBox.checked && !c.vw ? 1 : maxOf(c.shown.weights);
   const size = fitSize(map.queries, map.keys, Math.max(MAP_SIDE, Math.min(1024, Math.max(map.queries, map.keys))));
-  drawHeatmap(canvas, map.weights, map.queries, map.keys, size.width, size.height, vmax);
+  drawHeatmap(canvas, c.shown.weights, map.queries, map.keys, size.width, size.height, vmax);
+  mapTitle.textContent = c.vw
+    ? `${VALUE_WEIGHTED_CAPTION} (query rows × key columns) · colour 0 to this map's largest`
+    : `Weights (query rows × key columns)${valueWeighted ? ` · ${VALUE_WEIGHTED_CAPTION} not computed for this step` : ''}`;
   drawColorBar(bar);
   barMax.textContent = vmax.toFixed(vmax < 0.1 ? 3 : 2);
   const cssW = Math.min(size.width, MAP_SIDE);
@@ -243,86 +263,9 @@ const drawDetails = frameScheduler(() => {
   const c = current();
   if (!c || !head) return;
   compare.update(frames(), c.frame, head);
-  drawEntropy(c.map);
-  drawTopK(c.map);
+  drawEntropy(entropyChart, c.map);
+  drawTopK(topTable, c.map);
 });
-
-/** The map whose entropy the next plotly call draws; null when none waits (calls never pile up behind a slow one). */
-let entropyNext: HeadMap | null = null;
-function drawEntropy(map: HeadMap): void {
-  const idle = entropyNext === null;
-  entropyNext = map;
-  if (idle)
-    void plotly(() => {
-      const m = entropyNext!;
-      entropyNext = null;
-      return reactEntropy(m);
-    });
-}
-
-function reactEntropy(map: HeadMap): Promise<unknown> {
-  const ent = rowEntropy(map.weights, map.queries, map.keys);
-  const labels = map.queryTokens.map((tok, i) => `${plotlyText(tok)} ‹${i}›`);
-  const t = readTheme();
-  const uniform = Math.log(map.keys);
-  return Plotly.react(
-    entropyChart,
-    [
-      {
-        type: 'bar',
-        orientation: 'h',
-        x: Array.from(ent),
-        y: labels,
-        marker: { color: t.accent },
-        hovertemplate: '%{y}: %{x:.3f} nats<extra></extra>',
-        name: 'entropy',
-      },
-      {
-        type: 'scatter',
-        mode: 'lines',
-        x: [uniform, uniform],
-        y: [labels[0], labels[labels.length - 1]],
-        line: { color: t.muted, dash: 'dot' },
-        name: `uniform (ln ${map.keys})`,
-        hoverinfo: 'skip',
-      },
-    ],
-    themedLayout(t, 'entropy', {
-      yaxis: { type: 'category', autorange: 'reversed' },
-      xaxis: { rangemode: 'tozero', title: { text: 'nats' } },
-      showlegend: true,
-      height: Math.min(1200, Math.max(240, 16 * labels.length + 80)),
-    }),
-    PLOTLY_CONFIG,
-  );
-}
-
-function drawTopK(map: HeadMap): void {
-  const rowsShown = Math.min(map.queries, 128);
-  const body: HTMLElement[] = [
-    h('tr', {}, h('th', {}, 'query'), ...Array.from({ length: K }, (_, i) => h('th', {}, `#${i + 1}`))),
-  ];
-  for (let q = 0; q < rowsShown; q++) {
-    const best = topK(map.weights, q, map.keys, K);
-    body.push(
-      h(
-        'tr',
-        {},
-        h('td', {}, `${map.queryTokens[q]} ‹${q}›`),
-        ...best.map((b) => h('td', {}, `${map.keyTokens[b.key]} ‹${b.key}› ${b.weight.toFixed(3)}`)),
-      ),
-    );
-  }
-  if (rowsShown < map.queries)
-    body.push(
-      h(
-        'tr',
-        {},
-        h('td', { colspan: String(K + 1), class: 'muted' }, `… ${map.queries - rowsShown} more queries (export CSV)`),
-      ),
-    );
-  topTable.replaceChildren(...body);
-}
 
 /** Puts the slider on the step the user chose; without a choice, on the newest frame. */
 function placeSlider(): void {
@@ -337,6 +280,9 @@ function handle(m: HeadToPage): void {
     case 'attention':
       latest = { source: m.source, srcTokens: m.srcTokens, tgtTokens: m.tgtTokens, maps: m.maps };
       break;
+    case 'headScores':
+      scores.show(m);
+      return;
     case 'snapshots':
       snapshots = mergeSnapshots(snapshots, m.items);
       break;
@@ -356,6 +302,7 @@ function handle(m: HeadToPage): void {
       snapshots = m.state.snapshots;
       losses = new Map(m.state.losses.map((l) => [l.step, l.loss]));
       if (echo.accept(m.state.cursor)) wantedStep = m.state.cursor ?? m.state.header?.step ?? undefined;
+      valueWeighted = m.state.valueWeighted ?? false;
       remember();
       break;
     default:
@@ -378,7 +325,7 @@ function report(cells: CellRef[]): DrawnReport {
     );
   });
   const maps = c ? [{ kind: head!.kind, shape: [1, 1, c.map.queries, c.map.keys] }] : [];
-  const marks = head ? [`title ${title.textContent}`] : []; // the head as the title names it
+  const marks = head ? [`title ${title.textContent}`, `map ${mapTitle.textContent}`] : []; // the head as the title names it
   return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors, marks };
 }
 

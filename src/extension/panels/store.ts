@@ -28,6 +28,8 @@ export class PanelStore {
   events: RunEvent[] = [];
   /** Other runs the dashboard draws with the selected one. */
   overlays: OverlayRun[] = [];
+  /** The attention view's toggle: the views draw value-weighted attention (a view choice, kept across runs). */
+  valueWeighted = false;
 
   /** Forgets the previous run's data (a new selection). */
   reset(): void {

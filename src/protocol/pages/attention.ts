@@ -1,13 +1,14 @@
 /**
- * The attention view's messages (webview/attention/page.ts ↔ panels/attention/panel.ts): attention
- * and the blocks its zoom asked for to its page; a head opened, an input asked for, heads switched
- * off and a block of a pooled head from it. A block request carries an `id` and its reply echoes
- * it, so the page knows which of its requests a block answers.
+ * The attention view's messages (webview/attention/page.ts ↔ panels/attention/panel.ts): attention,
+ * the blocks its zoom asked for and value-weighted attention to its page; a head opened, an input
+ * asked for, heads switched off, a block of a pooled head and the value-weighted toggle from it. A
+ * request carries an `id` and its reply echoes it, so the page knows which of its requests a reply
+ * answers.
  */
-import { type InputPair, checkInputPair } from '../attention';
+import { type Attention, type InputPair, checkAttention, checkInputPair } from '../attention';
 import { type Ablation, checkAblation } from '../ablation';
 import { type AttentionBlock, type BlockRange, checkBlockMsg, checkBlockRange } from '../attentionBlock';
-import { isIndex, object, optional } from '../check';
+import { isBoolean, isIndex, isString, object, optional } from '../check';
 import { type AttentionState, checkStateOf } from '../panelState';
 import {
   type AttentionMsg,
@@ -41,19 +42,41 @@ export interface AttentionBlockMsg extends Versioned, AttentionBlock {
   id: number;
 }
 
-export type AttentionToPage = StateMsg<AttentionState> | AttentionMsg | AttentionBlockMsg;
-export type AttentionFromPage = OpenHeadMsg | InspectInputMsg | AblateHeadsMsg | RequestBlockMsg;
+/**
+ * The value-weighted toggle: `on` asks for the shown attention's value-weighted maps (attention/get
+ * with valueWeighted, once: the panel keeps them beside the weights); the panel answers `valueWeighted`.
+ */
+export interface ShowValueWeightedMsg extends Versioned {
+  type: 'showValueWeighted';
+  id: number;
+  on: boolean;
+}
+/** The answer to `showValueWeighted` `id`: the attention with its `valueWeighted` maps, or why there is none. */
+export interface ValueWeightedMsg extends Versioned {
+  type: 'valueWeighted';
+  id: number;
+  attention?: Attention;
+  error?: string;
+}
+
+export type AttentionToPage = StateMsg<AttentionState> | AttentionMsg | AttentionBlockMsg | ValueWeightedMsg;
+export type AttentionFromPage = OpenHeadMsg | InspectInputMsg | AblateHeadsMsg | RequestBlockMsg | ShowValueWeightedMsg;
 
 const withId = object({ id: isIndex });
 
 export const attentionPage = pageProtocol<'attention', AttentionToPage, AttentionFromPage>(
   'attention',
   checkStateOf('attention'),
-  { attention: sharedChecks.attention, attentionBlock: (v, path) => withId(v, path) ?? checkBlockMsg(v, path) },
+  {
+    attention: sharedChecks.attention,
+    attentionBlock: (v, path) => withId(v, path) ?? checkBlockMsg(v, path),
+    valueWeighted: object({ id: isIndex, attention: optional(checkAttention), error: optional(isString) }),
+  },
   {
     openHead: sharedChecks.openHead,
     inspectInput: object({ input: checkInputPair, step: optional(isIndex) }),
     ablateHeads: object({ ablation: checkAblation }),
     requestBlock: (v, path) => withId(v, path) ?? checkBlockRange(v, path),
+    showValueWeighted: object({ id: isIndex, on: isBoolean }),
   },
 );

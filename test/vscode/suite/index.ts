@@ -23,6 +23,7 @@ import './headNumbering.test';
 import './runStates.test';
 import './smallThings.test';
 import './reports.test';
+import './valueWeighted.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();

@@ -20,6 +20,7 @@ import './labels.mjs';
 import './scriptGuard.mjs';
 import './headNumbering.mjs';
 import './charts.mjs';
+import './valueWeighted.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

@@ -1,6 +1,7 @@
 /**
  * The attention view's panel (its page: webview/attention/): every head's map of the selected
- * input; it answers its own page's block requests (the zoom) and ablations. One per window (its
+ * input; it answers its own page's block requests (the zoom), ablations and the value-weighted
+ * toggle (whose maps it keeps in the store beside the weights, for the head inspector too). One per window (its
  * `slot`, ../slot.ts); it builds its whole `state` from the shared store, and what changes
  * afterwards goes out as small messages.
  */
@@ -12,11 +13,15 @@ import {
   type AttentionToPage,
   attentionPage,
   type RequestBlockMsg,
+  type ShowValueWeightedMsg,
 } from '../../../protocol/pages/attention';
 import { ablationEffect } from '../../../protocol/methods';
 import type { PanelState } from '../../../protocol/webview';
 import { requestBlock } from '../../blocks';
+import { errorText } from '../../errorText';
+import { valueWeightedOf } from '../../valueWeighted';
 import { BasePanel } from '../base';
+import { HeadInspectorPanel } from '../head/panel';
 import { PanelSlot } from '../slot';
 
 /** A run and source sentence, to tell whether an ablation's effect still belongs to what is shown. */
@@ -31,6 +36,7 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
     make: (panel, host) => new AttentionPanel(panel, host, attentionPage),
     restore: (p, saved) => {
       p.selected = saved?.head ?? null;
+      if (saved?.valueWeighted !== undefined) p.host.store.valueWeighted = saved.valueWeighted;
     },
   });
   private selected: HeadRef | null = null;
@@ -69,6 +75,38 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
       case 'requestBlock':
         await this.sendBlock(m);
         break;
+      case 'showValueWeighted':
+        await this.showValueWeighted(m);
+        break;
+    }
+  }
+
+  /**
+   * The value-weighted toggle: kept in the store (the head inspector follows it); on, the shown
+   * attention's value-weighted maps, asked of the engine once and kept beside its weights.
+   */
+  private async showValueWeighted(m: ShowValueWeightedMsg): Promise<void> {
+    const store = this.host.store;
+    const changed = store.valueWeighted !== m.on;
+    store.valueWeighted = m.on;
+    if (changed) HeadInspectorPanel.slot.current?.sendState();
+    const shown = store.attention;
+    if (!m.on) return this.post({ type: 'valueWeighted', id: m.id });
+    if (shown?.maps.every((x) => x.valueWeighted))
+      return this.post({ type: 'valueWeighted', id: m.id, attention: shown });
+    const answers = this.host.answers();
+    const sel = answers?.selection();
+    if (!shown || !answers || !sel)
+      return this.post({ type: 'valueWeighted', id: m.id, error: 'no attention is shown' });
+    try {
+      const attention = await valueWeightedOf(answers.engine, sel);
+      if (store.attention === shown) {
+        store.attention = attention;
+        HeadInspectorPanel.slot.current?.showAttention(attention);
+      }
+      this.post({ type: 'valueWeighted', id: m.id, attention });
+    } catch (err) {
+      this.post({ type: 'valueWeighted', id: m.id, error: errorText(err) });
     }
   }
 
@@ -106,8 +144,9 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
     if (this.host.store.attention === attention) this.showAblation(effect, attention);
   }
 
-  override persisted(): { head?: HeadRef } {
-    return this.selected ? { head: this.selected } : {};
+  override persisted(): { head?: HeadRef; valueWeighted?: boolean } {
+    const vw = this.host.store.valueWeighted ? { valueWeighted: true } : {};
+    return this.selected ? { head: this.selected, ...vw } : vw;
   }
 
   protected snapshot(): PanelState {
@@ -120,6 +159,7 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
       selected: this.selected,
       roles,
       ablation: this.ablation?.effect ?? null,
+      valueWeighted: s.valueWeighted,
     };
   }
 }

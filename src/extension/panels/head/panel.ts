@@ -1,12 +1,13 @@
 /**
  * The head inspector's panel (its page: webview/head/): one head over the run's snapshots, its
- * slider on the shared cursor. One per window (its `slot`, ../slot.ts); it builds its whole
+ * slider on the shared cursor; it answers its page's score decompositions (heads/scores). One per window (its `slot`, ../slot.ts); it builds its whole
  * `state` from the shared store, and what changes afterwards goes out as small messages.
  */
 import * as vscode from 'vscode';
 import { type Attention, headId, type HeadRef } from '../../../protocol/attention';
-import { type HeadFromPage, type HeadToPage, headPage } from '../../../protocol/pages/head';
+import { type HeadFromPage, type HeadToPage, headPage, type RequestScoresMsg } from '../../../protocol/pages/head';
 import type { PanelState } from '../../../protocol/webview';
+import { scoresOf } from '../../valueWeighted';
 import { BasePanel } from '../base';
 import { PanelSlot } from '../slot';
 
@@ -52,9 +53,23 @@ export class HeadInspectorPanel extends BasePanel<HeadToPage, HeadFromPage> {
     this.post({ type: 'cursor', step, ...(loss !== undefined ? { loss } : {}) });
   }
 
-  /** Its page's asks all change the selection: the Viewer answers them. */
-  protected answer(m: HeadFromPage): void {
+  /** A query row's scores it answers itself; its page's other asks change the selection: the Viewer answers them. */
+  protected async answer(m: HeadFromPage): Promise<void> {
+    if (m.type === 'requestScores') return this.sendScores(m);
     this.host.request(this.kind, m);
+  }
+
+  /** One query row of a head split into its parts, at the selection's run, step and input; the reply echoes its id. */
+  private async sendScores(m: RequestScoresMsg): Promise<void> {
+    const answers = this.host.answers();
+    const sel = answers?.selection();
+    if (!answers || !sel) return this.post({ type: 'headScores', id: m.id, error: 'no run is selected' });
+    const { kind, layer, head } = m;
+    this.post({
+      type: 'headScores',
+      id: m.id,
+      ...(await scoresOf(answers.engine, sel, { kind, layer, head }, m.query)),
+    });
   }
 
   protected snapshot(): PanelState {
@@ -67,6 +82,7 @@ export class HeadInspectorPanel extends BasePanel<HeadToPage, HeadFromPage> {
       snapshots: s.snapshots,
       losses: s.snapshotLosses(),
       cursor: s.cursor,
+      valueWeighted: s.valueWeighted,
     };
   }
 }
