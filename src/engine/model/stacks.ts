@@ -4,7 +4,7 @@
  * (norm_first): x + Dropout(Sublayer(LayerNorm(x))). Written once over the ops the pass runs
  * (ops/index.ts opsFor: plain tfjs ops, the training kernels or the decoding kernels).
  *
- * Each sublayer runs in its own tf.tidy scope, and its input goes once the next has its output: a pass
+ * Each sublayer runs in its own tf.tidy scope, and its input goes once it has its output: a pass
  * holds one sublayer's intermediates at a time (what the backward pass needs, the tape keeps).
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -35,25 +35,26 @@ export function sublayerOutput(
   return ops.dropoutAddNorm(norm, x, r, rate, seed) as tf.Tensor3D;
 }
 
-/** A residual connection around a sublayer (§3.1, §5.4: dropout on the sublayer's output). x: [B, T, d] */
-function residual(
-  ops: ModelOps,
-  c: TransformerConfig,
-  ctx: ForwardContext,
-  norm: NormParams,
-  x: tf.Tensor3D,
-  sublayer: (y: tf.Tensor3D) => tf.Tensor,
-): tf.Tensor3D {
-  return tf.tidy(() => {
-    const r = sublayer(sublayerInput(ops, c, norm, x)); // [B, T, d]
-    return sublayerOutput(ops, c, norm, x, r, ctx.training ? c.dropout : 0, ctx.nextSeed?.());
-  });
-}
-
-/** The walk's next x, the x before released unless it is the walk's input (the caller's). */
-function advance(x: tf.Tensor3D, input: tf.Tensor3D, next: tf.Tensor3D): tf.Tensor3D {
-  if (x !== input) x.dispose();
-  return next;
+/**
+ * The residual stream of one stack: x [B, T, d] through each sublayer's residual connection in turn
+ * (§3.1, §5.4: dropout on the sublayer's output). Each sublayer runs in its own tf.tidy, and the x
+ * before it goes once it has its output, unless that x is the caller's.
+ */
+function residualStream(ops: ModelOps, c: TransformerConfig, ctx: ForwardContext, input: tf.Tensor3D) {
+  let x = input;
+  return {
+    get x(): tf.Tensor3D {
+      return x;
+    },
+    sublayer(norm: NormParams, sublayer: (y: tf.Tensor3D) => tf.Tensor): void {
+      const next = tf.tidy(() => {
+        const r = sublayer(sublayerInput(ops, c, norm, x)); // [B, T, d]
+        return sublayerOutput(ops, c, norm, x, r, ctx.training ? c.dropout : 0, ctx.nextSeed?.());
+      });
+      if (x !== input) x.dispose();
+      x = next;
+    },
+  };
 }
 
 /** One attention's place in the model: its kind, its heads' gates, and where its weights are kept. */
@@ -78,22 +79,14 @@ export function encode(
   ctx: ForwardContext,
 ): tf.Tensor3D {
   const ops = opsFor(ctx);
-  const input = x;
+  const stream = residualStream(ops, c, ctx, x);
   for (const [i, layer] of layers.encoder.entries()) {
     // Multi-head self-attention over the source (§3.2.3), then the position-wise FFN (§3.3).
     const attention = { attn: layer.selfAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'encoder_self', i) };
-    x = advance(
-      x,
-      input,
-      residual(ops, c, ctx, layer.norm1, x, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y })),
-    );
-    x = advance(
-      x,
-      input,
-      residual(ops, c, ctx, layer.norm2, x, (y) => ops.feedForward(layer.ffn, y)),
-    );
+    stream.sublayer(layer.norm1, (y) => ops.multiHeadAttention({ ...attention, xq: y, xkv: y }));
+    stream.sublayer(layer.norm2, (y) => ops.feedForward(layer.ffn, y));
   }
-  return layers.encoderNorm ? (ops.layerNorm(layers.encoderNorm, x) as tf.Tensor3D) : x;
+  return layers.encoderNorm ? (ops.layerNorm(layers.encoderNorm, stream.x) as tf.Tensor3D) : stream.x;
 }
 
 /** Per decoder layer: the self-attention keys/values of the positions decoded so far, and the
@@ -132,7 +125,7 @@ export function decode(
   cache?: DecoderCache,
 ): tf.Tensor3D {
   const ops = opsFor(ctx);
-  const input = y;
+  const stream = residualStream(ops, c, ctx, y);
   for (const [i, layer] of layers.decoder.entries()) {
     // The cached positions' keys and values with the new ones appended: [B, h, T_total, dk].
     // Kept: the cache outlives the sublayer's scope (its owner, decode/incremental.ts, disposes it).
@@ -145,19 +138,11 @@ export function decode(
     const self = { attn: layer.selfAttn, heads: c.heads, mask: tgtMask, ...site(ctx, 'decoder_self', i) };
     const cross = { attn: layer.crossAttn, heads: c.heads, mask: srcMask, ...site(ctx, 'cross', i) };
     const kv = Array.isArray(memory) ? memory[i]! : memory; // [B, S, d], or per head [B, h, S, dk]
-    const selfAttention = (z: tf.Tensor3D) =>
-      ops.multiHeadAttention({ ...self, xq: z, xkv: z, ...(cache ? { extend } : {}) });
-    y = advance(y, input, residual(ops, c, ctx, layer.norm1, y, selfAttention));
-    y = advance(
-      y,
-      input,
-      residual(ops, c, ctx, layer.norm2, y, (z) => ops.multiHeadAttention({ ...cross, xq: z, xkv: kv })),
+    stream.sublayer(layer.norm1, (z) =>
+      ops.multiHeadAttention({ ...self, xq: z, xkv: z, ...(cache ? { extend } : {}) }),
     );
-    y = advance(
-      y,
-      input,
-      residual(ops, c, ctx, layer.norm3, y, (z) => ops.feedForward(layer.ffn, z)),
-    );
+    stream.sublayer(layer.norm2, (z) => ops.multiHeadAttention({ ...cross, xq: z, xkv: kv }));
+    stream.sublayer(layer.norm3, (z) => ops.feedForward(layer.ffn, z));
   }
-  return layers.decoderNorm ? (ops.layerNorm(layers.decoderNorm, y) as tf.Tensor3D) : y;
+  return layers.decoderNorm ? (ops.layerNorm(layers.decoderNorm, stream.x) as tf.Tensor3D) : stream.x;
 }
