@@ -325,7 +325,8 @@ function report(cells: CellRef[]): DrawnReport {
     );
   });
   const maps = c ? [{ kind: head!.kind, shape: [1, 1, c.map.queries, c.map.keys] }] : [];
-  const marks = head ? [`title ${title.textContent}`, `map ${mapTitle.textContent}`] : []; // the head as the title names it
+  // The head as the title names it, and what the map draws while it draws the norms.
+  const marks = head ? [`title ${title.textContent}`, ...(c?.vw ? [`map ${mapTitle.textContent}`] : [])] : [];
   return { ...shownHeader(headerEl), maps, head, frames: frames().length, colors, marks };
 }
 
