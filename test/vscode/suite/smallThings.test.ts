@@ -99,6 +99,12 @@ test('small things: checkpoint clicks while another run trains each show their c
   });
   assert.equal(api.training.runDir, live, 'the second run trains');
   await vscode.commands.executeCommand('attentionDebugger.runs.focus');
+  // The live run's own row first: its arrival moves the rows under a click that came before it.
+  await until(
+    'the live run in the Runs view',
+    () => api.runs.getChildren().some((n) => (n as { dir?: string }).dir === live),
+    30_000,
+  );
   const clicks = 12;
   const lost: number[] = [];
   for (let i = 0; i < clicks && lost.length < 5; i++) {
