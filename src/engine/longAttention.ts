@@ -2,8 +2,8 @@
  * The attention of one long pair (4,096 tokens): the model's own encoder and decoder (§3.1,
  * model/stacks.ts; eval mode, batch 1) over the long ops (ops/long.ts), which compute each
  * attention's weights a slice of query rows at a time and pool them into thumbnails on the device.
- * The stacks release each layer's activations once the next layer has them, so the pass holds one
- * slice of weights and a layer's activations at a time.
+ * The stacks release each sublayer's activations once the next has its output, so the pass holds one
+ * slice of weights and one sublayer's activations at a time.
  *
  * With `keep`, each attention's projected queries Q·W^Q and keys K·W^K ([1, h, n, d_k]) are kept:
  * attention/block (inspect/attentionBlock.ts) recomputes any block of any head from them in

@@ -13,10 +13,10 @@ import { type Attention, describeInput, type HeadRef, type InputPair } from '../
 import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
 import type { RunSummary } from '../protocol/training';
-import { attentionGet, runOpen, snapshotsGet } from '../protocol/methods';
+import { runOpen, snapshotsGet } from '../protocol/methods';
 import type { PanelKind, ViewHeader } from '../protocol/webview';
 import { attentionFromWire } from '../protocol/wire';
-import { toAttentionInTurns } from './convert';
+import { attentionOfSelection } from './inspection';
 import { errorText } from './errorText';
 import type { EngineClient } from './engineClient';
 import type { Panels } from './panels';
@@ -191,13 +191,7 @@ export class Viewer implements vscode.Disposable {
       if (snap) return { attention: snap, tokenLogProbs: [] };
       if (sel.step === undefined && !this.summary?.checkpoints.length) return undefined; // nothing yet
     }
-    const r = await this.engine.request(attentionGet, {
-      runDir: sel.runDir,
-      input: sel.input,
-      ...(sel.step !== undefined ? { step: sel.step } : {}),
-    });
-    const attention = await toAttentionInTurns(r.attention, 'attention/get result.attention'); // a kind a turn
-    return { ...r, attention };
+    return attentionOfSelection(this.engine, sel);
   }
 
   private async loadSnapshots(runDir: string): Promise<Attention[]> {

@@ -46,8 +46,6 @@ export const checkAttentionParams: Check<AttentionParams> = object({
   valueWeighted: optional(isBoolean),
 });
 
-export { type Decoded, checkDecoded } from './decoded';
-
 export interface AttentionResult {
   attention: WireAttention;
   /** The decoded target, when the input gave none. */

@@ -1,8 +1,9 @@
 /**
  * The attention view's head view (issue 13), after BertViz's: for one layer of one kind, the query
  * tokens on the left, the key tokens on the right, and one line per head and token pair, coloured by
- * head, its opacity the attention weight (or the value-weighted norm, scaled by the page). A click on a head's colour hides or shows its lines (a
- * double click shows that head alone); hovering a token shows only its lines. The geometry, colours
+ * head, its opacity the attention weight (or the value-weighted norm, scaled by the page). A click
+ * on a head's colour hides or shows its lines (a double click shows that head alone); hovering a
+ * token shows only its lines. The geometry, colours
  * and switches are webview/lib/headView.ts; this file is the DOM (an SVG) and the card's state.
  *
  * Issue 34: the card is drawn only while on screen (lazyParts.ts), once per snapshot, and only when

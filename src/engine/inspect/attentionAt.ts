@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Attention, InputPair } from '../../protocol/attention';
-import type { Decoded } from '../../protocol/inspection';
+import type { Decoded } from '../../protocol/decoded';
 import { checkpointStep, listCheckpoints, loadCheckpoint, resolveCheckpoint } from '../checkpoint';
 import { SPECIAL_TOKENS } from '../data/specialTokens';
 import { loadVocabulary, type Vocabulary } from '../data/vocabulary';

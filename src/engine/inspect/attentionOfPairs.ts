@@ -5,13 +5,16 @@
  * `tensor.data()` into the protocol's one attention type.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps } from '../../protocol/attention';
-import type { AttentionInputs, ForwardContext } from '../model/context';
+import { ATTENTION_KINDS, type AttentionMaps } from '../../protocol/attention';
+import { type AttentionInputs, type ForwardContext, perKind } from '../model/context';
 import { attentionParamsOf } from '../model/headParams';
 import type { Transformer } from '../model/transformer';
 import { valueWeighted } from './valueWeighted';
 
-/** One pair's attention maps (every kind, [L, H, T, S] each; `valueWeighted` beside the weights when asked) and its log-probs [T, V]. */
+/**
+ * One pair's attention maps (every kind, [L, H, T, S] each; `valueWeighted` beside the weights when
+ * asked) and its log-probs [T, V].
+ */
 export interface PairAttention {
   maps: AttentionMaps[];
   logProbs: Float32Array;
@@ -64,18 +67,10 @@ export async function attentionOfPairs(
     ['target', T],
   ] as const)
     if (n > c.max_len) throw new Error(`${what} has ${n} tokens, more than max_len ${c.max_len}`);
-  const record = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<
-    AttentionKind,
-    tf.Tensor4D[]
-  >;
-  const inputs = options.valueWeighted
-    ? (Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as AttentionInputs[]])) as Record<
-        AttentionKind,
-        AttentionInputs[]
-      >)
-    : undefined;
+  const record = perKind<tf.Tensor4D>();
+  const inputs = options.valueWeighted ? perKind<AttentionInputs>() : undefined;
   const B = src.length;
-  const K = ATTENTION_KINDS.length;
+  const kinds = ATTENTION_KINDS.length;
   const [logProbs, ...stacked] = tf.tidy(() => {
     const x = tf.tensor2d(pad(src, S, c.pad_id), [B, S], 'int32'); // [B, S]
     const y = tf.tensor2d(pad(tgt, T, c.pad_id), [B, T], 'int32'); // [B, T]
@@ -97,13 +92,13 @@ export async function attentionOfPairs(
     const V = c.tgt_vocab;
     return src.map((s, b) => {
       const maps = ATTENTION_KINDS.map((kind, i): AttentionMaps => {
-        const [, L, H, Q, Kk] = stacked[i].shape as number[];
-        const n = L * H * Q * Kk;
+        const [, L, H, Q, K] = stacked[i].shape as number[];
+        const n = L * H * Q * K;
         const q = kind === 'encoder_self' ? s.length : tgt[b].length;
         const k = kind === 'decoder_self' ? tgt[b].length : s.length;
-        const weights = trim(own(i + 1, b, n), L * H, Q, Kk, q, k);
+        const weights = trim(own(i + 1, b, n), L * H, Q, K, q, k);
         if (!inputs) return { kind, shape: [L, H, q, k], weights };
-        return { kind, shape: [L, H, q, k], weights, valueWeighted: trim(own(i + 1 + K, b, n), L * H, Q, Kk, q, k) };
+        return { kind, shape: [L, H, q, k], weights, valueWeighted: trim(own(i + 1 + kinds, b, n), L * H, Q, K, q, k) };
       });
       return { maps, logProbs: all[0].slice(b * T * V, (b * T + tgt[b].length) * V) };
     });

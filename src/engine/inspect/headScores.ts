@@ -18,7 +18,7 @@ import { TOP_DIMENSIONS } from '../../protocol/headScores';
 import { POOL_ABOVE } from '../../algorithms/pool';
 import { checkpointStep } from '../checkpoint';
 import { projection } from '../model/attention';
-import type { AttentionInputs } from '../model/context';
+import { type AttentionInputs, perKind } from '../model/context';
 import { sinusoidalTable } from '../model/embedding';
 import { attentionLayers, attentionParamsOf } from '../model/headParams';
 import type { Transformer } from '../model/transformer';
@@ -78,14 +78,8 @@ export async function headScores(
   const side = kind === 'encoder_self' ? 'source' : 'target';
   bound('query', query, queryIds.length, `the ${side} has ${queryIds.length} tokens, from 0`);
 
-  const record = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<
-    AttentionKind,
-    tf.Tensor4D[]
-  >;
-  const inputs = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as AttentionInputs[]])) as Record<
-    AttentionKind,
-    AttentionInputs[]
-  >;
+  const record = perKind<tf.Tensor4D>();
+  const inputs = perKind<AttentionInputs>();
   const attn = attentionParamsOf(model.layers, kind, layer);
   const [row, xq, k, wQ, bQ, wK, bK] = tf.tidy(() => {
     const x = tf.tensor2d([src], [1, src.length], 'int32');

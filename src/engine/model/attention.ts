@@ -32,13 +32,17 @@ export function paddingMask(ids: tf.Tensor2D, padId: number): tf.Tensor4D {
   );
 }
 
-/** Additive causal bias [1, 1, T, T]: position i may attend to j ≤ i only (§3.2.3). */
-export function causalMask(t: number): tf.Tensor4D {
+/**
+ * Additive causal bias: position i may attend to j ≤ i only (§3.2.3). Query rows [r0, r1) of the
+ * [T, T] mask, all of them by default: [1, 1, r1 − r0, T].
+ */
+export function causalMask(t: number, r0 = 0, r1 = t): tf.Tensor4D {
   return tf.tidy(() => {
     const j = tf.reshape(tf.range(0, t, 1, 'int32'), [1, t]); // key positions
-    const i = tf.reshape(tf.range(0, t, 1, 'int32'), [t, 1]); // query positions
-    const future = tf.greater(j, i); // [T, T]: j > i
-    return tf.reshape(tf.where(future, tf.fill([t, t], -Infinity), tf.zeros([t, t])), [1, 1, t, t]);
+    const i = tf.reshape(tf.range(r0, r1, 1, 'int32'), [r1 - r0, 1]); // query positions
+    const future = tf.greater(j, i); // [r, T]: j > i
+    const r = r1 - r0;
+    return tf.reshape(tf.where(future, tf.fill([r, t], -Infinity), tf.zeros([r, t])), [1, 1, r, t]);
   });
 }
 

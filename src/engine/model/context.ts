@@ -11,6 +11,11 @@ export interface AttentionInputs {
   v: tf.Tensor4D;
 }
 
+/** A list per attention kind, empty: what a pass records into (ForwardContext.record, …). */
+export function perKind<T>(): Record<AttentionKind, T[]> {
+  return { encoder_self: [], decoder_self: [], cross: [] };
+}
+
 export interface ForwardContext {
   training: boolean;
   /** Seeds for dropout masks, one a call, so that a run repeats; undefined: unseeded. */

@@ -17,12 +17,12 @@ import type { ForwardContext } from './context';
 import type { NormParams, TransformerLayers } from './params';
 
 /** The residual rule's first half: what the sublayer reads, x (post-LN) or LayerNorm(x) (pre-LN). */
-export function sublayerInput(ops: ModelOps, c: TransformerConfig, norm: NormParams, x: tf.Tensor3D): tf.Tensor3D {
+function sublayerInput(ops: ModelOps, c: TransformerConfig, norm: NormParams, x: tf.Tensor3D): tf.Tensor3D {
   return c.norm_first ? (ops.layerNorm(norm, x) as tf.Tensor3D) : x;
 }
 
 /** Its second half, from the sublayer's output r: LayerNorm(x + Dropout(r)) or x + Dropout(r). [B, T, d] */
-export function sublayerOutput(
+function sublayerOutput(
   ops: ModelOps,
   c: TransformerConfig,
   norm: NormParams,

@@ -7,10 +7,18 @@
  * `keepQK` each attention's Q·W^Q and K·W^K, are kept per kind in layer order for the caller to read
  * and release (longAttention.ts).
  */
+import { perKind } from '../model/context';
 import * as tf from '@tensorflow/tfjs-core';
 import { type Pool, pooledCells } from '../../algorithms/pool';
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
-import { isKeysValues, mergeHeads, project, projectKeysValues, scaledDotProductAttention } from '../model/attention';
+import {
+  causalMask,
+  isKeysValues,
+  mergeHeads,
+  project,
+  projectKeysValues,
+  scaledDotProductAttention,
+} from '../model/attention';
 import type { AttentionCall, ModelOps } from './modelOps';
 import { plainOps } from './plain';
 
@@ -30,9 +38,6 @@ export interface LongKept {
   /** Q·W^Q and K·W^K (attention/block recomputes any block from them), when asked. */
   qk: Record<AttentionKind, KeptQK[]>;
 }
-
-const perKind = <T>(): Record<AttentionKind, T[]> =>
-  Object.fromEntries(ATTENTION_KINDS.map((kind) => [kind, []])) as unknown as Record<AttentionKind, T[]>;
 
 /** Releases each attention's kept Q and K. */
 export function disposeKept(qk: Record<AttentionKind, KeptQK[]>): void {
@@ -79,10 +84,7 @@ function maskRows(kind: AttentionKind, mask: tf.Tensor | undefined, r0: number, 
   const [b, h, , k] = mask?.shape ?? [];
   const rows = !mask || mask.shape[2] === 1 ? mask : tf.slice(mask, [0, 0, r0, 0], [b!, h!, r1 - r0, k!]);
   if (kind !== 'decoder_self') return rows;
-  const i = tf.reshape(tf.range(r0, r1, 1, 'int32'), [r1 - r0, 1]); // query positions
-  const j = tf.reshape(tf.range(0, K, 1, 'int32'), [1, K]); // key positions
-  const later = tf.where(tf.greater(j, i), tf.fill([r1 - r0, K], -Infinity), tf.zeros([r1 - r0, K]));
-  const causal = tf.reshape(later, [1, 1, r1 - r0, K]);
+  const causal = causalMask(K, r0, r1); // [1, 1, r, K]
   return rows ? tf.add(rows, causal) : causal;
 }
 

@@ -2,7 +2,8 @@
  * The operations the model's layers are written in (§3.1–3.3), as one interface: model/ writes the
  * paper over them, and each pass picks one implementation once (ops/index.ts opsFor): plain tfjs ops
  * (plain.ts), the training kernels with gradients (block.ts), or the gradient-free decoding kernels
- * (decoding.ts); a long pair's pass passes its own (long.ts: attention a slice of rows at a time). Every implementation gives the same numbers to float rounding.
+ * (decoding.ts); a long pair's pass passes its own (long.ts: attention a slice of rows at a time).
+ * Every implementation gives the same numbers to float rounding.
  */
 import type * as tf from '@tensorflow/tfjs-core';
 import type { AttentionKind } from '../../protocol/attention';

@@ -31,7 +31,7 @@ import { handle, notify } from './rpc';
 import type { TransformerConfig } from '../model/config';
 import { attentionLayers } from '../model/headParams';
 import { HEAD_STATS, headIds } from '../telemetry/telemetry';
-import { parseWatch } from '../telemetry/watch';
+import { parseWatches } from '../telemetry/watch';
 
 interface Active {
   trainer: Trainer;
@@ -58,14 +58,11 @@ function finiteEvent(e: RunEvent): RunEvent {
  * is refused as invalid params naming its index and column, before anything is written.
  */
 function checkWatchParams(method: string, sources: readonly string[] | undefined, config: TransformerConfig): void {
-  const heads = headIds(attentionLayers(config), config.heads);
-  (sources ?? []).forEach((source, i) => {
-    try {
-      parseWatch(source, heads, HEAD_STATS);
-    } catch (err) {
-      throw new ResponseError(ErrorCodes.InvalidParams, `${method} params.watch[${i}]: ${(err as Error).message}`);
-    }
-  });
+  try {
+    parseWatches(sources ?? [], headIds(attentionLayers(config), config.heads), HEAD_STATS, `${method} params.watch`);
+  } catch (err) {
+    throw new ResponseError(ErrorCodes.InvalidParams, (err as Error).message);
+  }
 }
 
 /** Metrics go out in batches at most this often (and at once with validation figures). */

@@ -4,6 +4,7 @@
  * same columns of W^O ([d, d]). Its norm is ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂.
  * And each head's output norm, from a forward pass of the probe batch.
  */
+import { perKind } from '../model/context';
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind } from '../../protocol/attention';
 import type { AttentionParams, TransformerLayers } from '../model/params';
@@ -36,9 +37,6 @@ export function headGradNorms(model: Transformer, gradOf: (param: tf.Tensor) => 
   return tf.concat(perLayer) as tf.Tensor1D; // [layers · h]
 }
 
-type PerKind = Record<AttentionKind, tf.Tensor4D[]>;
-const perKind = (): PerKind => Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as PerKind;
-
 /**
  * Runs `reduce` inside tf.tidy on every layer's head outputs before W^O ([B, h, Q, dv], `heads`)
  * of an eval-mode pass over the pairs, with each kind's real (not padded) query rows ([B, Q], 1/0).
@@ -54,8 +52,8 @@ function overHeadOutputs<T extends tf.Tensor>(
     const n = Math.max(...rows.map((r) => r.length));
     return rows.map((r) => [...r, ...Array(n - r.length).fill(c.pad_id)]);
   };
-  const record = perKind();
-  const recordHeads = perKind();
+  const record = perKind<tf.Tensor4D>();
+  const recordHeads = perKind<tf.Tensor4D>();
   try {
     return tf.tidy(() => {
       const x = tf.tensor2d(pad(src), undefined, 'int32'); // [B, S]

@@ -4,6 +4,7 @@
  * self- and cross-attention), whose attention weights or output are not finite on the step's
  * batch; failing that, the first head whose gradient norm is not finite.
  */
+import { perKind } from '../model/context';
 import * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_KINDS, type AttentionKind, headId } from '../../protocol/attention';
 import type { Batch } from '../data/batchStream';
@@ -35,10 +36,8 @@ export async function locateNonFinite(
   headGradNorms?: Float32Array,
 ): Promise<NonFiniteSite | undefined> {
   const c = model.config;
-  const empty = () =>
-    Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<AttentionKind, tf.Tensor4D[]>;
-  const record = empty();
-  const recordHeads = empty();
+  const record = perKind<tf.Tensor4D>();
+  const recordHeads = perKind<tf.Tensor4D>();
   const order = forwardOrder(c.encoder_layers, c.decoder_layers);
   const flags = tf.tidy(() => {
     const src = tf.tensor2d(batch.src, undefined, 'int32'); // [B, S]

@@ -5,8 +5,9 @@
  * - padding leak: no query may put weight on a padded key.
  * Each runs the model in eval mode on the probe pairs and names the first layer and head at fault.
  */
+import { perKind } from '../model/context';
 import * as tf from '@tensorflow/tfjs-core';
-import { ATTENTION_KINDS, type AttentionKind, headId } from '../../protocol/attention';
+import { ATTENTION_KINDS, headId } from '../../protocol/attention';
 import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import type { Finding } from '../../protocol/telemetry';
@@ -86,10 +87,7 @@ export async function paddingLeak(
   const S = Math.max(...src.map((r) => r.length));
   const T = Math.max(...tgt.map((r) => r.length));
   const pad = (rows: number[][], n: number) => rows.map((r) => [...r, ...Array(n - r.length).fill(c.pad_id)]);
-  const record = Object.fromEntries(ATTENTION_KINDS.map((k) => [k, [] as tf.Tensor4D[]])) as Record<
-    AttentionKind,
-    tf.Tensor4D[]
-  >;
+  const record = perKind<tf.Tensor4D>();
   tf.tidy(() => {
     model.forward(tf.tensor2d(pad(src, S), undefined, 'int32'), tf.tensor2d(pad(tgt, T), undefined, 'int32'), {
       training: false,

@@ -20,7 +20,14 @@ import type { Finding, TelemetryRow } from '../../protocol/telemetry';
 type Scalar = { t: 'num'; v: number | null };
 type PerHead = { t: 'heads'; v: Map<string, number | null> };
 type Truth = { t: 'bool'; v: boolean; heads: string[] };
-type Value = Scalar | PerHead | Truth;
+/** What an expression is worth at a row: a number, a value per head, or a condition and its heads. */
+export type Value = Scalar | PerHead | Truth;
+
+/** A parsed expression of the language: call it with a row to evaluate it. */
+export interface Expression {
+  source: string;
+  value(row: TelemetryRow, metrics: Partial<MetricsRow>): Value;
+}
 
 /** A parsed condition: call it with a row to evaluate it. */
 export interface Watch {
@@ -50,11 +57,35 @@ const TOKEN =
 
 type Eval = (row: TelemetryRow, metrics: Partial<MetricsRow>) => Value;
 
+const NOT_A_CONDITION = 'it is a number, not a condition: compare it (e.g. "< 0.2")';
+
 /**
- * Parses `source` against a model's heads (`heads`: telemetry's head ids) and statistics
- * (`stats`: their names). Throws an error naming the position and what was expected.
+ * Parses a condition `source` against a model's heads (`heads`: telemetry's head ids) and statistics
+ * (`stats`: their names). Throws an error naming the position and what was expected, or saying that
+ * it is a number where a condition is wanted.
  */
 export function parseWatch(source: string, heads: readonly string[], stats: readonly string[]): Watch {
+  const e = parseExpression(source, heads, stats, true);
+  return {
+    source,
+    evaluate: (row, metrics) => {
+      const v = e.value(row, metrics);
+      if (v.t !== 'bool') throw new Error(NOT_A_CONDITION);
+      return { hit: v.v, heads: v.heads };
+    },
+  };
+}
+
+/**
+ * Parses any expression of the language (a number, a head pattern, a condition), as parseWatch does;
+ * with `condition`, one that is not a condition is refused.
+ */
+export function parseExpression(
+  source: string,
+  heads: readonly string[],
+  stats: readonly string[],
+  condition = false,
+): Expression {
   const tokens: { text: string; at: number }[] = [];
   TOKEN.lastIndex = 0;
   while (TOKEN.lastIndex < source.length) {
@@ -157,21 +188,17 @@ export function parseWatch(source: string, heads: readonly string[], stats: read
 
   const whole = or();
   if (i < tokens.length) fail('expected an operator or the end');
-  const evaluate = (row: TelemetryRow, metrics: Partial<MetricsRow>) => {
-    const v = whole(row, metrics);
-    if (v.t !== 'bool') throw new Error('it is a number, not a condition: compare it (e.g. "< 0.2")');
-    return { hit: v.v, heads: v.heads };
-  };
   // Which parts are numbers and which conditions does not depend on the values: one evaluation
   // over zeros finds every misuse now, not at some telemetry row during training.
   const zeros: TelemetryRow = { step: 0, pairs: 1, heads: [...heads], stats: {} };
   for (const name of stats) zeros.stats[name] = heads.map(() => 0);
   try {
-    evaluate(zeros, Object.fromEntries(METRICS.map((m) => [m, 0])));
+    const v = whole(zeros, Object.fromEntries(METRICS.map((m) => [m, 0])));
+    if (condition && v.t !== 'bool') throw new Error(NOT_A_CONDITION);
   } catch (err) {
     throw new Error(`watch "${source}": ${(err as Error).message}`);
   }
-  return { source, evaluate };
+  return { source, value: whole };
 }
 
 function matches(id: string, kind: AttentionKind, layer: string, head: string): boolean {
@@ -226,13 +253,21 @@ function fold(name: keyof typeof FOLDS, v: Value): Scalar {
 
 const union = (a: string[], b: string[]): string[] => [...new Set([...a, ...b])];
 
-/** A run's conditions (training.watch), each refused with its index when it cannot mean anything. */
-export function parseWatches(sources: readonly string[], heads: readonly string[], stats: readonly string[]): Watch[] {
+/**
+ * A run's conditions (training.watch, or a request's params.watch: `where`), each refused with its
+ * index when it cannot mean anything.
+ */
+export function parseWatches(
+  sources: readonly string[],
+  heads: readonly string[],
+  stats: readonly string[],
+  where = 'training.watch',
+): Watch[] {
   return sources.map((w, i) => {
     try {
       return parseWatch(w, heads, stats);
     } catch (err) {
-      throw new Error(`training.watch[${i}]: ${(err as Error).message}`);
+      throw new Error(`${where}[${i}]: ${(err as Error).message}`);
     }
   });
 }

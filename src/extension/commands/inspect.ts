@@ -10,7 +10,7 @@ import {
   parseHeadId,
 } from '../../protocol/attention';
 import type { BeamTreeView } from '../../protocol/beamTree';
-import type { Decoded } from '../../protocol/inspection';
+import type { Decoded } from '../../protocol/decoded';
 import { beamTreeGet } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';

@@ -1,9 +1,9 @@
 /**
  * The attention view's panel (its page: webview/attention/): every head's map of the selected
  * input; it answers its own page's block requests (the zoom), ablations and the value-weighted
- * toggle (whose maps it keeps in the store beside the weights, for the head inspector too). One per window (its
- * `slot`, ../slot.ts); it builds its whole `state` from the shared store, and what changes
- * afterwards goes out as small messages.
+ * toggle (whose maps it keeps in the store beside the weights, for the head inspector too). One per
+ * window (its `slot`, ../slot.ts); it builds its whole `state` from the shared store, and what
+ * changes afterwards goes out as small messages.
  */
 import * as vscode from 'vscode';
 import type { Ablation, AblationEffect } from '../../../protocol/ablation';
@@ -19,7 +19,7 @@ import { ablationEffect } from '../../../protocol/methods';
 import type { PanelState } from '../../../protocol/webview';
 import { requestBlock } from '../../blocks';
 import { errorText } from '../../errorText';
-import { valueWeightedOf } from '../../valueWeighted';
+import { attentionOfSelection } from '../../inspection';
 import { BasePanel } from '../base';
 import { HeadInspectorPanel } from '../head/panel';
 import { PanelSlot } from '../slot';
@@ -99,7 +99,7 @@ export class AttentionPanel extends BasePanel<AttentionToPage, AttentionFromPage
     if (!shown || !answers || !sel)
       return this.post({ type: 'valueWeighted', id: m.id, error: 'no attention is shown' });
     try {
-      const attention = await valueWeightedOf(answers.engine, sel);
+      const { attention } = await attentionOfSelection(answers.engine, sel, true);
       if (store.attention === shown) {
         store.attention = attention;
         HeadInspectorPanel.slot.current?.showAttention(attention);

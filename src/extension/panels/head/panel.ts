@@ -1,13 +1,14 @@
 /**
  * The head inspector's panel (its page: webview/head/): one head over the run's snapshots, its
- * slider on the shared cursor; it answers its page's score decompositions (heads/scores). One per window (its `slot`, ../slot.ts); it builds its whole
- * `state` from the shared store, and what changes afterwards goes out as small messages.
+ * slider on the shared cursor; it answers its page's score decompositions (heads/scores). One per
+ * window (its `slot`, ../slot.ts); it builds its whole `state` from the shared store, and what
+ * changes afterwards goes out as small messages.
  */
 import * as vscode from 'vscode';
 import { type Attention, headId, type HeadRef } from '../../../protocol/attention';
 import { type HeadFromPage, type HeadToPage, headPage, type RequestScoresMsg } from '../../../protocol/pages/head';
 import type { PanelState } from '../../../protocol/webview';
-import { scoresOf } from '../../valueWeighted';
+import { scoresOf } from '../../inspection';
 import { BasePanel } from '../base';
 import { PanelSlot } from '../slot';
 
