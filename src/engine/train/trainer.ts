@@ -81,6 +81,8 @@ export class Trainer {
   diverged: RunEvent | undefined;
   /** The run folder's lock (run/lock.ts), released by dispose(). */
   lock: { release(): void } | undefined;
+  /** Added to each step's dropout seed: always 0 but in the test that shows a replay with other masks is caught (replay.ts). */
+  dropoutSalt = 0;
 
   constructor(
     readonly run: RunDir,
@@ -320,7 +322,7 @@ export class Trainer {
         lr,
         labelSmoothing: s.label_smoothing,
         clipNorm: s.clip_norm,
-        seed: s.seed * 1_000_003 + this.step * 1000,
+        seed: s.seed * 1_000_003 + this.step * 1000 + this.dropoutSalt,
         headGradNorms: telemetry,
         gradMask: this.gradMask,
         accumulate: s.accumulate ?? 1,
