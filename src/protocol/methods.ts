@@ -50,6 +50,7 @@ import {
   type SnapshotsParams,
 } from './inspection';
 import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScoresParams } from './headScores';
+import { checkReplay, checkReplayParams, type Replay, type ReplayParams } from './replay';
 import { notification, request } from './rpc';
 import {
   checkOpenedRun,
@@ -105,6 +106,8 @@ export const trainStart = request<TrainParams, RunSummary>('train/start', checkT
 export const trainResume = request<ResumeParams, RunSummary>('train/resume', checkResumeParams, checkRunSummary);
 /** A new run from a checkpoint of another, with heads frozen, masked or re-initialised (fork.ts). */
 export const trainFork = request<ForkParams, RunSummary>('train/fork', checkForkParams, checkRunSummary);
+/** A run's step trained again exactly from the checkpoint before it, the run folder unchanged (replay.ts). */
+export const trainReplay = request<ReplayParams, Replay>('train/replay', checkReplayParams, checkReplay);
 /** Stops the running training after the step in progress, with a checkpoint; answers once it is written. */
 export const trainStop = request<void, StopResult>('train/stop', isNothing, checkStopResult);
 

@@ -12,6 +12,7 @@ import {
   trainEvent,
   trainFork,
   trainMetrics,
+  trainReplay,
   trainResume,
   trainSnapshot,
   trainStart,
@@ -24,6 +25,7 @@ import { taskSpec, type DataSpec } from '../data/dataset';
 import { openRun, type OpenRun, prepareRun } from '../run/setup';
 import { startTrainer } from '../train/start';
 import { createFork, type ForkChanges } from '../run/fork';
+import { replay } from '../train/replay';
 import type { Trainer } from '../train/trainer';
 import { runSummary } from './convert';
 import { toMetricRow } from '../run/toWire';
@@ -133,6 +135,20 @@ export class TrainingService {
         return this.begin(openRun(p.runDir), true);
       }),
     );
+    handle(conn, trainReplay, (p) =>
+      this.exclusive(async () => {
+        const r = await replay(p.runDir, p.step);
+        return {
+          runDir: p.runDir,
+          step: r.step,
+          from: r.from,
+          rows: r.rows.flatMap((row) => toMetricRow(row) ?? []),
+          telemetry: r.telemetry.map(finiteRow),
+          ...(r.snapshot ? { snapshot: attentionToWire(r.snapshot) } : {}),
+          weightsHash: r.weightsHash,
+        };
+      }),
+    );
     handle(conn, trainStop, async () => {
       const a = this.active;
       if (!a) return null;
@@ -155,14 +171,14 @@ export class TrainingService {
     await a.done;
   }
 
-  /** Runs a start when no run trains or starts; the check and the claim happen before any await. */
-  private async exclusive(start: () => RunSummary): Promise<RunSummary> {
+  /** Runs a start (or a replay, to its end) when no run trains or starts; the check and the claim happen before any await. */
+  private async exclusive<T>(start: () => T | Promise<T>): Promise<T> {
     const busy = this.active?.opened.run.path ?? (this.starting ? 'another run, starting' : undefined);
     if (busy) throw new Error(`a run is already training (${busy}); stop it first`);
     this.starting = true;
     try {
       await this.ensureBackend();
-      return start();
+      return await start();
     } finally {
       this.starting = false;
     }
