@@ -4,6 +4,7 @@
  * answers true or false with the heads it holds for; a head statistic or pattern (`cross:0.*.entropy`)
  * lists each head's value; max, min or mean of a pattern, a metric, or arithmetic on them is a number.
  */
+import type { MetricRow } from '../protocol/metrics';
 import { HEAD_STATS } from '../engine/telemetry/telemetry';
 import { parseExpression, type Value, type Watch } from '../engine/telemetry/watch';
 import { modelHeads } from './breakpoints';
@@ -11,11 +12,10 @@ import type { RunView } from './views';
 
 type WatchMetrics = Parameters<Watch['evaluate']>[1];
 
-/** The step's metrics as watch conditions name them (metrics.jsonl's names). */
-function metricsOf(run: RunView): WatchMetrics {
-  const m = run.metrics;
+/** A step's metrics as watch conditions name them (metrics.jsonl's names). */
+export function watchMetrics(step: number, m: MetricRow | undefined): WatchMetrics {
   return {
-    step: run.step,
+    step,
     ...(m ? { loss: m.loss, lr: m.lr, tokens_per_sec: m.tokensPerSec, grad_norm: m.gradNorm } : {}),
     ...(m?.valLoss !== undefined ? { val_loss: m.valLoss } : {}),
     ...(m?.valBleu !== undefined ? { val_bleu: m.valBleu } : {}),
@@ -35,5 +35,5 @@ export function evaluate(run: RunView, expression: string): string {
   const heads = run.model ? modelHeads(run.model) : (row?.heads ?? []);
   const e = parseExpression(expression.trim(), heads, HEAD_STATS);
   if (!row && e.source.includes(':')) return `no telemetry row yet (step ${run.step})`; // it names heads
-  return shown(e.value(row ?? { step: run.step, pairs: 0, heads: [], stats: {} }, metricsOf(run)));
+  return shown(e.value(row ?? { step: run.step, pairs: 0, heads: [], stats: {} }, watchMetrics(run.step, run.metrics)));
 }

@@ -5,7 +5,9 @@
  * next (the nearest `step N` breakpoint, the next step, the next telemetry row), Pause stops it with
  * a checkpoint (train/stop), and the watch conditions and health checks (breakpoints.ts) pause it
  * where they hold. Each pause is a `stopped` event; the views (views.ts) and the console
- * (evaluate.ts) read the newest metrics and telemetry rows the engine sent.
+ * (evaluate.ts) read the newest metrics and telemetry rows the engine sent. Step Back and Reverse
+ * Continue show an earlier step as the engine replays it (rewind.ts); Step Over, Step Into and
+ * Continue from there go through the replayed steps to the live one, then train on.
  */
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -34,6 +36,7 @@ import type { RunSummary, TrainEnded } from '../protocol/training';
 import { checkModes, EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
 import { DebugEngine } from './engine';
 import { evaluate } from './evaluate';
+import { breakpointSteps, type Replayed, replayedDescription, replayStep } from './rewind';
 import { checkLaunchArgs, type LaunchArgs, trainParams } from './launch';
 import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
 
@@ -57,6 +60,8 @@ export class TrainingDebugSession extends DebugSession {
   /** The newest train/start or train/resume request. */
   private starting?: Promise<RunSummary>;
   private ended = false;
+  /** The earlier step shown after a Step Back or Reverse Continue (the live run stays at `step`). */
+  private viewing?: Replayed;
   private configured!: () => void;
   private readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
 
@@ -67,12 +72,13 @@ export class TrainingDebugSession extends DebugSession {
   }
 
   private get view(): RunView {
+    const shown = this.viewing ?? { step: this.step, metrics: this.metrics, telemetry: this.telemetry };
     return {
       name: this.launch ? basename(this.launch.runDir) : 'training',
-      step: this.step,
+      step: shown.step,
       ...(this.summary ? { model: this.summary } : {}),
-      ...(this.metrics ? { metrics: this.metrics } : {}),
-      ...(this.telemetry ? { telemetry: this.telemetry } : {}),
+      ...(shown.metrics ? { metrics: shown.metrics } : {}),
+      ...(shown.telemetry ? { telemetry: shown.telemetry } : {}),
     };
   }
 
@@ -82,7 +88,7 @@ export class TrainingDebugSession extends DebugSession {
       supportsFunctionBreakpoints: true,
       supportsConditionalBreakpoints: true,
       supportsEvaluateForHovers: false,
-      supportsStepBack: false,
+      supportsStepBack: true,
       supportsTerminateRequest: true,
       exceptionBreakpointFilters: EXCEPTION_FILTERS,
     };
@@ -174,22 +180,57 @@ export class TrainingDebugSession extends DebugSession {
     }
   }
 
-  protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
+  protected override async continueRequest(response: DebugProtocol.ContinueResponse) {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
-    void this.go({ kind: 'continue' }, this.continueTarget());
+    const at = this.viewing?.step;
+    if (at === undefined) return this.go({ kind: 'continue' }, this.continueTarget());
+    // Among replayed steps: on to the next logged breakpoint up to the live step, else train on
+    const hit = (await this.history())?.steps.find((s) => s > at && s <= this.step);
+    if (hit !== undefined) return this.show(hit, 'breakpoint');
+    this.viewing = undefined;
+    return this.go({ kind: 'continue' }, this.continueTarget());
   }
 
-  /** Step Over: one training step. */
+  /** Step Over: one training step (replayed while it is before the live one). */
   protected override nextRequest(response: DebugProtocol.NextResponse): void {
     this.sendResponse(response);
+    if (this.viewing) return void this.forward(this.viewing.step + 1, { kind: 'next' });
     void this.go({ kind: 'next' }, this.step + 1);
+  }
+
+  /** Step Back: the step before, as the engine replays it from the newest checkpoint before that. */
+  protected override async stepBackRequest(response: DebugProtocol.StepBackResponse) {
+    const at = this.viewing?.step ?? this.step;
+    const why = this.motion ? 'the run is training: pause it first' : at <= 1 ? 'there is no step before step 1' : '';
+    if (why) return this.sendErrorResponse(response, 3, `Step Back: ${why}`);
+    this.sendResponse(response);
+    await this.show(at - 1, 'step');
+  }
+
+  /** Reverse Continue: back to the latest earlier step where a breakpoint held, else to the first checkpoint. */
+  protected override async reverseContinueRequest(response: DebugProtocol.ReverseContinueResponse) {
+    const at = this.viewing?.step ?? this.step;
+    if (this.motion || at <= 1)
+      return this.sendErrorResponse(
+        response,
+        3,
+        `Reverse Continue: ${this.motion ? 'pause the run first' : 'at step 1'}`,
+      );
+    this.sendResponse(response);
+    const history = await this.history();
+    const hit = history?.steps.filter((s) => s >= 1 && s < at).at(-1);
+    if (hit !== undefined) return this.show(hit, 'breakpoint');
+    await this.show(history?.checkpoints.find((c) => c >= 1 && c < at) ?? 1, 'step');
   }
 
   /** Step Into: on to the next telemetry row (known once the run's config.json exists: one step first otherwise). */
   protected override stepInRequest(response: DebugProtocol.StepInResponse): void {
     this.sendResponse(response);
     const every = this.telemetryEvery();
+    const at = this.viewing?.step;
+    if (at !== undefined)
+      return void this.forward((Math.floor(at / (every ?? 1)) + 1) * (every ?? 1), { kind: 'stepIn' });
     if (every) return void this.go({ kind: 'stepIn' }, (Math.floor(this.step / every) + 1) * every);
     const onward = (): void => {
       const later = this.telemetryEvery();
@@ -218,6 +259,39 @@ export class TrainingDebugSession extends DebugSession {
     await this.engine?.stop();
     this.sendResponse(response);
     this.sendEvent(new TerminatedEvent());
+  }
+
+  /** Shows step `target` going forward from a replayed step: replayed while before the live step, then trained. */
+  private async forward(target: number, motion: Motion): Promise<void> {
+    if (target < this.step) return this.show(target, 'step');
+    this.viewing = undefined;
+    if (target === this.step) return this.pause('step');
+    return this.go(motion, target);
+  }
+
+  /** Stops at `step`: the live step as it is, an earlier one replayed (rewind.ts). */
+  private async show(step: number, reason: string): Promise<void> {
+    if (step >= this.step) {
+      this.viewing = undefined;
+      return this.pause(reason);
+    }
+    try {
+      this.viewing = await replayStep(this.engine!, this.launch!.runDir, step);
+      this.pause(reason, replayedDescription(this.viewing));
+    } catch (err) {
+      this.print(`could not replay step ${step}: ${(err as Error).message}`);
+      this.pause('step', `step ${this.viewing?.step ?? this.step}`);
+    }
+  }
+
+  /** The run's logged breakpoint steps and checkpoints (undefined, said on the console, when it cannot be read). */
+  private async history(): Promise<Awaited<ReturnType<typeof breakpointSteps>> | undefined> {
+    try {
+      return await breakpointSteps(this.engine!, this.launch!.runDir, this.breakpoints, this.filters, this.summary!);
+    } catch (err) {
+      this.print(`could not read the run's logs: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 
   /** Where Continue pauses: the nearest `step N` breakpoint past this step, else the run's budget. */
@@ -295,7 +369,11 @@ export class TrainingDebugSession extends DebugSession {
     this.pause(motion?.kind === 'pause' ? 'pause' : 'step', `step ${e.step}`);
   }
 
-  private pause(reason: string, description = `step ${this.step}`, hitBreakpointIds: number[] = []): void {
+  private pause(
+    reason: string,
+    description = `step ${this.viewing?.step ?? this.step}`,
+    hitBreakpointIds: number[] = [],
+  ): void {
     const event = new StoppedEvent(reason, THREAD_ID) as DebugProtocol.StoppedEvent;
     event.body.description = description;
     if (reason === 'exception') event.body.text = description;

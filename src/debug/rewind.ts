@@ -1,0 +1,61 @@
+/**
+ * Step Back and Reverse Continue (issue 31, item 4): a step before the live run's is shown as the
+ * engine replays it (train/replay: from the newest checkpoint before it, bit for bit what the run
+ * computed, the run folder unchanged); where Reverse Continue (and Continue among replayed steps)
+ * stops is read from the run's logs (run/open): the steps where a `step N` breakpoint, a watch
+ * condition over a logged telemetry row, or a health check whose filter is on held.
+ */
+import type { MetricRow } from '../protocol/metrics';
+import { runOpen, trainReplay } from '../protocol/methods';
+import type { TelemetryRow } from '../protocol/telemetry';
+import { HEAD_STATS } from '../engine/telemetry/telemetry';
+import { parseWatch } from '../engine/telemetry/watch';
+import { type FunctionBreakpoint, type ModelShape, modelHeads } from './breakpoints';
+import type { DebugEngine } from './engine';
+import { watchMetrics } from './evaluate';
+
+/** A replayed step as the views show it. */
+export interface Replayed {
+  step: number;
+  /** The checkpoint the replay started from (0: the run's seeded start). */
+  from: number;
+  metrics?: MetricRow;
+  /** The replay's newest telemetry row, else the newest the run logged at or before the step. */
+  telemetry?: TelemetryRow;
+}
+
+/** `step 149 (replayed from checkpoint 100)`: the stopped event's description. */
+export const replayedDescription = (r: Replayed): string =>
+  `step ${r.step} (replayed from ${r.from ? `checkpoint ${r.from}` : 'the seeded start, step 0'})`;
+
+/** Replays the run to `step` (throws the engine's reason: a PyTorch run, no checkpoint before it, …). */
+export async function replayStep(engine: DebugEngine, runDir: string, step: number): Promise<Replayed> {
+  const r = await engine.request(trainReplay, { runDir, step });
+  const metrics = r.rows.find((m) => m.step === step);
+  let telemetry = r.telemetry.at(-1);
+  if (!telemetry) {
+    const logged = await engine.request(runOpen, { runDir });
+    telemetry = logged.telemetry.filter((t) => t.step <= step).at(-1);
+  }
+  return { step, from: r.from, ...(metrics ? { metrics } : {}), ...(telemetry ? { telemetry } : {}) };
+}
+
+/** The run's checkpoints, and the logged steps where an active breakpoint held, ascending. */
+export async function breakpointSteps(
+  engine: DebugEngine,
+  runDir: string,
+  breakpoints: readonly FunctionBreakpoint[],
+  filters: readonly string[],
+  model: ModelShape,
+): Promise<{ steps: number[]; checkpoints: number[] }> {
+  const logs = await engine.request(runOpen, { runDir });
+  const steps = new Set(breakpoints.flatMap((b) => ('step' in b ? [b.step] : [])));
+  const watches = breakpoints.flatMap((b) =>
+    'watch' in b ? [parseWatch(b.watch, modelHeads(model), HEAD_STATS)] : [],
+  );
+  const metrics = new Map(logs.rows.map((m) => [m.step, m]));
+  for (const row of logs.telemetry)
+    if (watches.some((w) => w.evaluate(row, watchMetrics(row.step, metrics.get(row.step))).hit)) steps.add(row.step);
+  for (const e of logs.events) if (filters.includes(e.check)) steps.add(e.step);
+  return { steps: [...steps].sort((a, b) => a - b), checkpoints: logs.summary.checkpoints };
+}
