@@ -52,6 +52,12 @@ import {
 import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScoresParams } from './headScores';
 import { notification, request } from './rpc';
 import {
+  checkReportWriteParams,
+  checkReportWriteResult,
+  type ReportWriteParams,
+  type ReportWriteResult,
+} from './report';
+import {
   checkOpenedRun,
   checkOpenParams,
   checkResumeParams,
@@ -169,3 +175,12 @@ export const headsReport = request<HeadReportParams, HeadReport>(
 );
 /** heads/report's progress: `done` of `total` pruning points measured (engine → extension). */
 export const headsProgress = notification<HeadsProgress>('heads/progress', checkHeadsProgress);
+
+// ---- sharing ---------------------------------------------------------------------------------
+
+/** A run's report as one self-contained HTML file, written whole to `out` (report.ts). */
+export const reportWrite = request<ReportWriteParams, ReportWriteResult>(
+  'report/write',
+  checkReportWriteParams,
+  checkReportWriteResult,
+);
