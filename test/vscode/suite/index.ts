@@ -24,6 +24,7 @@ import './runStates.test';
 import './smallThings.test';
 import './reports.test';
 import './valueWeighted.test';
+import './report.test';
 
 export async function run(): Promise<void> {
   const { passed, failed } = await runAll();
