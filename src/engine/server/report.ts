@@ -42,6 +42,8 @@ export interface CollectOptions {
   /** Probe pairs to include (default [0]). */
   pairs?: number[];
   now?: Date;
+  /** Weights a report of every snapshot holds at most (default WEIGHT_BUDGET). */
+  budget?: number;
 }
 
 /**
@@ -84,12 +86,13 @@ export function collectReport(runDir: string, o: CollectOptions = {}): RunReport
   let kept = perStep;
   const size = (m: ReportMaps) => m.shape.reduce((a, b) => a * b, 1);
   const weights = perStep.flat().reduce((n, s) => n + s.maps.reduce((w, m) => w + size(m), 0), 0);
-  if (!o.steps && weights > WEIGHT_BUDGET) {
-    const every = Math.ceil(weights / WEIGHT_BUDGET);
+  const budget = o.budget ?? WEIGHT_BUDGET;
+  if (!o.steps && weights > budget) {
+    const every = Math.ceil(weights / budget);
     kept = perStep.filter((_, i) => i % every === 0 || i === perStep.length - 1);
     steps = kept.map((s) => s[0]!.step);
     notes.push(
-      `Every ${every}th snapshot of ${all.length} (${steps.length} kept, the last among them) to keep the file small; ` +
+      `One snapshot in ${every} of the run's ${all.length} (${steps.length} kept, the last among them) to keep the file small; ` +
         'choose the steps to include to see others.',
     );
   }
