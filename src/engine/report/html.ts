@@ -35,8 +35,11 @@ export function reportAssets(from = __dirname): ReportAssets {
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-/** Script text made safe inside <script>: no `</script` (nor `<!--`) can end or bend the element. */
-const inScript = (js: string) => js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+/**
+ * Script text made safe inside <script>: no `</script` (nor `<!--`) can end or bend the element. Both
+ * escapes read the same in a JS string, template or regular expression (`\/` and `\x21` are `/` and `!`).
+ */
+const inScript = (js: string) => js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\x21--');
 
 /** The report's CSS: a dark page in the panels' colours (VS Code's Dark Modern), light where the browser asks. */
 const REPORT_CSS = `

@@ -6,7 +6,7 @@
 // answers hover with its step; the file is under 10 MB with 60 snapshots (as many as the README's
 // 1,500-step tiny reverse run keeps). Screenshot: test-artifacts/webview/report.png.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -128,14 +128,24 @@ test('run report: opens from file:// with no request, every section drawn, the s
       const c = await page.evaluate(COLOURS, sel);
       assert(c.n > 3 && c.alpha === 255, `${sel} is blank (${c.n} colours)`);
     }
-    assert((await page.locator('#events li').count()) >= 0, 'the findings are listed');
+    // The findings: one line each of the run's events.jsonl (none is said as such).
+    const eventsFile = join(run, 'events.jsonl');
+    const findings = existsSync(eventsFile)
+      ? readFileSync(eventsFile, 'utf8').trim().split('\n').filter(Boolean).length
+      : 0;
+    if (findings) assert((await page.locator('#events li').count()) === findings, `${findings} findings listed`);
+    else assert((await page.locator('#events').innerText()) === 'No findings.', 'no findings, said');
     // The slider: the newest snapshot first; moved to the first, the label says its step and the pixels change.
     assert(
       (await page.locator('#step-label').innerText()) === `step ${snapSteps.at(-1)}`,
       'the slider starts at the newest snapshot',
     );
     const last = await page.evaluate(COLOURS, 'canvas.thumb[data-head="cross:1.0"]');
-    await page.locator('#step-slider').fill('0');
+    await page.evaluate(() => {
+      const s = document.getElementById('step-slider');
+      s.value = '0';
+      s.dispatchEvent(new window.Event('input'));
+    });
     assert(
       (await page.locator('#step-label').innerText()) === `step ${snapSteps[0]}`,
       `the label says step ${snapSteps[0]}`,
