@@ -53,6 +53,12 @@ import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScore
 import { checkReplay, checkReplayParams, type Replay, type ReplayParams } from './replay';
 import { notification, request } from './rpc';
 import {
+  checkReportWriteParams,
+  checkReportWriteResult,
+  type ReportWriteParams,
+  type ReportWriteResult,
+} from './report';
+import {
   checkOpenedRun,
   checkOpenParams,
   checkResumeParams,
@@ -172,3 +178,12 @@ export const headsReport = request<HeadReportParams, HeadReport>(
 );
 /** heads/report's progress: `done` of `total` pruning points measured (engine → extension). */
 export const headsProgress = notification<HeadsProgress>('heads/progress', checkHeadsProgress);
+
+// ---- sharing ---------------------------------------------------------------------------------
+
+/** A run's report as one self-contained HTML file, written whole to `out` (report.ts). */
+export const reportWrite = request<ReportWriteParams, ReportWriteResult>(
+  'report/write',
+  checkReportWriteParams,
+  checkReportWriteResult,
+);

@@ -8,6 +8,7 @@ import { checkRunCommand } from './checkRun';
 import { decodeCommand } from './decode';
 import { evaluateCommand } from './evaluate';
 import { headsCommand } from './heads';
+import { reportCommand } from './report';
 import { trainCommand } from './train';
 import { runServer } from '../server';
 import { type OptionSpec, parseCommand, UsageError } from './args';
@@ -26,6 +27,10 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   attention: {
     summary: 'attention weights and log-probs of a checkpoint for one sentence pair',
     run: attentionCommand,
+  },
+  report: {
+    summary: "write a run's report as one self-contained HTML file that opens offline in any browser",
+    run: reportCommand,
   },
   'check-run': { summary: 'check a run folder (engine or PyTorch) against its format', run: checkRunCommand },
   serve: {

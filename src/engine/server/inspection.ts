@@ -5,7 +5,8 @@
  * pair, whole or pooled to 256² at most), heads/scores (one head's query row, each key's score split
  * into its parts), beam/tree (a sentence's beam search with its tree),
  * ablation/effect and ablation/score (what switching heads off does to one input, and to the test
- * split), heads/report (importance and pruning curves) and positional (the encoding of §3.5). Each
+ * split), heads/report (importance and pruning curves), report/write (the run's HTML report, report.ts)
+ * and positional (the encoding of §3.5). Each
  * goes through RunDir, never around it.
  */
 import type { MessageConnection } from 'vscode-jsonrpc/node';
@@ -19,6 +20,7 @@ import {
   headsReport,
   headsScores,
   positional,
+  reportWrite,
   runOpen,
   runPoll,
   snapshotsGet,
@@ -39,6 +41,7 @@ import { RunDir } from '../run/runDir';
 import { checkOpenedCheckpoint } from '../run/openCheck';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary } from './convert';
+import { writeRunReport } from './report';
 import { snapshotAttention } from '../run/toWire';
 import { handle, notify } from './rpc';
 
@@ -118,6 +121,8 @@ export function registerInspectionHandlers(
         notify(conn, headsProgress, { runDir: p.runDir, done: ++done, total: 2 * (heads + 1) }),
     });
   });
+
+  handle(conn, reportWrite, async (p) => writeRunReport(p));
 
   handle(conn, positional, async (p) => {
     if (p.runDir) {

@@ -91,10 +91,15 @@ export function showHeadReport(ctx: Ctx): Cmd {
     if (!report) return undefined; // cancelled
     // Saved in the run folder and shown rendered: a report the user can find again, never an unsaved Untitled.
     const file = path.join(runDir, `heads-report-step-${report.step}.md`);
-    // Whole or not at all (docs/RUN_FOLDER.md's writing rules): a temporary file renamed.
-    const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-    await fs.promises.writeFile(tmp, headReportMarkdown(report));
-    await fs.promises.rename(tmp, file);
+    // Whole or not at all (docs/RUN_FOLDER.md's writing rules): a temporary file renamed. The JSON
+    // beside it is what Export Run Report… draws the importance and pruning curves from.
+    const whole = async (to: string, text: string) => {
+      const tmp = `${to}.tmp-${process.pid}-${Date.now()}`;
+      await fs.promises.writeFile(tmp, text);
+      await fs.promises.rename(tmp, to);
+    };
+    await whole(file, headReportMarkdown(report));
+    await whole(file.replace(/\.md$/, '.json'), `${JSON.stringify(report)}\n`);
     await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(file));
     return report;
   });

@@ -11,6 +11,7 @@ import type { Cmd, Ctx } from '../ctx';
 import { ablateHeads } from './ablate';
 import { exportView } from './export';
 import { forkRun } from './fork';
+import { exportRunReport } from './report';
 import { showHeadReport } from './heads';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
 import {
@@ -46,6 +47,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.forkRun': forkRun,
   'attentionDebugger.showPositional': showPositional,
   'attentionDebugger.exportView': exportView,
+  'attentionDebugger.exportRunReport': exportRunReport,
   'attentionDebugger.refreshRuns': refreshRuns,
   'attentionDebugger.showEngineInfo': showEngineInfo,
 };

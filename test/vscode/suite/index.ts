@@ -24,6 +24,7 @@ import './runStates.test';
 import './smallThings.test';
 import './reports.test';
 import './valueWeighted.test';
+import './report.test';
 // Last: its run lands in the workspace's own runs/ folder, which the Runs view shows by default.
 import './debugger.test';
 

@@ -46,7 +46,8 @@ export function required(target, { native }) {
     'dist/cli.js',
     'dist/extension.js',
     'dist/debugAdapter.js',
-    ...['dashboard', 'attention', 'head', 'positional', 'heads'].map((p) => `dist/webview/${p}.js`),
+    // The panels' pages, and the run report's page, which the engine inlines into the report (src/engine/report/html.ts).
+    ...['dashboard', 'attention', 'head', 'positional', 'heads', 'report'].map((p) => `dist/webview/${p}.js`),
     ...(native ? ['dist/native/blas.node'] : []),
     `node_modules/webgpu/dist/${webgpuDir(target)}/dawn.node`,
     'node_modules/webgpu/index.js',

@@ -106,6 +106,33 @@ export async function openPanel(
 }
 
 /**
+ * A page opened from a file:// URL (the run report) with every other request blocked and counted:
+ * returns the page and `blocked`, the URLs refused (a self-contained page makes none).
+ */
+export async function openFile(url, viewport = { width: 1400, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  const blocked = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || /Content Security Policy/i.test(m.text()))
+      problems.push(`file: console ${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`file: page error: ${e.message}`));
+  await page.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith('file:') || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
+    blocked.push(u);
+    return route.abort();
+  });
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith('file:') && !u.startsWith('data:') && !u.startsWith('blob:') && !blocked.includes(u))
+      blocked.push(u);
+  });
+  await page.goto(url);
+  return { page, blocked };
+}
+
+/**
  * A panel whose plotly.js the server holds back until `release()` (a busy machine: the 3.5 MB
  * script took seconds): resolves once the page says ready, or rejects if it never does.
  */

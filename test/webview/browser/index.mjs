@@ -21,6 +21,7 @@ import './scriptGuard.mjs';
 import './headNumbering.mjs';
 import './charts.mjs';
 import './valueWeighted.mjs';
+import './report.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

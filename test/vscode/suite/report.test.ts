@@ -1,0 +1,72 @@
+/**
+ * Export Run Report… in a real VS Code (issue 33 item 1): on a finished run it asks where to save
+ * (a save dialog), writes the file under a notification and says where it is with an Open button;
+ * the file holds the run's name, its steps and its snapshots. A folder that is no run is refused
+ * with an error that says what to choose.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ReportWriteResult } from '../../../src/protocol/report';
+import { activateExtension } from './api';
+import { test } from './harness';
+import { microConfig, snapshotFiles, trainAndWait } from './runs';
+import { answer } from './ui';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-report-'));
+const run = path.join(tmp, 'runs', 'reverse-report');
+process.once('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+test('Report: Export Run Report… on a finished run writes one HTML file with the run, its steps and snapshots', async () => {
+  const api = await activateExtension();
+  await trainAndWait(api, run, 'reverse', microConfig(tmp, 10, 10));
+  const out = path.join(tmp, 'shared', 'reverse-report.html');
+  fs.mkdirSync(path.dirname(out));
+  const ui = answer((a) => (a.fn === 'showSaveDialog' ? out : undefined));
+  let written: ReportWriteResult | undefined;
+  try {
+    written = await vscode.commands.executeCommand<ReportWriteResult>('attentionDebugger.exportRunReport', {
+      runDir: run,
+    });
+  } finally {
+    ui.restore();
+  }
+  assert.ok(
+    ui.asked.some((a) => a.fn === 'showSaveDialog'),
+    `a save dialog; asked: ${ui.asked.map((a) => a.fn).join(', ')}`,
+  );
+  assert.ok(
+    ui.asked.some((a) => a.fn === 'withProgress' && a.text === String(vscode.ProgressLocation.Notification)),
+    'progress in a notification',
+  );
+  const told = ui.asked.find((a) => a.fn === 'showInformationMessage');
+  assert.ok(told && told.text.includes(out) && told.items.includes('Open'), `says where, with Open: ${told?.text}`);
+  assert.ok(written && written.out === out, 'the command returns what it wrote');
+  const html = fs.readFileSync(out, 'utf8');
+  const data = JSON.parse(/<script type="application\/json" id="report-data">([^]*?)<\/script>/.exec(html)![1]!) as {
+    header: { run: string; step: number; totalSteps: number };
+    snapshots: { step: number }[];
+  };
+  assert.equal(data.header.run, 'reverse-report');
+  assert.equal(data.header.step, 10);
+  assert.equal(data.header.totalSteps, 10);
+  assert.equal(data.snapshots.length, snapshotFiles(run), 'every snapshot');
+  assert.ok(html.includes('<title>reverse-report: run report</title>'), 'the page names the run');
+}, 240_000);
+
+test('Report: Export Run Report… of a folder that is no run says so and what to choose', async () => {
+  await activateExtension();
+  const folder = path.join(tmp, 'not-a-run');
+  fs.mkdirSync(folder);
+  const ui = answer((a) => (a.fn === 'showSaveDialog' ? path.join(tmp, 'x.html') : undefined));
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.exportRunReport', { runDir: folder });
+  } finally {
+    ui.restore();
+  }
+  const error = ui.asked.find((a) => a.fn === 'showErrorMessage')?.text ?? '';
+  assert.ok(error.includes(`${folder}: not a run folder (no config.json); name a run folder`), error);
+  assert.ok(!fs.existsSync(path.join(tmp, 'x.html')), 'nothing written');
+}, 60_000);

@@ -1,0 +1,152 @@
+/**
+ * The report's plotly figures: the dashboard's four curves (loss with validation and the findings
+ * marked, the learning rate on its planned schedule, tokens/s, gradient norm), each series
+ * downsampled as the dashboard does (lib/downsample.ts), and the head report's importance bars and
+ * pruning curves. Hover shows each point's step and value, as in the panels.
+ */
+import type { HeadReport } from '../../src/protocol/heads';
+import type { RunReportData } from '../../src/protocol/report';
+import { describeFinding } from '../../src/protocol/telemetry';
+import { PLOTLY_CONFIG, type Theme, h, plotly, plotlyText, themedLayout } from '../common';
+import { column, downsampleMinMax, type Series } from '../lib/downsample';
+import { assembleLr } from '../lib/lr';
+
+const line = (s: Series, name: string, color: string, extra: Plotly.Data = {}): Plotly.Data => ({
+  type: 'scatter',
+  mode: 'lines',
+  x: s.x,
+  y: s.y,
+  name,
+  line: { color, width: 1.5 },
+  hovertemplate: `step %{x}<br>${name} %{y:.4g}<extra></extra>`,
+  ...extra,
+});
+
+/** A card holding one chart; its div has id `chart-<id>`. */
+function chartCard(id: string, title: string): { card: HTMLElement; el: HTMLElement } {
+  const el = h('div', { class: 'chart', id: `chart-${id}` });
+  return { card: h('section', { class: 'card' }, h('h2', {}, title), el), el };
+}
+
+/** The four training curves, drawn into a grid of cards. */
+export function curvesSection(d: RunReportData, t: Theme): HTMLElement {
+  const rows = d.rows;
+  const step = (r: (typeof rows)[number]) => r.step;
+  const x = { title: { text: 'step' } };
+  const loss = column(rows, step, (r) => r.loss);
+  const val = column(rows, step, (r) => r.valLoss);
+  const lossData = [line(downsampleMinMax(loss.x, loss.y), 'train', t.accent)];
+  if (val.x.length) lossData.push(line(val, 'validation', t.accent2, { mode: 'lines+markers', marker: { size: 5 } }));
+  const color = (e: RunReportData['events'][number]) => (e.severity === 'breakpoint' ? '#f14c4c' : '#cca700');
+  const marks = d.events.slice(-200).map((e) => ({
+    type: 'line',
+    x0: e.step,
+    x1: e.step,
+    yref: 'paper',
+    y0: 0,
+    y1: 1,
+    line: { color: color(e), width: 1, dash: 'dash' },
+  }));
+  const flags = d.events.slice(-200).map((e) => ({
+    x: e.step,
+    y: 1,
+    yref: 'paper',
+    yanchor: 'bottom',
+    text: '▲',
+    showarrow: false,
+    font: { color: color(e), size: 10 },
+    hovertext: plotlyText(describeFinding(e)),
+  }));
+  const lr = assembleLr(d.schedule, rows);
+  const lrData: Plotly.Data[] = [];
+  if (lr.planned.x.length)
+    lrData.push(line(lr.planned, 'planned', t.muted, { line: { color: t.muted, width: 1.5, dash: 'dot' } }));
+  lrData.push(line(lr.actual, 'actual', t.accent3, { mode: 'lines+markers', marker: { size: 3 } }));
+  const tps = column(rows, step, (r) => r.tokensPerSec);
+  const grad = column(rows, step, (r) => r.gradNorm);
+  const charts: [string, string, Plotly.Data[], Plotly.Layout][] = [
+    ['loss', 'Loss', lossData, themedLayout(t, 'loss', { xaxis: x, shapes: marks, annotations: flags })],
+    [
+      'lr',
+      'Learning rate',
+      lrData,
+      themedLayout(t, 'lr', { xaxis: { ...x, range: lr.xRange }, yaxis: { exponentformat: 'e' } }),
+    ],
+    [
+      'tps',
+      'Tokens / s',
+      [line(downsampleMinMax(tps.x, tps.y), 'tokens/s', t.accent)],
+      themedLayout(t, 'tps', { xaxis: x }),
+    ],
+    [
+      'grad',
+      'Gradient norm',
+      [line(downsampleMinMax(grad.x, grad.y), 'grad norm', t.accent2)],
+      themedLayout(t, 'grad', { xaxis: x }),
+    ],
+  ];
+  const grid = h('div', { class: 'chart-grid', id: 'curves' });
+  for (const [id, title, data, layout] of charts) {
+    const { card, el } = chartCard(id, title);
+    grid.append(card);
+    void plotly(() => Plotly.react(el, data, layout, PLOTLY_CONFIG));
+  }
+  return grid;
+}
+
+const METRIC = { exact_match_percent: 'exact match %', bleu: 'BLEU' };
+
+/** The head report: importance of every head (ascending, the pruning order) and both pruning curves. */
+export function headReportSection(r: HeadReport, t: Theme): HTMLElement {
+  const ids = Object.keys(r.importance);
+  const metric = METRIC[r.metric];
+  const imp = chartCard('importance', 'Head importance I_h = E|∂L/∂ξ_h| (Michel et al.)');
+  const prune = chartCard('pruning', `Pruning curve: ${metric} on ${r.sentences} test sentences`);
+  const xs = (ps: HeadReport['byImportance']) => ps.map((p) => p.removed);
+  const ys = (ps: HeadReport['byImportance']) => ps.map((p) => p.metric);
+  const texts = (ps: HeadReport['byImportance']) => ps.map((p) => p.head ?? 'none removed');
+  void plotly(() =>
+    Plotly.react(
+      imp.el,
+      [
+        {
+          type: 'bar',
+          x: ids,
+          y: ids.map((id) => r.importance[id]!),
+          marker: { color: t.accent },
+          hovertemplate: '%{x}<br>I_h %{y:.3e}<extra></extra>',
+        },
+      ],
+      themedLayout(t, 'importance', { xaxis: { title: { text: 'head (ascending importance)' } } }),
+      PLOTLY_CONFIG,
+    ),
+  );
+  const curve = (ps: HeadReport['byImportance'], name: string, color: string): Plotly.Data => ({
+    type: 'scatter',
+    mode: 'lines+markers',
+    x: xs(ps),
+    y: ys(ps),
+    text: texts(ps),
+    name,
+    line: { color, width: 1.5 },
+    hovertemplate: `%{x} removed (%{text})<br>${metric} %{y:.2f}<extra>${name}</extra>`,
+  });
+  void plotly(() =>
+    Plotly.react(
+      prune.el,
+      [
+        curve(r.byImportance, 'by importance', t.accent),
+        curve(r.random.points, `random (seed ${r.random.seed})`, t.accent2),
+      ],
+      themedLayout(t, 'pruning', { xaxis: { title: { text: 'heads removed' } }, yaxis: { title: { text: metric } } }),
+      PLOTLY_CONFIG,
+    ),
+  );
+  const total = ids.length;
+  const said = h(
+    'p',
+    { class: 'muted' },
+    `Step ${r.step}: ${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${metric} lost in importance order; ${r.prunable.random} at random.`,
+  );
+  return h('section', { id: 'heads-report' }, h('div', { class: 'chart-grid' }, imp.card, prune.card), said);
+}
