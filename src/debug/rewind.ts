@@ -3,7 +3,8 @@
  * engine replays it (train/replay: from the newest checkpoint before it, bit for bit what the run
  * computed, the run folder unchanged); where Reverse Continue (and Continue among replayed steps)
  * stops is read from the run's logs (run/open): the steps where a `step N` breakpoint, a watch
- * condition over a logged telemetry row, or a health check whose filter is on held.
+ * condition over a logged telemetry row, or a health check whose filter is on held. A replay's rows
+ * answer the Step Backs that follow it within its checkpoint's span without another replay.
  */
 import type { MetricRow } from '../protocol/metrics';
 import { runOpen, trainReplay } from '../protocol/methods';
@@ -28,16 +29,45 @@ export interface Replayed {
 export const replayedDescription = (r: Replayed): string =>
   `step ${r.step} (replayed from ${r.from ? `checkpoint ${r.from}` : 'the seeded start, step 0'})`;
 
-/** Replays the run to `step` (throws the engine's reason: a PyTorch run, no checkpoint before it, …). */
-export async function replayStep(engine: DebugEngine, runDir: string, step: number): Promise<Replayed> {
-  const r = await engine.request(trainReplay, { runDir, step });
-  const metrics = r.rows.find((m) => m.step === step);
-  let telemetry = r.telemetry.at(-1);
-  if (!telemetry) {
-    const logged = await engine.request(runOpen, { runDir });
-    telemetry = logged.telemetry.filter((t) => t.step <= step).at(-1);
+/** A replay's rows: every step from `from` + 1 to `to`, as the replay computed them. */
+interface ReplayedRows {
+  from: number;
+  to: number;
+  rows: MetricRow[];
+  telemetry: TelemetryRow[];
+}
+
+/**
+ * Replays one run's steps for the session. A replay to step s computes every step between its
+ * checkpoint and s, so the rows it returns answer a later Step Back to any of those steps at once:
+ * they are what a replay to that step computes (the same batches, dropout draws and arithmetic).
+ */
+export class Rewinder {
+  private last?: ReplayedRows;
+
+  constructor(
+    private readonly engine: DebugEngine,
+    private readonly runDir: string,
+  ) {}
+
+  /** Step `step` replayed (throws the engine's reason: a PyTorch run, no checkpoint before it, …). */
+  async replay(step: number): Promise<Replayed> {
+    const last = this.last;
+    const known = last && last.from < step && step <= last.to ? last : await this.replayTo(step);
+    const metrics = known.rows.find((m) => m.step === step);
+    let telemetry = known.telemetry.filter((t) => t.step <= step).at(-1);
+    if (!telemetry) {
+      const logged = await this.engine.request(runOpen, { runDir: this.runDir });
+      telemetry = logged.telemetry.filter((t) => t.step <= step).at(-1);
+    }
+    return { step, from: known.from, ...(metrics ? { metrics } : {}), ...(telemetry ? { telemetry } : {}) };
   }
-  return { step, from: r.from, ...(metrics ? { metrics } : {}), ...(telemetry ? { telemetry } : {}) };
+
+  private async replayTo(step: number): Promise<ReplayedRows> {
+    const r = await this.engine.request(trainReplay, { runDir: this.runDir, step });
+    this.last = { from: r.from, to: step, rows: r.rows, telemetry: r.telemetry };
+    return this.last;
+  }
 }
 
 /** The run's checkpoints, and the logged steps where an active breakpoint held, ascending. */

@@ -36,7 +36,7 @@ import type { RunSummary, TrainEnded } from '../protocol/training';
 import { checkModes, EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
 import { DebugEngine } from './engine';
 import { evaluate } from './evaluate';
-import { breakpointSteps, type Replayed, replayedDescription, replayStep } from './rewind';
+import { breakpointSteps, type Replayed, replayedDescription, Rewinder } from './rewind';
 import { checkLaunchArgs, type LaunchArgs, trainParams } from './launch';
 import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
 
@@ -62,6 +62,7 @@ export class TrainingDebugSession extends DebugSession {
   private ended = false;
   /** The earlier step shown after a Step Back or Reverse Continue (the live run stays at `step`). */
   private viewing?: Replayed;
+  private rewinder?: Rewinder;
   private configured!: () => void;
   private readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
 
@@ -276,7 +277,8 @@ export class TrainingDebugSession extends DebugSession {
       return this.pause(reason);
     }
     try {
-      this.viewing = await replayStep(this.engine!, this.launch!.runDir, step);
+      this.rewinder ??= new Rewinder(this.engine!, this.launch!.runDir);
+      this.viewing = await this.rewinder.replay(step);
       this.pause(reason, replayedDescription(this.viewing));
     } catch (err) {
       this.print(`could not replay step ${step}: ${(err as Error).message}`);
