@@ -1,6 +1,7 @@
 /** Canvas heatmaps drawn pixel by pixel with ImageData (fast for 512 × 512 maps, unlike SVG). */
 import { maxOf, poolMax } from './lib/attention';
-import { colorize, colormapLut } from './lib/colormap';
+import { colorize, colormapLut, viridis } from './lib/colormap';
+import type { HeadsView } from './lib/heads';
 
 const LUT = colormapLut();
 
@@ -99,4 +100,24 @@ export function sameValues(a: ArrayLike<number>, b: ArrayLike<number>): boolean 
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/**
+ * The Heads map: a `cellW` × `cellH` cell per head (row) and telemetry step (column), viridis over
+ * the view's range, grey where a head has no value at a step. Sizes the canvas to fit.
+ */
+export function paintHeadsMap(canvas: HTMLCanvasElement, view: HeadsView, cellW: number, cellH: number): void {
+  canvas.width = view.steps.length * cellW;
+  canvas.height = view.heads.length * cellH;
+  canvas.style.width = `${canvas.width}px`;
+  canvas.style.height = `${canvas.height}px`;
+  const ctx = canvas.getContext('2d')!;
+  const span = view.max - view.min || 1;
+  view.values.forEach((line, r) =>
+    line.forEach((v, c) => {
+      const [red, green, blue] = v === null ? [80, 80, 80] : viridis((v - view.min) / span);
+      ctx.fillStyle = `rgb(${red},${green},${blue})`;
+      ctx.fillRect(c * cellW, r * cellH, cellW, cellH);
+    }),
+  );
 }

@@ -31,6 +31,7 @@ import {
   poster,
 } from '../common';
 import { column, downsampleMinMax } from '../lib/downsample';
+import { lineTrace } from '../lib/lineTrace';
 import { assembleLr } from '../lib/lr';
 import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
@@ -197,21 +198,7 @@ function hoverAt(step: number | null): void {
 function draw(): void {
   const t = readTheme();
   const step = (r: MetricRow) => r.step;
-  const line = (
-    s: { x: number[]; y: number[] },
-    name: string,
-    color: string,
-    extra: Plotly.Data = {},
-  ): Plotly.Data => ({
-    type: 'scatter',
-    mode: 'lines',
-    x: s.x,
-    y: s.y,
-    name,
-    line: { color, width: 1.5 },
-    hovertemplate: `step %{x}<br>${name} %{y:.4g}<extra></extra>`,
-    ...extra,
-  });
+  const line = lineTrace;
   const train = column(rows, step, (r) => r.loss);
   const val = column(rows, step, (r) => r.valLoss);
   const lossData = [line(downsampleMinMax(train.x, train.y), 'train', t.accent)];

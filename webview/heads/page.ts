@@ -10,7 +10,7 @@ import { type HeadsToPage, headsPage } from '../../src/protocol/pages/heads';
 import type { CellRef } from '../../src/protocol/drawnReport';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
-import { viridis } from '../lib/colormap';
+import { paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
@@ -117,19 +117,8 @@ function draw(): void {
   view = sortHeads(headColumns(rows, stat), sortSel.value as 'name' | 'latest' | 'mean', kindSel.value, filter.value);
   const cols = view.steps.length;
   const cellW = Math.max(2, Math.min(24, Math.floor((app().clientWidth - LABEL_W - 40) / Math.max(1, cols))));
-  canvas.width = cols * cellW;
-  canvas.height = view.heads.length * CELL_H;
-  canvas.style.width = `${canvas.width}px`;
-  canvas.style.height = `${canvas.height}px`;
+  paintHeadsMap(canvas, view, cellW, CELL_H);
   const ctx = canvas.getContext('2d')!;
-  const span = view.max - view.min || 1;
-  view.values.forEach((line, r) =>
-    line.forEach((v, c) => {
-      const [red, green, blue] = v === null ? [80, 80, 80] : viridis((v - view!.min) / span);
-      ctx.fillStyle = `rgb(${red},${green},${blue})`;
-      ctx.fillRect(c * cellW, r * CELL_H, cellW, CELL_H);
-    }),
-  );
   const mark = (step: number | null, color: string): void => {
     const c = step === null ? -1 : view!.steps.indexOf(step);
     if (c < 0) return;

@@ -8,19 +8,11 @@ import type { HeadReport } from '../../src/protocol/heads';
 import type { RunReportData } from '../../src/protocol/report';
 import { describeFinding } from '../../src/protocol/telemetry';
 import { PLOTLY_CONFIG, type Theme, h, plotly, plotlyText, themedLayout } from '../common';
-import { column, downsampleMinMax, type Series } from '../lib/downsample';
+import { column, downsampleMinMax } from '../lib/downsample';
+import { lineTrace } from '../lib/lineTrace';
 import { assembleLr } from '../lib/lr';
 
-const line = (s: Series, name: string, color: string, extra: Plotly.Data = {}): Plotly.Data => ({
-  type: 'scatter',
-  mode: 'lines',
-  x: s.x,
-  y: s.y,
-  name,
-  line: { color, width: 1.5 },
-  hovertemplate: `step %{x}<br>${name} %{y:.4g}<extra></extra>`,
-  ...extra,
-});
+const line = lineTrace;
 
 /** A card holding one chart; its div has id `chart-<id>`. */
 function chartCard(id: string, title: string): { card: HTMLElement; el: HTMLElement } {

@@ -7,7 +7,7 @@
 import type { RunReportData } from '../../src/protocol/report';
 import { describeFinding } from '../../src/protocol/telemetry';
 import { h } from '../common';
-import { viridis } from '../lib/colormap';
+import { paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView } from '../lib/heads';
 
 const CELL_H = 14;
@@ -31,19 +31,8 @@ export function headsSection(d: RunReportData): HTMLElement {
     view = headColumns(d.telemetry, statSel.value);
     const cols = view.steps.length;
     cellW = Math.max(2, Math.min(24, Math.floor(900 / Math.max(1, cols))));
-    canvas.width = cols * cellW;
-    canvas.height = view.heads.length * CELL_H;
-    canvas.style.width = `${canvas.width}px`;
-    canvas.style.height = `${canvas.height}px`;
+    paintHeadsMap(canvas, view, cellW, CELL_H);
     const ctx = canvas.getContext('2d')!;
-    const span = view.max - view.min || 1;
-    view.values.forEach((line, r) =>
-      line.forEach((v, c) => {
-        const [red, green, blue] = v === null ? [80, 80, 80] : viridis((v - view!.min) / span);
-        ctx.fillStyle = `rgb(${red},${green},${blue})`;
-        ctx.fillRect(c * cellW, r * CELL_H, cellW, CELL_H);
-      }),
-    );
     for (const e of d.events) {
       const r = e.head ? view.heads.indexOf(e.head) : -1;
       const c = view.steps.findIndex((s) => s >= e.step);
