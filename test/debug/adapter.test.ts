@@ -15,6 +15,7 @@ import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
+import { jsonLines, rowAt } from '../runFiles';
 
 const adapter = join(REPO, 'dist', 'debugAdapter.js');
 const clients: DebugClient[] = [];
@@ -29,17 +30,6 @@ async function client(): Promise<DebugClient> {
   clients.push(dc);
   return dc;
 }
-
-const lines = <T>(path: string): T[] =>
-  readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
-/** The newest line of a step (a resume trains the steps past its checkpoint again). */
-const rowAt = <T extends { step: number }>(path: string, step: number): T =>
-  lines<T>(path)
-    .filter((r) => r.step === step)
-    .at(-1)!;
 
 interface Telemetry {
   step: number;
@@ -175,7 +165,7 @@ test('a watch breakpoint pauses the run; the views show the run folder at that s
   // Continue to the end: the session terminates; the run trained every step once
   await Promise.all([dc.waitForEvent('terminated'), dc.continueRequest({ threadId: 1 })]);
   assert.deepEqual(
-    [...new Set(lines<Metrics>(join(runDir, 'metrics.jsonl')).map((r) => r.step))],
+    [...new Set(jsonLines<Metrics>(join(runDir, 'metrics.jsonl')).map((r) => r.step))],
     Array.from({ length: 30 }, (_, i) => i + 1),
   );
   await dc.disconnectRequest({});

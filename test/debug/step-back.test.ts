@@ -9,44 +9,20 @@
  * byte of the run folder.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
+import { folderHashes, rowAt } from '../runFiles';
 
 const adapter = join(REPO, 'dist', 'debugAdapter.js');
 const clients: DebugClient[] = [];
 after(async () => {
   for (const dc of clients) await dc.stop().catch(() => undefined);
 });
-
-const lines = <T>(path: string): T[] =>
-  readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as T);
-const rowAt = <T extends { step: number }>(path: string, step: number): T =>
-  lines<T>(path)
-    .filter((r) => r.step === step)
-    .at(-1)!;
-
-/** Every file under a folder and the sha256 of its bytes. */
-function folderHashes(dir: string, under = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(join(dir, under)).sort()) {
-    const rel = join(under, name);
-    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, folderHashes(dir, rel));
-    else
-      out[rel] = createHash('sha256')
-        .update(readFileSync(join(dir, rel)))
-        .digest('hex');
-  }
-  return out;
-}
 
 const named = (vs: DebugProtocol.Variable[]) => Object.fromEntries(vs.map((v) => [v.name, v]));
 

@@ -6,8 +6,7 @@
  * run PyTorch wrote is refused.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initBackend } from '../../src/engine/backend';
@@ -18,30 +17,11 @@ import { RunDir } from '../../src/engine/run/runDir';
 import { type Replayed, replay, weightsHash } from '../../src/engine/train/replay';
 import { startTrainer } from '../../src/engine/train/start';
 import { microConfig, scratch } from './helpers';
+import { folderHashes, jsonLines } from '../runFiles';
 
 before(async () => {
   await initBackend('wasm');
 });
-
-/** Every file under a folder and the sha256 of its bytes. */
-function folderHashes(dir: string, under = ''): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(join(dir, under)).sort()) {
-    const rel = join(under, name);
-    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, folderHashes(dir, rel));
-    else
-      out[rel] = createHash('sha256')
-        .update(readFileSync(join(dir, rel)))
-        .digest('hex');
-  }
-  return out;
-}
-
-const lines = <T>(path: string): T[] =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
 
 /** A run of 200 steps: checkpoints at 100 and 200, snapshots and telemetry every 10, validation every 50. */
 async function original(dir: string): Promise<string> {
@@ -74,12 +54,12 @@ const computed = (r: { step: number; lr: number; loss: number; nll?: number; gra
 /** The replay against the run folder: every difference, in words (none for an exact replay). */
 function differences(run: string, r: Replayed): string[] {
   const found: string[] = [];
-  const logged = new Map(lines<Parameters<typeof computed>[0]>(join(run, 'metrics.jsonl')).map((m) => [m.step, m]));
+  const logged = new Map(jsonLines<Parameters<typeof computed>[0]>(join(run, 'metrics.jsonl')).map((m) => [m.step, m]));
   for (const row of r.rows) {
     const m = logged.get(row.step);
     if (!m || computed(m) !== computed(row)) found.push(`metrics of step ${row.step}`);
   }
-  const telemetry = new Map(lines<{ step: number }>(join(run, 'telemetry.jsonl')).map((t) => [t.step, t]));
+  const telemetry = new Map(jsonLines<{ step: number }>(join(run, 'telemetry.jsonl')).map((t) => [t.step, t]));
   for (const row of r.telemetry)
     if (JSON.stringify(telemetry.get(row.step)) !== JSON.stringify(row)) found.push(`telemetry of step ${row.step}`);
   const ckpt = readSafetensors(join(run, 'checkpoints', `step-${r.step}.safetensors`)).tensors;
@@ -111,7 +91,7 @@ test('replayed 100 steps from its checkpoint, a run gives its losses, telemetry,
   const early = await replay(run, 50);
   assert.equal(early.from, 0);
   assert.equal(early.rows.length, 50);
-  const logged = lines<Parameters<typeof computed>[0]>(join(run, 'metrics.jsonl')).slice(0, 50);
+  const logged = jsonLines<Parameters<typeof computed>[0]>(join(run, 'metrics.jsonl')).slice(0, 50);
   assert.deepEqual(early.rows.map(computed), logged.map(computed));
   assert.deepEqual(folderHashes(run), files);
 });
