@@ -10,19 +10,10 @@
  * Continue from there go through the replayed steps to the live one, then train on.
  */
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import {
-  BreakpointEvent,
-  DebugSession,
-  InitializedEvent,
-  OutputEvent,
-  StoppedEvent,
-  TerminatedEvent,
-} from '@vscode/debugadapter';
+import { join } from 'node:path';
+import { BreakpointEvent, StoppedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { MetricRow } from '../protocol/metrics';
 import {
-  engineLog,
   trainEnded,
   trainEvent,
   trainMetrics,
@@ -31,14 +22,13 @@ import {
   trainStop,
   trainTelemetry,
 } from '../protocol/methods';
-import { describeFinding, type TelemetryRow } from '../protocol/telemetry';
+import { describeFinding } from '../protocol/telemetry';
 import type { RunSummary, TrainEnded } from '../protocol/training';
-import { checkModes, EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
-import { DebugEngine } from './engine';
-import { evaluate } from './evaluate';
-import { breakpointSteps, type Replayed, replayedDescription, Rewinder } from './rewind';
+import { RunDebugSession } from './base';
+import { checkModes, shown } from './breakpoints';
+import { breakpointSteps, replayedDescription, Rewinder } from './rewind';
 import { checkLaunchArgs, type LaunchArgs, trainParams } from './launch';
-import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
+import { THREAD_ID } from './views';
 
 /** What the run does until it pauses next, and what that pause is called. */
 type Motion = { kind: 'continue' | 'next' | 'stepIn' | 'pause'; then?: () => void };
@@ -46,61 +36,12 @@ type Motion = { kind: 'continue' | 'next' | 'stepIn' | 'pause'; then?: () => voi
 /** How long launch waits for configurationDone (the client sends its breakpoints first). */
 const CONFIGURATION_MS = 10_000;
 
-export class TrainingDebugSession extends DebugSession {
-  private engine?: DebugEngine;
+export class TrainingDebugSession extends RunDebugSession {
   private launch?: LaunchArgs;
-  private summary?: RunSummary;
-  private step = 0;
-  private metrics?: MetricRow;
-  private telemetry?: TelemetryRow;
-  private breakpoints: FunctionBreakpoint[] = [];
-  private nextId = 1;
-  private filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
   private motion?: Motion;
   /** The newest train/start or train/resume request. */
   private starting?: Promise<RunSummary>;
-  private ended = false;
-  /** The earlier step shown after a Step Back or Reverse Continue (the live run stays at `step`). */
-  private viewing?: Replayed;
   private rewinder?: Rewinder;
-  private configured!: () => void;
-  private readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
-
-  constructor(private readonly cliPath: string) {
-    super();
-    this.setDebuggerLinesStartAt1(false);
-    this.setDebuggerColumnsStartAt1(false);
-  }
-
-  private get view(): RunView {
-    const shown = this.viewing ?? { step: this.step, metrics: this.metrics, telemetry: this.telemetry };
-    return {
-      name: this.launch ? basename(this.launch.runDir) : 'training',
-      step: shown.step,
-      ...(this.summary ? { model: this.summary } : {}),
-      ...(shown.metrics ? { metrics: shown.metrics } : {}),
-      ...(shown.telemetry ? { telemetry: shown.telemetry } : {}),
-    };
-  }
-
-  protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
-    response.body = {
-      supportsConfigurationDoneRequest: true,
-      supportsFunctionBreakpoints: true,
-      supportsConditionalBreakpoints: true,
-      supportsEvaluateForHovers: false,
-      supportsStepBack: true,
-      supportsTerminateRequest: true,
-      exceptionBreakpointFilters: EXCEPTION_FILTERS,
-    };
-    this.sendResponse(response);
-    this.sendEvent(new InitializedEvent());
-  }
-
-  protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
-    this.configured();
-    this.sendResponse(response);
-  }
 
   protected override async launchRequest(
     response: DebugProtocol.LaunchResponse,
@@ -113,15 +54,9 @@ export class TrainingDebugSession extends DebugSession {
       return this.sendErrorResponse(response, 1, (err as Error).message);
     }
     this.launch = args;
+    this.runDir = args.runDir;
     await Promise.race([this.configuration, new Promise((r) => setTimeout(r, CONFIGURATION_MS))]);
-    const engine = new DebugEngine(
-      this.cliPath,
-      args.backend ? ['--backend', args.backend] : [],
-      (line) => this.print(`[engine] ${line}`),
-      (code) => this.finish(`the engine exited (code ${code})`),
-    );
-    this.engine = engine;
-    engine.onNotification(engineLog, (p) => this.print(`[engine ${p.level}] ${p.message}`));
+    const engine = this.startEngine(args.backend);
     engine.onNotification(trainMetrics, (p) => (this.metrics = p.rows.at(-1) ?? this.metrics));
     engine.onNotification(trainTelemetry, (p) => (this.telemetry = p.row));
     engine.onNotification(trainEvent, (p) => this.print(describeFinding(p.event)));
@@ -129,56 +64,6 @@ export class TrainingDebugSession extends DebugSession {
     this.sendResponse(response);
     if (args.stopOnEntry) this.sendEvent(new StoppedEvent('entry', THREAD_ID));
     else void this.go({ kind: 'continue' }, this.continueTarget());
-  }
-
-  protected override setFunctionBreakPointsRequest(
-    response: DebugProtocol.SetFunctionBreakpointsResponse,
-    args: DebugProtocol.SetFunctionBreakpointsArguments,
-  ): void {
-    this.breakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
-    response.body = { breakpoints: this.breakpoints.map(shown) };
-    this.sendResponse(response);
-  }
-
-  protected override setExceptionBreakPointsRequest(
-    response: DebugProtocol.SetExceptionBreakpointsResponse,
-    args: DebugProtocol.SetExceptionBreakpointsArguments,
-  ): void {
-    this.filters = args.filters;
-    this.sendResponse(response);
-  }
-
-  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
-    response.body = { threads: threads(this.view) };
-    this.sendResponse(response);
-  }
-
-  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse): void {
-    const frames = stackFrames(this.view);
-    response.body = { stackFrames: frames, totalFrames: frames.length };
-    this.sendResponse(response);
-  }
-
-  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    response.body = { scopes: scopes(this.view, args.frameId) };
-    this.sendResponse(response);
-  }
-
-  protected override variablesRequest(
-    response: DebugProtocol.VariablesResponse,
-    args: DebugProtocol.VariablesArguments,
-  ): void {
-    response.body = { variables: variables(this.view, args.variablesReference) };
-    this.sendResponse(response);
-  }
-
-  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments) {
-    try {
-      response.body = { result: evaluate(this.view, args.expression), variablesReference: 0 };
-      this.sendResponse(response);
-    } catch (err) {
-      this.sendErrorResponse(response, 2, (err as Error).message);
-    }
   }
 
   protected override async continueRequest(response: DebugProtocol.ContinueResponse) {
@@ -249,19 +134,6 @@ export class TrainingDebugSession extends DebugSession {
     await this.engine.request(trainStop).catch((err: Error) => this.print(`train/stop: ${err.message}`));
   }
 
-  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse) {
-    this.ended = true;
-    await this.engine?.stop();
-    this.sendResponse(response);
-  }
-
-  protected override async terminateRequest(response: DebugProtocol.TerminateResponse) {
-    this.ended = true;
-    await this.engine?.stop();
-    this.sendResponse(response);
-    this.sendEvent(new TerminatedEvent());
-  }
-
   /** Shows step `target` going forward from a replayed step: replayed while before the live step, then trained. */
   private async forward(target: number, motion: Motion): Promise<void> {
     if (target < this.step) return this.show(target, 'step');
@@ -277,7 +149,7 @@ export class TrainingDebugSession extends DebugSession {
       return this.pause(reason);
     }
     try {
-      this.rewinder ??= new Rewinder(this.engine!, this.launch!.runDir);
+      this.rewinder ??= new Rewinder(this.engine!, this.runDir!);
       this.viewing = await this.rewinder.replay(step);
       this.pause(reason, replayedDescription(this.viewing));
     } catch (err) {
@@ -289,7 +161,7 @@ export class TrainingDebugSession extends DebugSession {
   /** The run's logged breakpoint steps and checkpoints (undefined, said on the console, when it cannot be read). */
   private async history(): Promise<Awaited<ReturnType<typeof breakpointSteps>> | undefined> {
     try {
-      return await breakpointSteps(this.engine!, this.launch!.runDir, this.breakpoints, this.filters, this.summary!);
+      return await breakpointSteps(this.engine!, this.runDir!, this.breakpoints, this.filters, this.summary!);
     } catch (err) {
       this.print(`could not read the run's logs: ${(err as Error).message}`);
       return undefined;
@@ -369,28 +241,5 @@ export class TrainingDebugSession extends DebugSession {
       );
     // A Pause that came as the budget was reached stops there all the same
     this.pause(motion?.kind === 'pause' ? 'pause' : 'step', `step ${e.step}`);
-  }
-
-  private pause(
-    reason: string,
-    description = `step ${this.viewing?.step ?? this.step}`,
-    hitBreakpointIds: number[] = [],
-  ): void {
-    const event = new StoppedEvent(reason, THREAD_ID) as DebugProtocol.StoppedEvent;
-    event.body.description = description;
-    if (reason === 'exception') event.body.text = description;
-    if (hitBreakpointIds.length) event.body.hitBreakpointIds = hitBreakpointIds;
-    this.sendEvent(event);
-  }
-
-  private finish(why: string): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.print(why);
-    this.sendEvent(new TerminatedEvent());
-  }
-
-  private print(line: string): void {
-    this.sendEvent(new OutputEvent(`${line}\n`, 'console'));
   }
 }

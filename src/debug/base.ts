@@ -1,0 +1,172 @@
+/**
+ * What a debug session of a run shows, whatever moves the run: a launched run the engine trains
+ * (session.ts) or a followed one another process writes (attach.ts). It holds the step shown, the
+ * newest metrics and telemetry rows, the breakpoints and exception filters, and answers the views
+ * (threads, stack, scopes, variables: views.ts), the Debug Console (evaluate.ts), and the stops.
+ */
+import { basename } from 'node:path';
+import { DebugSession, InitializedEvent, OutputEvent, StoppedEvent, TerminatedEvent } from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import type { MetricRow } from '../protocol/metrics';
+import { engineLog } from '../protocol/methods';
+import type { TelemetryRow } from '../protocol/telemetry';
+import type { RunSummary } from '../protocol/training';
+import { EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
+import { DebugEngine } from './engine';
+import { evaluate } from './evaluate';
+import type { Replayed } from './rewind';
+import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
+
+export abstract class RunDebugSession extends DebugSession {
+  protected engine?: DebugEngine;
+  /** The run folder, once launch or attach named it. */
+  protected runDir?: string;
+  protected summary?: RunSummary;
+  /** The newest step of the run (trained here, or logged by its writer). */
+  protected step = 0;
+  protected metrics?: MetricRow;
+  protected telemetry?: TelemetryRow;
+  protected breakpoints: FunctionBreakpoint[] = [];
+  protected nextId = 1;
+  protected filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
+  protected ended = false;
+  /** An earlier step shown (replayed, or read from the logs) while the run stands at `step`. */
+  protected viewing?: Replayed;
+  protected configured!: () => void;
+  protected readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
+
+  constructor(protected readonly cliPath: string) {
+    super();
+    this.setDebuggerLinesStartAt1(false);
+    this.setDebuggerColumnsStartAt1(false);
+  }
+
+  /** Starts the engine beside the adapter (`serve`, with `backend` when given); its exit ends the session. */
+  protected startEngine(backend: string | undefined): DebugEngine {
+    const engine = new DebugEngine(
+      this.cliPath,
+      backend ? ['--backend', backend] : [],
+      (line) => this.print(`[engine] ${line}`),
+      (code) => this.finish(`the engine exited (code ${code})`),
+    );
+    engine.onNotification(engineLog, (p) => this.print(`[engine ${p.level}] ${p.message}`));
+    this.engine = engine;
+    return engine;
+  }
+
+  protected get view(): RunView {
+    const shown = this.viewing ?? { step: this.step, metrics: this.metrics, telemetry: this.telemetry };
+    return {
+      name: this.runDir ? basename(this.runDir) : 'training',
+      step: shown.step,
+      ...(this.summary ? { model: this.summary } : {}),
+      ...(shown.metrics ? { metrics: shown.metrics } : {}),
+      ...(shown.telemetry ? { telemetry: shown.telemetry } : {}),
+    };
+  }
+
+  protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
+    response.body = {
+      supportsConfigurationDoneRequest: true,
+      supportsFunctionBreakpoints: true,
+      supportsConditionalBreakpoints: true,
+      supportsEvaluateForHovers: false,
+      supportsStepBack: true,
+      supportsTerminateRequest: true,
+      exceptionBreakpointFilters: EXCEPTION_FILTERS,
+    };
+    this.sendResponse(response);
+    this.sendEvent(new InitializedEvent());
+  }
+
+  protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
+    this.configured();
+    this.sendResponse(response);
+  }
+
+  protected override setFunctionBreakPointsRequest(
+    response: DebugProtocol.SetFunctionBreakpointsResponse,
+    args: DebugProtocol.SetFunctionBreakpointsArguments,
+  ): void {
+    this.breakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
+    response.body = { breakpoints: this.breakpoints.map(shown) };
+    this.sendResponse(response);
+  }
+
+  protected override setExceptionBreakPointsRequest(
+    response: DebugProtocol.SetExceptionBreakpointsResponse,
+    args: DebugProtocol.SetExceptionBreakpointsArguments,
+  ): void {
+    this.filters = args.filters;
+    this.sendResponse(response);
+  }
+
+  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
+    response.body = { threads: threads(this.view) };
+    this.sendResponse(response);
+  }
+
+  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse): void {
+    const frames = stackFrames(this.view);
+    response.body = { stackFrames: frames, totalFrames: frames.length };
+    this.sendResponse(response);
+  }
+
+  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
+    response.body = { scopes: scopes(this.view, args.frameId) };
+    this.sendResponse(response);
+  }
+
+  protected override variablesRequest(
+    response: DebugProtocol.VariablesResponse,
+    args: DebugProtocol.VariablesArguments,
+  ): void {
+    response.body = { variables: variables(this.view, args.variablesReference) };
+    this.sendResponse(response);
+  }
+
+  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments) {
+    try {
+      response.body = { result: evaluate(this.view, args.expression), variablesReference: 0 };
+      this.sendResponse(response);
+    } catch (err) {
+      this.sendErrorResponse(response, 2, (err as Error).message);
+    }
+  }
+
+  protected override async disconnectRequest(response: DebugProtocol.DisconnectResponse) {
+    this.ended = true;
+    await this.engine?.stop();
+    this.sendResponse(response);
+  }
+
+  protected override async terminateRequest(response: DebugProtocol.TerminateResponse) {
+    this.ended = true;
+    await this.engine?.stop();
+    this.sendResponse(response);
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  protected pause(
+    reason: string,
+    description = `step ${this.viewing?.step ?? this.step}`,
+    hitBreakpointIds: number[] = [],
+  ): void {
+    const event = new StoppedEvent(reason, THREAD_ID) as DebugProtocol.StoppedEvent;
+    event.body.description = description;
+    if (reason === 'exception') event.body.text = description;
+    if (hitBreakpointIds.length) event.body.hitBreakpointIds = hitBreakpointIds;
+    this.sendEvent(event);
+  }
+
+  protected finish(why: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.print(why);
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  protected print(line: string): void {
+    this.sendEvent(new OutputEvent(`${line}\n`, 'console'));
+  }
+}
