@@ -24,6 +24,7 @@ import {
 } from '../protocol/methods';
 import { describeFinding } from '../protocol/telemetry';
 import type { RunSummary, TrainEnded } from '../protocol/training';
+import { type AttachArgs, checkAttachArgs, Follower, type FollowMotion, type FollowStop, POLL_MS } from './attach';
 import { RunDebugSession } from './base';
 import { checkModes, shown } from './breakpoints';
 import { breakpointSteps, replayedDescription, Rewinder } from './rewind';
@@ -42,6 +43,9 @@ export class TrainingDebugSession extends RunDebugSession {
   /** The newest train/start or train/resume request. */
   private starting?: Promise<RunSummary>;
   private rewinder?: Rewinder;
+  /** Attached: the followed run's logs, and the move along them under way. */
+  private follower?: Follower;
+  private following?: FollowMotion;
 
   protected override async launchRequest(
     response: DebugProtocol.LaunchResponse,
@@ -66,9 +70,40 @@ export class TrainingDebugSession extends RunDebugSession {
     else void this.go({ kind: 'continue' }, this.continueTarget());
   }
 
+  /** Attach: follows a run another process writes (or wrote), from its newest logged step. */
+  protected override async attachRequest(
+    response: DebugProtocol.AttachResponse,
+    raw: DebugProtocol.AttachRequestArguments,
+  ) {
+    let args: AttachArgs;
+    try {
+      args = checkAttachArgs(raw as Record<string, unknown>);
+    } catch (err) {
+      return this.sendErrorResponse(response, 1, (err as Error).message);
+    }
+    this.runDir = args.runDir;
+    await Promise.race([this.configuration, new Promise((r) => setTimeout(r, CONFIGURATION_MS))]);
+    try {
+      this.follower = await Follower.open(this.startEngine(args.backend), args.runDir);
+    } catch (err) {
+      await this.engine?.stop();
+      return this.sendErrorResponse(response, 1, `attach: ${(err as Error).message}`);
+    }
+    this.summary = this.follower.summary;
+    this.sendResponse(response);
+    const at = this.follower.newest;
+    this.showLogged({
+      step: at,
+      reason: 'entry',
+      description: `attached at step ${at} (${this.follower.activity})`,
+      ids: [],
+    });
+  }
+
   protected override async continueRequest(response: DebugProtocol.ContinueResponse) {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
+    if (this.follower) return this.followOn('continue');
     const at = this.viewing?.step;
     if (at === undefined) return this.go({ kind: 'continue' }, this.continueTarget());
     // Among replayed steps: on to the next logged breakpoint up to the live step, else train on
@@ -81,6 +116,7 @@ export class TrainingDebugSession extends RunDebugSession {
   /** Step Over: one training step (replayed while it is before the live one). */
   protected override nextRequest(response: DebugProtocol.NextResponse): void {
     this.sendResponse(response);
+    if (this.follower) return void this.followOn('next');
     if (this.viewing) return void this.forward(this.viewing.step + 1, { kind: 'next' });
     void this.go({ kind: 'next' }, this.step + 1);
   }
@@ -88,7 +124,12 @@ export class TrainingDebugSession extends RunDebugSession {
   /** Step Back: the step before, as the engine replays it from the newest checkpoint before that. */
   protected override async stepBackRequest(response: DebugProtocol.StepBackResponse) {
     const at = this.viewing?.step ?? this.step;
-    const why = this.motion ? 'the run is training: pause it first' : at <= 1 ? 'there is no step before step 1' : '';
+    const why =
+      this.motion || this.following
+        ? 'the run is moving: pause it first'
+        : at <= 1
+          ? 'there is no step before step 1'
+          : '';
     if (why) return this.sendErrorResponse(response, 3, `Step Back: ${why}`);
     this.sendResponse(response);
     await this.show(at - 1, 'step');
@@ -97,7 +138,7 @@ export class TrainingDebugSession extends RunDebugSession {
   /** Reverse Continue: back to the latest earlier step where a breakpoint held, else to the first checkpoint. */
   protected override async reverseContinueRequest(response: DebugProtocol.ReverseContinueResponse) {
     const at = this.viewing?.step ?? this.step;
-    if (this.motion || at <= 1)
+    if (this.motion || this.following || at <= 1)
       return this.sendErrorResponse(
         response,
         3,
@@ -113,6 +154,7 @@ export class TrainingDebugSession extends RunDebugSession {
   /** Step Into: on to the next telemetry row (known once the run's config.json exists: one step first otherwise). */
   protected override stepInRequest(response: DebugProtocol.StepInResponse): void {
     this.sendResponse(response);
+    if (this.follower) return void this.followOn('stepIn');
     const every = this.telemetryEvery();
     const at = this.viewing?.step;
     if (at !== undefined)
@@ -128,10 +170,39 @@ export class TrainingDebugSession extends RunDebugSession {
 
   protected override async pauseRequest(response: DebugProtocol.PauseResponse) {
     this.sendResponse(response);
+    if (this.follower && this.following) {
+      this.following = undefined;
+      const at = this.follower.newest;
+      return this.showLogged({ step: at, reason: 'pause', description: `step ${at} (the writer's newest)`, ids: [] });
+    }
     if (!this.motion || !this.engine) return;
     this.motion = { kind: 'pause' };
     await this.starting?.catch(() => undefined); // a stop before the run is up would stop nothing
     await this.engine.request(trainStop).catch((err: Error) => this.print(`train/stop: ${err.message}`));
+  }
+
+  /** Attached: moves the step shown along the logs, reading the writer's new rows until the move stops. */
+  private async followOn(motion: FollowMotion): Promise<void> {
+    const f = this.follower!;
+    const from = this.viewing?.step ?? this.step;
+    this.following = motion;
+    while (this.following === motion && !this.ended) {
+      const stop = f.stopAfter(from, motion, this.breakpoints, this.filters);
+      if (stop || f.done) {
+        this.following = undefined;
+        const end = `step ${f.newest} · the run is ${f.activity}: nothing more to follow`;
+        return this.showLogged(stop ?? { step: f.newest, reason: 'step', description: end, ids: [] });
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      await f.poll().catch((err: Error) => this.print(`run/poll: ${err.message}`));
+    }
+  }
+
+  /** Attached: stops at a logged step, as its writer logged it. */
+  private showLogged(stop: Omit<FollowStop, 'reason'> & { reason: string }): void {
+    this.step = this.follower!.newest;
+    this.viewing = this.follower!.logged(stop.step);
+    this.pause(stop.reason, stop.description, stop.ids);
   }
 
   /** Shows step `target` going forward from a replayed step: replayed while before the live step, then trained. */
