@@ -11,11 +11,17 @@ import type { MetricRow } from '../protocol/metrics';
 import { engineLog } from '../protocol/methods';
 import type { TelemetryRow } from '../protocol/telemetry';
 import type { RunSummary } from '../protocol/training';
-import { EXCEPTION_FILTERS, type FunctionBreakpoint, readFunctionBreakpoint, shown } from './breakpoints';
+import {
+  EXCEPTION_FILTERS,
+  type FunctionBreakpoint,
+  readDataBreakpoint,
+  readFunctionBreakpoint,
+  shown,
+} from './breakpoints';
 import { DebugEngine } from './engine';
 import { evaluate } from './evaluate';
 import type { Replayed } from './rewind';
-import { type RunView, scopes, stackFrames, THREAD_ID, threads, variables } from './views';
+import { type RunView, scopes, stackFrames, statOf, THREAD_ID, threads, variables } from './views';
 
 export abstract class RunDebugSession extends DebugSession {
   protected engine?: DebugEngine;
@@ -26,7 +32,10 @@ export abstract class RunDebugSession extends DebugSession {
   protected step = 0;
   protected metrics?: MetricRow;
   protected telemetry?: TelemetryRow;
+  /** The function breakpoints, then the data breakpoints (each kind as the client last set it). */
   protected breakpoints: FunctionBreakpoint[] = [];
+  private functionBreakpoints: FunctionBreakpoint[] = [];
+  private dataBreakpoints: FunctionBreakpoint[] = [];
   protected nextId = 1;
   protected filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
   protected ended = false;
@@ -72,6 +81,7 @@ export abstract class RunDebugSession extends DebugSession {
       supportsConditionalBreakpoints: true,
       supportsEvaluateForHovers: false,
       supportsStepBack: true,
+      supportsDataBreakpoints: true,
       supportsTerminateRequest: true,
       exceptionBreakpointFilters: EXCEPTION_FILTERS,
     };
@@ -88,8 +98,40 @@ export abstract class RunDebugSession extends DebugSession {
     response: DebugProtocol.SetFunctionBreakpointsResponse,
     args: DebugProtocol.SetFunctionBreakpointsArguments,
   ): void {
-    this.breakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
-    response.body = { breakpoints: this.breakpoints.map(shown) };
+    this.functionBreakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
+    this.breakpoints = [...this.functionBreakpoints, ...this.dataBreakpoints];
+    response.body = { breakpoints: this.functionBreakpoints.map(shown) };
+    this.sendResponse(response);
+  }
+
+  /** Break on Value Change is offered on a head's statistics in the Variables view. */
+  protected override dataBreakpointInfoRequest(
+    response: DebugProtocol.DataBreakpointInfoResponse,
+    args: DebugProtocol.DataBreakpointInfoArguments,
+  ): void {
+    const stat =
+      args.variablesReference === undefined ? undefined : statOf(this.view, args.variablesReference, args.name);
+    response.body = stat
+      ? { dataId: stat.dataId, description: `${stat.dataId} moves, or meets a condition`, accessTypes: ['write'] }
+      : { dataId: null, description: "only a head's telemetry statistics can be watched" };
+    this.sendResponse(response);
+  }
+
+  protected override setDataBreakpointsRequest(
+    response: DebugProtocol.SetDataBreakpointsResponse,
+    args: DebugProtocol.SetDataBreakpointsArguments,
+  ): void {
+    const row = this.view.telemetry;
+    const valueOf = (dataId: string): number | null | undefined => {
+      const cut = dataId.lastIndexOf('.');
+      const k = row?.heads.indexOf(dataId.slice(0, cut)) ?? -1;
+      return k < 0 ? undefined : row!.stats[dataId.slice(cut + 1)]?.[k];
+    };
+    this.dataBreakpoints = args.breakpoints.map((bp) =>
+      readDataBreakpoint(this.nextId++, bp, valueOf(bp.dataId), this.summary),
+    );
+    this.breakpoints = [...this.functionBreakpoints, ...this.dataBreakpoints];
+    response.body = { breakpoints: this.dataBreakpoints.map(shown) };
     this.sendResponse(response);
   }
 

@@ -2,7 +2,8 @@
  * The debugger's breakpoints in training terms: a function breakpoint is a step (`step 1200`: pause
  * after that step) or a watch condition over telemetry (`cross:1.*.entropy < 0.2`, parsed by the
  * engine's own parser, src/engine/telemetry/watch.ts; a breakpoint's `condition` joins it with &&),
- * and the exception breakpoint filters are the health checks, on where their default mode breaks.
+ * a data breakpoint on a head's statistic is a watch condition on it, and the exception breakpoint
+ * filters are the health checks, on where their default mode breaks.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ATTENTION_KINDS } from '../protocol/attention';
@@ -50,6 +51,36 @@ export function readFunctionBreakpoint(
   } catch (err) {
     return { id, error: (err as Error).message };
   }
+}
+
+/** The relative move of a statistic that a data breakpoint without a condition breaks on. */
+export const DATA_CHANGE = 0.1;
+
+/**
+ * Reads one data breakpoint on a head's statistic (`dataId` `cross:0.1.entropy`, from the
+ * Variables view's *Break on Value Change*) as a watch condition: its `condition` when it has one
+ * (`< 0.2` compares the statistic; any other expression is joined with &&), else a move of more
+ * than DATA_CHANGE of `value`, the statistic where it was set.
+ */
+export function readDataBreakpoint(
+  id: number,
+  bp: DebugProtocol.DataBreakpoint,
+  value: number | null | undefined,
+  model: ModelShape | undefined,
+): FunctionBreakpoint {
+  const at = bp.dataId;
+  const condition = bp.condition?.trim() ?? '';
+  let source: string;
+  if (/^(<=|>=|==|!=|<|>)/.test(condition)) source = `${at} ${condition}`;
+  else if (value === null || value === undefined)
+    return { id, error: `${at} has no value at this row: give the breakpoint a condition (e.g. "< 0.2")` };
+  else {
+    const d = Math.max(Math.abs(value) * DATA_CHANGE, 1e-6);
+    const num = (x: number): string => (x < 0 ? `(0 - ${Number((-x).toPrecision(6))})` : `${Number(x.toPrecision(6))}`);
+    const moved = `${at} < ${num(value - d)} || ${at} > ${num(value + d)}`;
+    source = condition ? `(${moved}) && (${condition})` : moved;
+  }
+  return readFunctionBreakpoint(id, { name: source }, model);
 }
 
 /** What the client is told of a breakpoint. */

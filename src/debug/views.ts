@@ -107,3 +107,12 @@ function headSummary(row: TelemetryRow, k: number): string {
     .map((s) => `${s} ${value(row.stats[s]![k])}`)
     .join(', ');
 }
+
+/** The data id of a head's statistic shown in the Variables view (`cross:0.1.entropy`), if `ref` holds a head's. */
+export function statOf(run: RunView, ref: number, name: string): { dataId: string; value: number | null } | undefined {
+  const row = run.telemetry;
+  const k = ref - HEAD_VARIABLES;
+  const values = row?.stats[name];
+  if (!row || k < 0 || k >= row.heads.length || !values) return undefined;
+  return { dataId: `${row.heads[k]}.${name}`, value: values[k] ?? null };
+}
