@@ -5,8 +5,16 @@
  * (threads, stack, scopes, variables: views.ts), the Debug Console (evaluate.ts), and the stops.
  */
 import { basename } from 'node:path';
-import { DebugSession, InitializedEvent, OutputEvent, StoppedEvent, TerminatedEvent } from '@vscode/debugadapter';
+import {
+  DebugSession,
+  Event,
+  InitializedEvent,
+  OutputEvent,
+  StoppedEvent,
+  TerminatedEvent,
+} from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { OPEN_HEAD, type OpenHead } from '../protocol/debugEvents';
 import type { MetricRow } from '../protocol/metrics';
 import { engineLog } from '../protocol/methods';
 import type { TelemetryRow } from '../protocol/telemetry';
@@ -21,7 +29,7 @@ import {
 import { DebugEngine } from './engine';
 import { evaluate } from './evaluate';
 import type { Replayed } from './rewind';
-import { type RunView, scopes, stackFrames, statOf, THREAD_ID, threads, variables } from './views';
+import { openedHead, type RunView, scopes, stackFrames, statOf, THREAD_ID, threads, variables } from './views';
 
 export abstract class RunDebugSession extends DebugSession {
   protected engine?: DebugEngine;
@@ -165,6 +173,10 @@ export abstract class RunDebugSession extends DebugSession {
   ): void {
     response.body = { variables: variables(this.view, args.variablesReference) };
     this.sendResponse(response);
+    // A head's attention map expanded: the extension opens that head at that step (protocol/debugEvents.ts).
+    const opened = openedHead(this.view, args.variablesReference);
+    if (opened && this.runDir)
+      this.sendEvent(new Event(OPEN_HEAD, { runDir: this.runDir, ...opened } satisfies OpenHead));
   }
 
   protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments) {

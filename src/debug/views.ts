@@ -29,6 +29,8 @@ const STEP_SCOPE = 1;
 /** Layer scopes are 10 + the layer's index; heads 10,000 + their index in the telemetry row. */
 const LAYER_SCOPE = 10;
 const HEAD_VARIABLES = 10_000;
+/** A head's attention map (opened in the extension's head inspector): 20,000 + its index. */
+const MAP_VARIABLES = 20_000;
 
 interface Layer {
   name: string;
@@ -87,9 +89,21 @@ export function variables(run: RunView, ref: number): DebugProtocol.Variable[] {
   }
   const row = run.telemetry;
   if (!row) return [];
+  const opened = openedHead(run, ref);
+  if (opened) return [{ name: 'shown', value: `in the head inspector, at step ${opened.step}`, variablesReference: 0 }];
   if (ref >= HEAD_VARIABLES) {
     const k = ref - HEAD_VARIABLES;
-    return Object.entries(row.stats).map(([stat, xs]) => ({ name: stat, value: value(xs[k]), variablesReference: 0 }));
+    const map = {
+      name: 'attention (probe pair)',
+      value: `expand to open ${row.heads[k]} at step ${row.step} in the head inspector`,
+      variablesReference: MAP_VARIABLES + k,
+    };
+    const stats = Object.entries(row.stats).map(([stat, xs]) => ({
+      name: stat,
+      value: value(xs[k]),
+      variablesReference: 0,
+    }));
+    return [...stats, map];
   }
   const layer = layers(run.model)[ref - LAYER_SCOPE];
   if (!layer) return [];
@@ -115,4 +129,12 @@ export function statOf(run: RunView, ref: number, name: string): { dataId: strin
   const values = row?.stats[name];
   if (!row || k < 0 || k >= row.heads.length || !values) return undefined;
   return { dataId: `${row.heads[k]}.${name}`, value: values[k] ?? null };
+}
+
+/** The head whose attention map `ref` is, and the telemetry step it is shown at. */
+export function openedHead(run: RunView, ref: number): { head: string; step: number } | undefined {
+  const row = run.telemetry;
+  const k = ref - MAP_VARIABLES;
+  if (!row || k < 0 || k >= row.heads.length) return undefined;
+  return { head: row.heads[k]!, step: row.step };
 }

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelKind } from '../protocol/webview';
 import { createCommands } from './commands/index';
-import { registerDebugAdapter } from './debug';
+import { onDebugOpenHead, registerDebugAdapter } from './debug';
+import { parseHeadId } from '../protocol/attention';
 import { stamp } from './pickers';
 import { settings } from './settings';
 import { EngineClient } from './engineClient';
@@ -68,6 +69,12 @@ export function activate(context: vscode.ExtensionContext): AttentionDebuggerApi
   const viewer = new Viewer(engine, panels, training, context.workspaceState, log);
   const runs = new RunsProvider(training, viewer);
   const currentRun = new CurrentRunProvider(training);
+  // The debugger opened a head's map: that head in the inspector, the cursor at its step.
+  const openHead = async ({ runDir, head, step }: { runDir: string; head: string; step: number }) => {
+    await vscode.commands.executeCommand('attentionDebugger.inspectHead', { runDir, ...parseHeadId(head) });
+    panels.showCursor(step);
+  };
+  context.subscriptions.push(onDebugOpenHead(openHead, (line) => log(`[debug] ${line}`)));
   const runsView = vscode.window.createTreeView('attentionDebugger.runs', {
     treeDataProvider: runs,
     showCollapseAll: true,

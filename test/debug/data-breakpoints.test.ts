@@ -4,6 +4,7 @@
  * statistic; without one it breaks on a move of more than 10% from the value where it was set
  * (hand-worked bounds below). Through DebugClient: the info request names the statistic and
  * refuses a metric; the breakpoint, set while paused, pauses the run at the next telemetry row.
+ * Expanding a head's attention map sends the extension the event that opens that head at that step.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -48,7 +49,7 @@ after(async () => {
   for (const dc of clients) await dc.stop().catch(() => undefined);
 });
 
-test('Break on Value Change on a head statistic, set while paused, pauses the run at the next telemetry row', async () => {
+test('a head map expanded opens the head; Break on Value Change on a head statistic, set while paused, pauses the run at the next telemetry row', async () => {
   const dir = scratch('ad-data-');
   const runDir = join(dir, 'run');
   const config = microConfig(dir, { steps: 30, telemetry_every: 5, checkpoint_every: 100, snapshot_every: 0 });
@@ -78,6 +79,12 @@ test('Break on Value Change on a head statistic, set while paused, pauses the ru
   const decoder = scopes.find((s) => s.name.startsWith('decoder layer 0'))!;
   const heads = (await dc.variablesRequest({ variablesReference: decoder.variablesReference })).body.variables;
   const head = heads.find((v) => v.name === 'cross:0.1')!;
+  // The head's attention map, expanded, asks the extension to open that head at that step.
+  const stats = (await dc.variablesRequest({ variablesReference: head.variablesReference })).body.variables;
+  const map = stats.find((v) => v.name === 'attention (probe pair)')!;
+  const opened = dc.waitForEvent('attentionDebugger.openHead');
+  await dc.variablesRequest({ variablesReference: map.variablesReference });
+  assert.deepEqual((await opened).body, { runDir, step: 10, head: 'cross:0.1' });
   const offered = await dc.dataBreakpointInfoRequest({ variablesReference: head.variablesReference, name: 'entropy' });
   assert.equal(offered.body.dataId, 'cross:0.1.entropy');
   const step = scopes.find((s) => s.name === 'Step')!;

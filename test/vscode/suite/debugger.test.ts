@@ -4,7 +4,8 @@
  * watchpoint) pauses the run; the Call Stack shows the step and the layers, and the Variables view
  * shows the decoder layer's heads with their telemetry: the values VS Code's own views asked the
  * adapter for (seen through a DebugAdapterTracker) equal the run folder's telemetry.jsonl at the
- * paused step. Screenshot debug-paused (dark theme). Runs last: its run lands in the workspace's
+ * paused step; expanding a head's attention map there opens that head in the head inspector at
+ * that step. Screenshot debug-paused (dark theme). Runs last: its run lands in the workspace's
  * runs/ folder, the Runs view's default, and is removed after.
  */
 import * as assert from 'node:assert/strict';
@@ -96,6 +97,20 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
       assert.ok(shown.value.includes(`entropy ${entropy}`), `${head}: "${shown.value}" vs the run's ${entropy}`);
       await screenshot('debug-paused', api);
     });
+
+    // The head's attention map, expanded, opens that head in the head inspector at the paused step.
+    const head = variablesReplies(messages.sent).find((v) => v.name === 'cross:0.0')!;
+    const stats = (await session!.customRequest('variables', { variablesReference: head.variablesReference })) as {
+      variables: DebugProtocol.Variable[];
+    };
+    const map = stats.variables.find((v) => v.name === 'attention (probe pair)')!;
+    await session!.customRequest('variables', { variablesReference: map.variablesReference });
+    await until('the head inspector on cross:0.0', () => {
+      const h = api.viewer.selection?.head;
+      return api.panels.slots.head.current?.isReady === true && h?.kind === 'cross' && h.layer === 0 && h.head === 0;
+    });
+    assert.equal(api.viewer.selection?.runDir, runDir);
+    assert.equal(api.panels.store.cursor, step, 'the inspector at the paused step');
   } finally {
     messages.dispose();
     started.dispose();
