@@ -90,6 +90,7 @@ export abstract class RunDebugSession extends DebugSession {
       supportsEvaluateForHovers: false,
       supportsStepBack: true,
       supportsDataBreakpoints: true,
+      supportsRestartFrame: true,
       supportsTerminateRequest: true,
       exceptionBreakpointFilters: EXCEPTION_FILTERS,
     };

@@ -6,6 +6,8 @@
 import { isAbsolute } from 'node:path';
 import { TASK_NAMES, type TrainParams } from '../protocol/training';
 
+const EDITS = ['freezeHeads', 'maskHeads', 'reinitHeads'] as const;
+
 export interface LaunchArgs {
   /** The run folder to create (absolute). */
   runDir: string;
@@ -21,6 +23,8 @@ export interface LaunchArgs {
   snapshotEvery?: number;
   /** Pause at step 0, before the first step. */
   stopOnEntry?: boolean;
+  /** Restart Frame forks the run at the paused step with these head edits (`kind:layer.head` ids). */
+  fork?: { freezeHeads?: string[]; maskHeads?: string[]; reinitHeads?: string[] };
 }
 
 /** The launch arguments as VS Code sends them, checked; throws naming the field that is wrong. */
@@ -40,6 +44,10 @@ export function checkLaunchArgs(a: Record<string, unknown>): LaunchArgs {
   if (every !== undefined && (!Number.isInteger(every) || (every as number) < 0))
     fail('snapshotEvery', 'a whole number ≥ 0');
   if (a['stopOnEntry'] !== undefined && typeof a['stopOnEntry'] !== 'boolean') fail('stopOnEntry', 'true or false');
+  const fork = a['fork'] as Record<string, unknown> | undefined;
+  const heads = (v: unknown) => v === undefined || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+  if (fork !== undefined && (typeof fork !== 'object' || fork === null || !EDITS.every((e) => heads(fork[e]))))
+    fail('fork', `an object of head lists (${EDITS.join(', ')}: ["cross:0.1", …])`);
   return a as unknown as LaunchArgs;
 }
 

@@ -10,11 +10,12 @@
  * Continue from there go through the replayed steps to the live one, then train on.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { BreakpointEvent, StoppedEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import {
   trainEnded,
+  trainFork,
   trainEvent,
   trainMetrics,
   trainResume,
@@ -179,6 +180,45 @@ export class TrainingDebugSession extends RunDebugSession {
     this.motion = { kind: 'pause' };
     await this.starting?.catch(() => undefined); // a stop before the run is up would stop nothing
     await this.engine.request(trainStop).catch((err: Error) => this.print(`train/stop: ${err.message}`));
+  }
+
+  /**
+   * Restart Frame on the step: forks the run at the paused step (its checkpoint) into
+   * `<run>-fork-<step>` with the launch's `fork` head edits, trains the fork's first step, and
+   * debugs the fork from there (train/fork; the parent is left as it is).
+   */
+  protected override async restartFrameRequest(response: DebugProtocol.RestartFrameResponse) {
+    const launch = this.launch;
+    const step = this.step;
+    const why = !launch
+      ? 'only a launched run forks'
+      : this.motion
+        ? 'pause the run first'
+        : this.viewing
+          ? 'come back to the live step first'
+          : '';
+    if (why || !launch) return this.sendErrorResponse(response, 3, `Restart Frame: ${why}`);
+    const runDir = `${launch.runDir}-fork-${step}`;
+    try {
+      this.motion = {
+        kind: 'next',
+        then: () => this.pause('restart', `step ${this.step} of ${basename(runDir)}, forked from step ${step}`),
+      };
+      this.summary = await this.engine!.request(trainFork, {
+        parent: launch.runDir,
+        step,
+        runDir,
+        steps: step + 1,
+        ...launch.fork,
+      });
+    } catch (err) {
+      this.motion = undefined;
+      return this.sendErrorResponse(response, 3, `Restart Frame: ${(err as Error).message}`);
+    }
+    this.launch = { ...launch, runDir };
+    this.runDir = runDir;
+    this.rewinder = undefined;
+    this.sendResponse(response);
   }
 
   /** Attached: moves the step shown along the logs, reading the writer's new rows until the move stops. */
