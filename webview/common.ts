@@ -1,7 +1,8 @@
 /**
  * What every panel's browser code shares: the VS Code API handle, the validated message loop,
- * the error banner, theme colours from VS Code's CSS variables, and the one promise queue through
- * which every plotly call goes (calls on one graph div must not overlap).
+ * the error banner, the exports (images, and the view as one HTML file: viewHtml.ts), theme colours
+ * (theme.ts, re-exported), and the one promise queue through which every plotly call goes (calls
+ * on one graph div must not overlap).
  */
 import { type CellRef, DRAWN_HOOK, type DrawnOfPage, type DrawnReport } from '../src/protocol/drawnReport';
 import {
@@ -9,6 +10,7 @@ import {
   type CommonToPage,
   type MessageBody,
   type PageProtocol,
+  type PageExportFormat,
   type PanelKind,
   type PersistedState,
   type ViewHeader,
@@ -16,6 +18,7 @@ import {
   WEBVIEW_PROTOCOL_VERSION,
   checkToPage,
 } from '../src/protocol/webview';
+import { type ChartSvg, viewHtml } from './viewHtml';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -74,18 +77,35 @@ export function clearError(): void {
 /** Makes an image of what a panel shows, as a data: URL and a file name, or the reason it cannot. */
 export type ImageExporter = (format: 'png' | 'svg') => Promise<{ dataUrl: string; name: string } | string>;
 
-/** Makes the image and sends it to the extension to save (`export`), or says why not (`error`). */
-function postImage(exportImage: ImageExporter, format: 'png' | 'svg'): void {
+/** The plotly chart `el` as SVG markup, as shown (at its size), for the HTML export. */
+const chartSvg: ChartSvg = async (el) => {
+  const size = el.clientWidth > 0 ? { width: el.clientWidth, height: el.clientHeight } : {};
+  const url = await plotly(() => Plotly.toImage(el, { format: 'svg', ...size }));
+  return url === undefined ? undefined : decodeURIComponent(url.slice(url.indexOf(',') + 1));
+};
+
+/** Makes the image (or the view as one HTML file) and sends it to the extension to save, or says why not. */
+function postImage(exportImage: ImageExporter, format: PageExportFormat): void {
   const fail = (why: string): void => post({ type: 'error', message: `export ${format}: ${why}` });
+  const panel = document.body.dataset.panel ?? 'view';
+  if (format === 'html')
+    return void viewHtml(chartSvg).then(
+      (text) => post({ type: 'export', format, name: `${panel}.html`, text }),
+      (err: Error) => fail(err.message),
+    );
   void exportImage(format).then(
     (r) => (typeof r === 'string' ? fail(r) : post({ type: 'export', format, name: r.name, dataUrl: r.dataUrl })),
     (err: Error) => fail(err.message),
   );
 }
 
-/** A toolbar button that saves the panel's image (the same image Export View asks for). */
-export function imageButton(format: 'png' | 'svg', exportImage: ImageExporter): HTMLButtonElement {
-  const b = h('button', { class: 'small', title: `Save as ${format.toUpperCase()}` }, format.toUpperCase());
+/** A toolbar button that saves the panel's image, or with `html` its view as one file (as Export View does). */
+export function imageButton(
+  format: PageExportFormat,
+  exportImage: ImageExporter = async () => 'no image',
+): HTMLButtonElement {
+  const what = format === 'html' ? 'the view as one self-contained HTML file' : format.toUpperCase();
+  const b = h('button', { class: 'small', title: `Save ${what}` }, format.toUpperCase());
   b.addEventListener('click', () => postImage(exportImage, format));
   return b;
 }
@@ -148,78 +168,9 @@ export function start<ToPage extends { type: string }>(
   post({ type: 'ready', panel });
 }
 
-// ---- theme ---------------------------------------------------------------------------------
+// ---- theme (theme.ts) ------------------------------------------------------------------------
 
-export interface Theme {
-  fg: string;
-  bg: string;
-  muted: string;
-  grid: string;
-  accent: string;
-  accent2: string;
-  accent3: string;
-  font: string;
-  fontSize: number;
-  dark: boolean;
-}
-
-function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): string {
-  const v = style.getPropertyValue(name).trim();
-  return v || fallback;
-}
-
-/** Colours from VS Code's theme variables (set on <html> by VS Code; defaults for a bare page). */
-export function readTheme(): Theme {
-  const s = getComputedStyle(document.documentElement);
-  const dark =
-    !document.body.classList.contains('vscode-light') &&
-    !document.body.classList.contains('vscode-high-contrast-light');
-  return {
-    fg: cssVar(s, '--vscode-editor-foreground', dark ? '#cccccc' : '#333333'),
-    bg: cssVar(s, '--vscode-editor-background', dark ? '#1e1e1e' : '#ffffff'),
-    muted: cssVar(s, '--vscode-descriptionForeground', dark ? '#9d9d9d' : '#717171'),
-    grid: cssVar(s, '--vscode-editorWidget-border', dark ? '#454545' : '#c8c8c8'),
-    accent: cssVar(s, '--vscode-charts-blue', '#3794ff'),
-    accent2: cssVar(s, '--vscode-charts-orange', '#d18616'),
-    accent3: cssVar(s, '--vscode-charts-green', '#89d185'),
-    font: cssVar(s, '--vscode-font-family', 'system-ui, sans-serif'),
-    fontSize: parseFloat(cssVar(s, '--vscode-font-size', '13')) || 13,
-    dark,
-  };
-}
-
-/** Calls `onChange` when VS Code switches theme (it rewrites <html style> and <body class>). */
-export function watchTheme(onChange: () => void): void {
-  const obs = new MutationObserver(() => onChange());
-  obs.observe(document.documentElement, { attributes: true, attributeFilter: ['style'] });
-  obs.observe(document.body, { attributes: true, attributeFilter: ['class'] });
-}
-
-/** A plotly layout in the theme's colours; `uirevision` fixed so zoom survives updates. */
-export function themedLayout(t: Theme, uirevision: string, extra: Plotly.Layout = {}): Plotly.Layout {
-  const axis = { color: t.fg, gridcolor: t.grid, zerolinecolor: t.grid, linecolor: t.grid, automargin: true };
-  const ex = extra as Record<string, Record<string, unknown> | undefined>;
-  return {
-    paper_bgcolor: t.bg,
-    plot_bgcolor: t.bg,
-    font: { color: t.fg, family: t.font, size: t.fontSize - 1 },
-    margin: { l: 56, r: 16, t: 32, b: 40 },
-    legend: { orientation: 'h', x: 0, y: 1.12, font: { color: t.fg } },
-    hoverlabel: { bgcolor: t.bg, bordercolor: t.grid, font: { color: t.fg } },
-    ...extra,
-    xaxis: { ...axis, ...(ex.xaxis ?? {}) },
-    yaxis: { ...axis, ...(ex.yaxis ?? {}) },
-    uirevision,
-  };
-}
-
-export const PLOTLY_CONFIG: Plotly.Config = {
-  displaylogo: false,
-  responsive: true,
-  // The modebar's download button uses <a download>, which a webview ignores: panels export
-  // through the extension (`export` message) instead.
-  modeBarButtonsToRemove: ['toImage', 'sendDataToCloud', 'lasso2d', 'select2d'],
-};
+export { type Theme, PLOTLY_CONFIG, readTheme, themedLayout, watchTheme } from './theme';
 
 // ---- the plotly queue ----------------------------------------------------------------------
 

@@ -49,8 +49,11 @@ export const WEBVIEW_PROTOCOL_VERSION = 3;
 /** The id of the page's plotly.js script element, which the page watches load (panels/html.ts). */
 export const PLOTLY_SCRIPT_ID = 'plotly-script';
 
-export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json'] as const;
+export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json', 'html'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** The formats the page itself makes (an image, or the view as one self-contained HTML file). */
+export const PAGE_EXPORT_FORMATS = ['png', 'svg', 'html'] as const;
+export type PageExportFormat = (typeof PAGE_EXPORT_FORMATS)[number];
 
 export interface Versioned {
   v: number;
@@ -68,10 +71,13 @@ export interface StateMsg<S extends PanelState = PanelState> extends Versioned {
   state: S;
 }
 
-/** Asks the panel for an image of what it shows; it answers with an `export` message (dataUrl). */
+/**
+ * Asks the panel for an image of what it shows; it answers with an `export` message (a dataUrl for
+ * png/svg; for html, the text of one self-contained file of the view: webview/viewHtml.ts).
+ */
 export interface ExportImageMsg extends Versioned {
   type: 'exportImage';
-  format: 'png' | 'svg';
+  format: PageExportFormat;
 }
 
 /** Asks the page to say `ready` again: after being hidden, a page may have been torn down and reloaded, or may have survived. */
@@ -121,7 +127,7 @@ export interface ReadyMsg extends Versioned {
 export interface RequestStateMsg extends Versioned {
   type: 'requestState';
 }
-/** Save something the panel drew: png/svg as a data: URL, csv/json as text. */
+/** Save something the panel drew: png/svg as a data: URL, csv/json/html as text. */
 export interface ExportMsg extends Versioned {
   type: 'export';
   format: ExportFormat;
@@ -217,7 +223,7 @@ export function pageProtocol<K extends PanelKind, ToPage extends { type: string 
     toPage: {
       ...toPage,
       state: object({ state: checkState }),
-      exportImage: object({ format: oneOf(['png', 'svg']) }),
+      exportImage: object({ format: oneOf(PAGE_EXPORT_FORMATS) }),
       ping: object({}),
     } as Record<(ToPage | CommonToPage)['type'], Check>,
     fromPage: {

@@ -41,6 +41,9 @@ export class FakeUri {
   static joinPath(u: FakeUri, ...parts: string[]): FakeUri {
     return new FakeUri([u.path.replace(/\/$/, ''), ...parts].join('/'));
   }
+  with(change: { path?: string }): FakeUri {
+    return new FakeUri(change.path ?? this.path);
+  }
 }
 
 export class FakeWebview {
@@ -96,6 +99,10 @@ export class FakePanel {
 export const created: FakePanel[] = [];
 export const serializers = new Map<string, { deserializeWebviewPanel(p: unknown, s: unknown): Promise<void> }>();
 export const written: { path: string; bytes: Uint8Array }[] = [];
+/** The file system calls in order (`write PATH`, `rename FROM TO`): an export is written whole. */
+export const steps: string[] = [];
+/** The information messages shown, with their buttons. */
+export const told: { text: string; items: string[] }[] = [];
 export const saveDialog: { answer: FakeUri | undefined } = { answer: undefined };
 
 export const fake = {
@@ -120,13 +127,24 @@ export const fake = {
     createOutputChannel: () => ({ appendLine: () => undefined, dispose: () => undefined }),
     showSaveDialog: async () => saveDialog.answer,
     showErrorMessage: async () => undefined,
+    showInformationMessage: async (text: string, ...items: string[]) => {
+      told.push({ text, items });
+      return undefined;
+    },
   },
   workspace: {
     workspaceFolders: [{ uri: FakeUri.file('/ws') }],
     fs: {
       writeFile: async (u: FakeUri, bytes: Uint8Array) => {
         written.push({ path: u.path, bytes });
+        steps.push(`write ${u.path}`);
       },
+      // A rename moves what was written: `written` holds each file where it ends up.
+      rename: async (from: FakeUri, to: FakeUri) => {
+        for (const w of written) if (w.path === from.path) w.path = to.path;
+        steps.push(`rename ${from.path} ${to.path}`);
+      },
+      delete: async () => undefined,
     },
   },
 };

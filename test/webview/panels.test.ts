@@ -1,5 +1,5 @@
 // The extension-side panel classes under a fake vscode module (./fake-vscode, imported first).
-import { FakePanel, FakeUri, created, saveDialog, serializers, written } from './fake-vscode';
+import { FakePanel, FakeUri, created, saveDialog, serializers, steps, told, written } from './fake-vscode';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -253,6 +253,29 @@ test('export: the webview’s bytes are written where the user chose', async () 
   p.fromWebview({ type: 'export', v, format: 'csv', name: 'pe.csv', text: 'a\n' });
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(written.length, 1, 'cancelled dialog writes nothing');
+  panels.dispose();
+});
+
+test('export: a page’s HTML view is written whole (a temp file renamed over the target) and said with Open', async () => {
+  const { panels } = fresh();
+  panels.openPositional();
+  const p = lastPanel();
+  written.length = steps.length = told.length = 0;
+  saveDialog.answer = FakeUri.file('/ws/positional.html');
+  p.fromWebview({ type: 'export', v, format: 'html', name: 'positional.html', text: '<!DOCTYPE html>' });
+  await new Promise((r) => setTimeout(r, 10));
+  saveDialog.answer = undefined;
+  assert.equal(steps.length, 2, steps.join('; '));
+  const tmp = /^write (\/ws\/positional\.html\.tmp-\S+)$/.exec(steps[0]!)?.[1];
+  assert.ok(tmp, `first a temp file beside the target: ${steps[0]}`);
+  assert.equal(steps[1], `rename ${tmp} /ws/positional.html`);
+  assert.deepEqual(
+    written.map((w) => [w.path, new TextDecoder().decode(w.bytes)]),
+    [['/ws/positional.html', '<!DOCTYPE html>']],
+  );
+  assert.equal(told.length, 1);
+  assert.match(told[0]!.text, /saved the positional view as \/ws\/positional\.html/);
+  assert.deepEqual(told[0]!.items, ['Open']);
   panels.dispose();
 });
 

@@ -145,6 +145,7 @@ function layoutPage(): void {
       { class: 'toolbar' },
       status,
       h('span', { class: 'spacer' }),
+      imageButton('html'),
       h(
         'label',
         {

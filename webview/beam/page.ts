@@ -270,6 +270,7 @@ app().append(
     h('span', { class: 'spacer' }),
     imageButton('png', treeImage),
     imageButton('svg', treeImage),
+    imageButton('html'),
   ),
   h(
     'div',

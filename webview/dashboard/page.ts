@@ -168,7 +168,11 @@ function layoutPage(): void {
       ),
     );
   }
-  app().append(h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json), problemsCard, grid);
+  app().append(
+    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), csv, json, imageButton('html')),
+    problemsCard,
+    grid,
+  );
   purgeOnUnload(...Object.values(charts).map((c) => c.el));
   // A click on a point of the loss or LR curve moves the shared step cursor (the inspector follows).
   for (const name of ['loss', 'lr'] as const) {

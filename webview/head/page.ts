@@ -17,6 +17,7 @@ import {
   type DrawnReport,
   app,
   h,
+  imageButton,
   loadState,
   pixelAt,
   post,
@@ -179,7 +180,7 @@ function layoutPage(): void {
     h('label', { title: 'Colour from 0 to 1 instead of 0 to this map’s maximum' }, scaleBox, ' absolute (0–1)'),
   );
   app().append(
-    h('div', { class: 'toolbar' }, title, h('span', { class: 'spacer' }), ...buttons),
+    h('div', { class: 'toolbar' }, title, h('span', { class: 'spacer' }), ...buttons, imageButton('html')),
     h('div', { class: 'toolbar' }, h('label', { for: 'step-slider' }, 'Training step '), play, slider, stepLabel),
     h(
       'div',

@@ -9,7 +9,18 @@ import type { RunEvent, TelemetryRow } from '../../src/protocol/telemetry';
 import { type HeadsToPage, headsPage } from '../../src/protocol/pages/heads';
 import type { CellRef } from '../../src/protocol/drawnReport';
 import type { ViewHeader } from '../../src/protocol/webview';
-import { type DrawnReport, app, h, pixelAt, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
+import {
+  type DrawnReport,
+  app,
+  h,
+  imageButton,
+  pixelAt,
+  renderHeader,
+  shownHeader,
+  start,
+  watchTheme,
+  poster,
+} from '../common';
 import { paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
 
@@ -78,7 +89,7 @@ function layoutPage(): void {
     if (c && ref) ask({ type: 'openHeadAt', ...ref, step: view!.steps[c.col]! });
   });
   app().append(
-    h('div', { class: 'toolbar' }, status),
+    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), imageButton('html')),
     h('div', { class: 'form' }, h('label', {}, 'statistic ', statSel), sortSel, kindSel, filter),
     readout,
     h('div', { class: 'heads-grid', style: 'display:flex;align-items:flex-start' }, labels, canvas),

@@ -86,7 +86,7 @@ function layoutPage(): void {
       });
   });
   app().append(
-    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv),
+    h('div', { class: 'toolbar' }, status, h('span', { class: 'spacer' }), png, csv, imageButton('html')),
     h('section', { class: 'card' }, chart),
   );
   purgeOnUnload(chart);

@@ -1,4 +1,7 @@
-/** Export View: what a panel shows, as an image or as data (protocol/export.ts, the one format). */
+/**
+ * Export View: what a panel shows, as an image, as data (protocol/export.ts, the one format), or as
+ * one self-contained HTML file of the view (made by the page: webview/viewHtml.ts).
+ */
 import * as vscode from 'vscode';
 import {
   attentionCsv,
@@ -14,6 +17,7 @@ import type { Attention } from '../../protocol/attention';
 import { EXPORT_FORMATS, type ExportFormat, type PanelKind } from '../../protocol/webview';
 import { type Cmd, type Ctx, guarded } from '../ctx';
 import { askSaveTarget } from '../panels/base';
+import { announceSaved, saveWhole } from '../panels/saveFile';
 import { HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from '../panels';
 import type { BasePanel } from '../panels/base';
 
@@ -61,8 +65,8 @@ export interface ExportArgs {
 }
 
 /**
- * Saves what a panel shows: PNG/SVG drawn by its webview (plotly's toImage, or its canvas), or the
- * data as JSON/CSV in the one export format.
+ * Saves what a panel shows: PNG/SVG/HTML made by its webview (plotly's toImage, its canvas, the
+ * view as one file), or the data as JSON/CSV in the one export format.
  */
 export function exportView(ctx: Ctx): Cmd {
   return guarded(ctx, 'Export View', async (args: ExportArgs = {}) => {
@@ -75,7 +79,7 @@ export function exportView(ctx: Ctx): Cmd {
     }
     const format = args.format ?? (await pickFormat(kind));
     if (!format) return undefined;
-    if (format === 'png' || format === 'svg') {
+    if (format === 'png' || format === 'svg' || format === 'html') {
       const target = args.path ? vscode.Uri.file(args.path) : undefined;
       const saved = await PANEL_SLOTS[kind].requestImage(ctx.panels.host, format, target);
       if (typeof saved === 'string')
@@ -86,7 +90,7 @@ export function exportView(ctx: Ctx): Cmd {
     const text = exportText(ctx.panels, kind, format);
     const target = args.path ? vscode.Uri.file(args.path) : await askSaveTarget(format, `${kind}.${format}`);
     if (!target) return undefined;
-    await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));
+    await saveWhole(target, new TextEncoder().encode(text));
     announce(ctx, kind, format, target);
     return target.fsPath;
   });
@@ -95,17 +99,18 @@ export function exportView(ctx: Ctx): Cmd {
 /** Says where an export went, with a button that opens it. */
 function announce(ctx: Ctx, kind: PanelKind, format: string, file: vscode.Uri): void {
   ctx.log(`exported the ${kind} view as ${format} to ${file.fsPath}`);
-  void vscode.window
-    .showInformationMessage(`Attention Debugger: saved the ${kind} view as ${file.fsPath}`, 'Open')
-    .then((choice) => {
-      if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', file);
-    });
+  announceSaved(kind, file);
 }
 
 async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {
   const items = EXPORT_FORMATS.map((f) => ({
     label: f,
-    description: f === 'png' || f === 'svg' ? 'an image of the panel' : 'the data shown',
+    description:
+      f === 'html'
+        ? 'the view as one self-contained HTML file'
+        : f === 'png' || f === 'svg'
+          ? 'an image of the panel'
+          : 'the data shown',
   }));
   return (await vscode.window.showQuickPick(items, { title: `Export the ${kind} view as` }))?.label;
 }

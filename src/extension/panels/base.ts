@@ -18,6 +18,7 @@ import {
   type MessageBody,
   type OpenHeadAtMsg,
   type OpenHeadMsg,
+  type PageExportFormat,
   type PageProtocol,
   type PanelKind,
   type PanelState,
@@ -32,6 +33,7 @@ import type { Selection } from '../selection';
 import { dataUrlBytes } from './dataUrl';
 import { DisposableList } from './disposables';
 import { panelHtml } from './html';
+import { announceSaved, saveWhole } from './saveFile';
 import type { PanelStore } from './store';
 
 /**
@@ -126,7 +128,7 @@ export abstract class BasePanel<
   private ready = false;
   /** An image asked for by the Export View command: where to save it, and who waits. */
   private pendingImage:
-    | { format: 'png' | 'svg'; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
+    | { format: PageExportFormat; target: vscode.Uri | undefined; done: (saved: vscode.Uri | string) => void }
     | undefined;
 
   protected constructor(
@@ -299,10 +301,11 @@ export abstract class BasePanel<
   }
 
   /**
-   * Asks the webview for an image of what it shows (PNG or SVG) and saves it to `target`, or where
-   * the save dialog says. Resolves with the saved file, or with the reason it could not be made.
+   * Asks the webview for an image of what it shows (PNG or SVG, or the view as one HTML file) and
+   * saves it to `target`, or where the save dialog says. Resolves with the saved file, or with the
+   * reason it could not be made.
    */
-  async requestImage(format: 'png' | 'svg', target?: vscode.Uri): Promise<vscode.Uri | string> {
+  async requestImage(format: PageExportFormat, target?: vscode.Uri): Promise<vscode.Uri | string> {
     this.finishImage('superseded by a newer export');
     if (!this.panel.visible || !this.ready) {
       // A hidden webview drops messages and reloads when shown: show it, then wait until its new
@@ -338,7 +341,7 @@ export abstract class BasePanel<
 
   private async saveExport(m: ExportMsg): Promise<void> {
     const pending =
-      this.pendingImage && this.pendingImage.format === m.format && m.dataUrl !== undefined
+      this.pendingImage && this.pendingImage.format === m.format && (m.dataUrl ?? m.text) !== undefined
         ? this.pendingImage
         : undefined;
     const target = pending?.target ?? (await askSaveTarget(m.format, m.name));
@@ -348,9 +351,10 @@ export abstract class BasePanel<
     }
     try {
       const bytes = m.dataUrl !== undefined ? dataUrlBytes(m.dataUrl) : new TextEncoder().encode(m.text ?? '');
-      await vscode.workspace.fs.writeFile(target, bytes);
+      await saveWhole(target, bytes);
       this.host.log(`${this.kind} panel: saved ${target.fsPath}`);
       if (pending) this.finishImage(target);
+      else if (m.format === 'html') announceSaved(this.kind, target); // Export View says it itself
     } catch (err) {
       this.host.log(`${this.kind} panel: export to ${target.fsPath} failed: ${(err as Error).message}`);
       void vscode.window.showErrorMessage(

@@ -6,7 +6,7 @@
  * which starts from the store with everything the old one showed.
  */
 import * as vscode from 'vscode';
-import type { PanelKind, PersistedState } from '../../protocol/webview';
+import type { PageExportFormat, PanelKind, PersistedState } from '../../protocol/webview';
 import { WEBVIEW_PROTOCOL_VERSION } from '../../protocol/webview';
 import { BasePanel, NOT_SHOWN, type PanelHost, READY_WITHIN_MS, webviewOptions } from './base';
 import { panelColumn } from './column';
@@ -57,7 +57,7 @@ export class PanelSlot<P extends BasePanel> {
    * Code's server: a webview shown again that never loads) is replaced by a new one, which starts
    * from the store with everything the old one showed.
    */
-  async requestImage(host: PanelHost, format: 'png' | 'svg', target?: vscode.Uri): Promise<vscode.Uri | string> {
+  async requestImage(host: PanelHost, format: PageExportFormat, target?: vscode.Uri): Promise<vscode.Uri | string> {
     const panel = this.current;
     if (!panel) return `the ${this.spec.kind} panel is not open`;
     const saved = await panel.requestImage(format, target);

@@ -84,7 +84,7 @@ test('Export View asks for the format and the file, and writes there', async () 
   const exported = await ask<string>('attentionDebugger.exportView', (a) =>
     a.text === 'Export the head view as' ? 'csv' : a.fn === 'showSaveDialog' ? file : undefined,
   );
-  assert.deepEqual(exported.asked[0]?.items, ['png', 'svg', 'csv', 'json']);
+  assert.deepEqual(exported.asked[0]?.items, ['png', 'svg', 'csv', 'json', 'html']);
   assert.equal(exported.result, file);
   assert.match(fs.readFileSync(file, 'utf8'), /^# run: .*copy-b\n/);
 }, 60_000);
