@@ -22,6 +22,7 @@ import './headNumbering.mjs';
 import './charts.mjs';
 import './valueWeighted.mjs';
 import './report.mjs';
+import './importance.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
