@@ -192,9 +192,10 @@ start(
     head: null,
     frames: 0,
     colors: [],
+    // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
     marks: [
-      ...(report ? [`rows ${Object.keys(report.importance).length}`] : []),
-      ...(status.textContent ? [status.textContent.replace('Run Head Importance and Pruning', '').trim()] : []),
+      ...(report ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
+      ...[...status.querySelectorAll('p')].map((p) => p.textContent ?? ''),
     ],
   }),
 );

@@ -149,6 +149,7 @@ export class Panels implements vscode.Disposable {
     this.store.addSnapshots(run.snapshots);
     this.store.addTelemetry(run.telemetry ?? []);
     this.store.events = [...(run.events ?? [])];
+    ImportancePanel.slot.current?.followSelection();
     this.refresh();
   }
 

@@ -1,8 +1,8 @@
 /**
  * The Head Importance panel (its page: webview/importance/): the newest heads report saved in the
  * folder of the run it shows, as a sortable table and the importance and pruning figures. One per
- * window (its `slot`, ../slot.ts). It follows the selection: when the selected run changes it shows
- * that run; Head Importance and Pruning shows the run it ran on (`showRun`).
+ * window (its `slot`, ../slot.ts). It follows the selection: a run selected, it shows that run; Head
+ * Importance and Pruning shows the run it ran on (`showRun`) until the next selection.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -23,21 +23,22 @@ export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromP
     make: (panel, host) => new ImportancePanel(panel, host, importancePage),
   });
 
-  /** The run shown; `followed`: the selected run when it was chosen (a new selection replaces it). */
-  private shown: { runDir: string; followed: string | undefined } | undefined;
+  /** The run Head Importance last ran on, shown until the next selection (undefined: the selected run). */
+  private chosen: string | undefined;
 
-  /** Shows `runDir`'s newest report (Head Importance ran on it) until the selected run changes. */
+  /** Shows `runDir`'s newest report (Head Importance ran on it) until a run is selected. */
   showRun(runDir: string): void {
-    this.shown = { runDir, followed: this.host.store.header?.runDir };
+    this.chosen = runDir;
     this.sendState();
   }
 
+  /** A run was selected (Panels.showRun): the panel shows the selected run again. */
+  followSelection(): void {
+    this.chosen = undefined;
+  }
+
   private runDir(): string | null {
-    const selected = this.host.store.header?.runDir;
-    if (this.shown && this.shown.followed === selected) return this.shown.runDir;
-    if (!selected) return null;
-    this.shown = { runDir: selected, followed: selected };
-    return selected;
+    return this.chosen ?? this.host.store.header?.runDir ?? null;
   }
 
   protected async answer(m: ImportanceFromPage): Promise<void> {
