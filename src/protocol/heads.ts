@@ -93,3 +93,8 @@ export interface HeadsProgress {
   total: number;
 }
 export const checkHeadsProgress: Check<HeadsProgress> = object({ runDir: isString, done: isIndex, total: isIndex });
+
+/** A heads report's file in its run folder: `heads-report-step-N.md` or `.json` (docs/RUN_FOLDER.md). */
+export const headReportFile = (step: number, ext: 'md' | 'json'): string => `heads-report-step-${step}.${ext}`;
+/** The saved JSON reports' names; group 1 is the step. */
+export const HEAD_REPORT_JSON = /^heads-report-step-(\d+)\.json$/;

@@ -6,6 +6,7 @@
 import { type Attention, checkAttention, checkHeadRef, type HeadRef } from './attention';
 import { type AblationEffect, checkAblationEffect } from './ablation';
 import { type BeamTreeView, checkBeamTreeView } from './beamTree';
+import { checkHeadReport, type HeadReport } from './heads';
 import {
   type Check,
   arrayOf,
@@ -25,7 +26,7 @@ import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint 
 import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
-export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam'] as const;
+export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam', 'importance'] as const;
 export type PanelKind = (typeof PANEL_KINDS)[number];
 
 /** A positional-encoding matrix, row-major [positions, dModel]. */
@@ -144,7 +145,23 @@ export interface BeamState {
   /** The clicked node and its prefix's attention: decoder input [BOS, …prefix without its last token]. */
   node: { id: number; attention: Attention } | null;
 }
-export type PanelState = DashboardState | AttentionState | HeadState | PositionalState | HeadsState | BeamState;
+/** Head Importance and Pruning: the newest heads report saved in the folder of the run it shows. */
+export interface ImportanceState {
+  panel: 'importance';
+  header: ViewHeader | null;
+  /** The run it shows: the selected one, or the one Head Importance last ran on (null: none). */
+  runDir: string | null;
+  /** That run's newest heads-report-step-N.json (null: none saved yet). */
+  report: HeadReport | null;
+}
+export type PanelState =
+  | DashboardState
+  | AttentionState
+  | HeadState
+  | PositionalState
+  | HeadsState
+  | BeamState
+  | ImportanceState;
 
 // ---- checks ----------------------------------------------------------------------------
 
@@ -219,6 +236,8 @@ export const checkPanelState: Check = (v, path) => {
         tree: nullable(checkBeamTreeView),
         node: nullable(object({ id: isIndex, attention: checkAttention })),
       })(v, path);
+    case 'importance':
+      return object({ runDir: nullable(isString), report: nullable(checkHeadReport) })(v, path);
   }
 };
 

@@ -5,6 +5,7 @@ import { beamPage } from '../../src/protocol/pages/beam';
 import { dashboardPage } from '../../src/protocol/pages/dashboard';
 import { headPage } from '../../src/protocol/pages/head';
 import { headsPage } from '../../src/protocol/pages/heads';
+import { importancePage } from '../../src/protocol/pages/importance';
 import { positionalPage } from '../../src/protocol/pages/positional';
 import {
   checkFromPage,
@@ -22,6 +23,7 @@ const PAGES: Record<PanelKind, PageProtocol> = {
   positional: positionalPage,
   heads: headsPage,
   beam: beamPage,
+  importance: importancePage,
 };
 /** The page each message type below is for (a state: its panel's; shared ones: the first page that takes them). */
 const PAGE_OF: Record<string, PageProtocol> = {

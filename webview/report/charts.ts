@@ -2,13 +2,14 @@
  * The report's plotly figures: the dashboard's four curves (loss with validation and the findings
  * marked, the learning rate on its planned schedule, tokens/s, gradient norm), each series
  * downsampled as the dashboard does (lib/downsample.ts), and the head report's importance bars and
- * pruning curves. Hover shows each point's step and value, as in the panels.
+ * pruning curves (lib/headReport.ts, shared with the Head Importance panel). Hover shows each point's step and value, as in the panels.
  */
 import type { HeadReport } from '../../src/protocol/heads';
 import type { RunReportData } from '../../src/protocol/report';
 import { describeFinding } from '../../src/protocol/telemetry';
 import { PLOTLY_CONFIG, type Theme, h, plotly, plotlyText, themedLayout } from '../common';
 import { column, downsampleMinMax } from '../lib/downsample';
+import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } from '../lib/headReport';
 import { lineTrace } from '../lib/lineTrace';
 import { assembleLr } from '../lib/lr';
 
@@ -86,59 +87,12 @@ export function curvesSection(d: RunReportData, t: Theme): HTMLElement {
   return grid;
 }
 
-const METRIC = { exact_match_percent: 'exact match %', bleu: 'BLEU' };
-
 /** The head report: importance of every head (ascending, the pruning order) and both pruning curves. */
 export function headReportSection(r: HeadReport, t: Theme): HTMLElement {
-  const ids = Object.keys(r.importance);
-  const metric = METRIC[r.metric];
   const imp = chartCard('importance', 'Head importance I_h = E|∂L/∂ξ_h| (Michel et al.)');
-  const prune = chartCard('pruning', `Pruning curve: ${metric} on ${r.sentences} test sentences`);
-  const xs = (ps: HeadReport['byImportance']) => ps.map((p) => p.removed);
-  const ys = (ps: HeadReport['byImportance']) => ps.map((p) => p.metric);
-  const texts = (ps: HeadReport['byImportance']) => ps.map((p) => p.head ?? 'none removed');
-  void plotly(() =>
-    Plotly.react(
-      imp.el,
-      [
-        {
-          type: 'bar',
-          x: ids,
-          y: ids.map((id) => r.importance[id]!),
-          marker: { color: t.accent },
-          hovertemplate: '%{x}<br>I_h %{y:.3e}<extra></extra>',
-        },
-      ],
-      themedLayout(t, 'importance', { xaxis: { title: { text: 'head (ascending importance)' } } }),
-      PLOTLY_CONFIG,
-    ),
-  );
-  const curve = (ps: HeadReport['byImportance'], name: string, color: string): Plotly.Data => ({
-    type: 'scatter',
-    mode: 'lines+markers',
-    x: xs(ps),
-    y: ys(ps),
-    text: texts(ps),
-    name,
-    line: { color, width: 1.5 },
-    hovertemplate: `%{x} removed (%{text})<br>${metric} %{y:.2f}<extra>${name}</extra>`,
-  });
-  void plotly(() =>
-    Plotly.react(
-      prune.el,
-      [
-        curve(r.byImportance, 'by importance', t.accent),
-        curve(r.random.points, `random (seed ${r.random.seed})`, t.accent2),
-      ],
-      themedLayout(t, 'pruning', { xaxis: { title: { text: 'heads removed' } }, yaxis: { title: { text: metric } } }),
-      PLOTLY_CONFIG,
-    ),
-  );
-  const total = ids.length;
-  const said = h(
-    'p',
-    { class: 'muted' },
-    `Step ${r.step}: ${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${metric} lost in importance order; ${r.prunable.random} at random.`,
-  );
+  const prune = chartCard('pruning', `Pruning curve: ${HEAD_METRIC[r.metric]} on ${r.sentences} test sentences`);
+  void drawImportanceBars(imp.el, r, t);
+  void drawPruningCurves(prune.el, r, t);
+  const said = h('p', { class: 'muted' }, prunableSentence(r));
   return h('section', { id: 'heads-report' }, h('div', { class: 'chart-grid' }, imp.card, prune.card), said);
 }

@@ -1,12 +1,13 @@
 /**
  * Head Importance and Pruning: which heads matter in a run's checkpoint (the engine's heads/report),
- * saved as a Markdown file in the run folder and shown rendered beside the editor: importance of every head, the pruning curves in
- * increasing importance and at random, and how many heads can go.
+ * saved as Markdown and JSON in the run folder and shown in the Head Importance panel
+ * (panels/importance/): importance of every head, the pruning curves in increasing importance and
+ * at random, and how many heads can go.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { HeadReport } from '../../protocol/heads';
+import { type HeadReport, headReportFile } from '../../protocol/heads';
 import { headsProgress, headsReport } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
@@ -89,8 +90,9 @@ export function showHeadReport(ctx: Ctx): Cmd {
       },
     );
     if (!report) return undefined; // cancelled
-    // Saved in the run folder and shown rendered: a report the user can find again, never an unsaved Untitled.
-    const file = path.join(runDir, `heads-report-step-${report.step}.md`);
+    // Saved in the run folder and shown in the Head Importance panel: a report the user can find
+    // again, never an unsaved Untitled. The panel reads the JSON; its Markdown button opens the .md.
+    const file = path.join(runDir, headReportFile(report.step, 'md'));
     // Whole or not at all (docs/RUN_FOLDER.md's writing rules): a temporary file renamed. The JSON
     // beside it is what Export Run Report… draws the importance and pruning curves from.
     const whole = async (to: string, text: string) => {
@@ -99,8 +101,8 @@ export function showHeadReport(ctx: Ctx): Cmd {
       await fs.promises.rename(tmp, to);
     };
     await whole(file, headReportMarkdown(report));
-    await whole(file.replace(/\.md$/, '.json'), `${JSON.stringify(report)}\n`);
-    await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(file));
+    await whole(path.join(runDir, headReportFile(report.step, 'json')), `${JSON.stringify(report)}\n`);
+    ctx.panels.openImportance(runDir);
     return report;
   });
 }

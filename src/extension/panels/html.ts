@@ -102,6 +102,8 @@ canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeg
 #ablation-table td.worse { color: var(--vscode-errorForeground, #f48771); }
 #ablation-table td.better { color: var(--vscode-charts-green, #89d185); }
 #ablated-heads button { margin-right: 4px; }
+#importance-table th, #importance-table tbody tr { cursor: pointer; }
+#importance-table tbody tr:hover { background: var(--vscode-list-hoverBackground); }
 .beam-node { cursor: pointer; }
 #n-best { table-layout: auto; }
 .legend { display: flex; gap: 14px; font-size: 0.85em; color: var(--vscode-descriptionForeground); margin-bottom: 6px; }

@@ -23,6 +23,7 @@ import { PanelStore } from './store';
 import { followAttentionColumn } from './column';
 import { type LiveBatch, LivePosts } from './live';
 import { BeamTreePanel } from './beam/panel';
+import { ImportancePanel } from './importance/panel';
 
 export { AttentionPanel } from './attention/panel';
 export { DashboardPanel } from './dashboard/panel';
@@ -32,6 +33,7 @@ export { PositionalPanel } from './positional/panel';
 export type { PanelAnswers, PanelHost } from './base';
 export { PanelStore } from './store';
 export { BeamTreePanel } from './beam/panel';
+export { ImportancePanel } from './importance/panel';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
@@ -41,6 +43,7 @@ export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
   positional: PositionalPanel.slot,
   heads: HeadsPanel.slot,
   beam: BeamTreePanel.slot,
+  importance: ImportancePanel.slot,
 };
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
@@ -121,6 +124,13 @@ export class Panels implements vscode.Disposable {
     return p;
   }
 
+  /** Opens the Head Importance panel on `runDir`'s newest saved report (the selected run's when absent). */
+  openImportance(runDir?: string): ImportancePanel {
+    const p = ImportancePanel.slot.createOrShow(this.host);
+    if (runDir) p.showRun(runDir);
+    return p;
+  }
+
   /** A new selection: the store holds this run's data now, and every open panel gets it whole. */
   showRun(
     header: ViewHeader,
@@ -139,6 +149,7 @@ export class Panels implements vscode.Disposable {
     this.store.addSnapshots(run.snapshots);
     this.store.addTelemetry(run.telemetry ?? []);
     this.store.events = [...(run.events ?? [])];
+    ImportancePanel.slot.current?.followSelection();
     this.refresh();
   }
 

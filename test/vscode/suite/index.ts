@@ -26,6 +26,7 @@ import './reports.test';
 import './valueWeighted.test';
 import './report.test';
 import './htmlExport.test';
+import './importance.test';
 // Last: its run lands in the workspace's own runs/ folder, which the Runs view shows by default.
 import './debugger.test';
 

@@ -1,8 +1,9 @@
 /**
  * The reports in a real VS Code (issue 26 item 13): Ablate Heads from the palette asks which run
  * (the selected one first) and its toast leads with the numbers; Head Importance shows its
- * progress in a notification that counts the pruning points, and opens its report from a file
- * saved in the run folder, never as an unsaved Untitled document.
+ * progress in a notification that counts the pruning points, and saves its report in the run
+ * folder (Markdown and JSON) and shows it in the Head Importance panel, never as an unsaved
+ * Untitled document (the panel itself: importance.test.ts).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -60,7 +61,7 @@ test('Reports: Ablate Heads from the palette asks which run, the selected first,
 }, 240_000);
 
 test('Reports: Head Importance shows its progress in a notification and opens a report saved in the run folder', async () => {
-  await activateExtension();
+  const api = await activateExtension();
   const w = vscode.window as unknown as Record<string, unknown>;
   const withProgress = w['withProgress'] as typeof vscode.window.withProgress;
   const shown: { location: unknown; cancellable?: boolean; messages: string[] } = { location: undefined, messages: [] };
@@ -106,4 +107,7 @@ test('Reports: Head Importance shows its progress in a notification and opens a 
   const file = path.join(run, `heads-report-step-${report.step}.md`);
   assert.ok(fs.existsSync(file), `${file} is saved`);
   assert.ok(fs.readFileSync(file, 'utf8').startsWith('# Heads of reverse-reports at step 20'));
+  const json = path.join(run, `heads-report-step-${report.step}.json`);
+  assert.deepEqual(JSON.parse(fs.readFileSync(json, 'utf8')), report, 'the JSON beside it is the report');
+  assert.ok(api.panels.slots.importance.current, 'the report is shown in the Head Importance panel');
 }, 120_000);

@@ -23,6 +23,7 @@ import './charts.mjs';
 import './valueWeighted.mjs';
 import './report.mjs';
 import './htmlExport.mjs';
+import './importance.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();

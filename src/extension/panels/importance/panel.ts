@@ -1,0 +1,75 @@
+/**
+ * The Head Importance panel (its page: webview/importance/): the newest heads report saved in the
+ * folder of the run it shows, as a sortable table and the importance and pruning figures. One per
+ * window (its `slot`, ../slot.ts). It follows the selection: a run selected, it shows that run; Head
+ * Importance and Pruning shows the run it ran on (`showRun`) until the next selection.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { headId } from '../../../protocol/attention';
+import { headReportFile } from '../../../protocol/heads';
+import { type ImportanceFromPage, type ImportanceToPage, importancePage } from '../../../protocol/pages/importance';
+import type { PanelState } from '../../../protocol/webview';
+import { BasePanel } from '../base';
+import { PanelSlot } from '../slot';
+import { newestHeadReport } from './newestReport';
+
+export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromPage> {
+  static readonly slot = new PanelSlot({
+    kind: 'importance',
+    viewType: 'attentionDebugger.importance',
+    title: 'Head Importance',
+    column: vscode.ViewColumn.Beside,
+    make: (panel, host) => new ImportancePanel(panel, host, importancePage),
+  });
+
+  /** The run Head Importance last ran on, shown until the next selection (undefined: the selected run). */
+  private chosen: string | undefined;
+
+  /** Shows `runDir`'s newest report (Head Importance ran on it) until a run is selected. */
+  showRun(runDir: string): void {
+    this.chosen = runDir;
+    this.sendState();
+  }
+
+  /** A run was selected (Panels.showRun): the panel shows the selected run again. */
+  followSelection(): void {
+    this.chosen = undefined;
+  }
+
+  private runDir(): string | null {
+    return this.chosen ?? this.host.store.header?.runDir ?? null;
+  }
+
+  protected async answer(m: ImportanceFromPage): Promise<void> {
+    const runDir = this.runDir();
+    if (!runDir) return;
+    switch (m.type) {
+      case 'computeImportance':
+        await vscode.commands.executeCommand('attentionDebugger.headImportance', { runDir });
+        break;
+      case 'openHeadAt': {
+        // The head at the report's step in its run: what a breakpoint's Open Head does.
+        const head = headId({ kind: m.kind, layer: m.layer, head: m.head });
+        await vscode.commands.executeCommand('attentionDebugger.openBreakpoint', {
+          runDir,
+          event: { step: m.step, head },
+        });
+        break;
+      }
+      case 'openMarkdown': {
+        const shown = newestHeadReport(runDir, (l) => this.host.log(l));
+        if (!shown) return;
+        const md = path.join(runDir, headReportFile(shown.report.step, 'md'));
+        await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(md));
+        break;
+      }
+    }
+  }
+
+  protected snapshot(): PanelState {
+    const runDir = this.runDir();
+    const shown = runDir ? newestHeadReport(runDir, (l) => this.host.log(l)) : null;
+    return { panel: 'importance', header: this.host.store.header, runDir, report: shown?.report ?? null };
+  }
+}

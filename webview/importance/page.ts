@@ -1,0 +1,201 @@
+/**
+ * Head Importance and Pruning as a panel: the newest heads report of the run the panel shows
+ * (its header says run, step, metric), a table of the heads sortable by any column (a click on a
+ * column's header sorts by it, another reverses it; a click on a row opens that head in the head
+ * inspector at the report's step), the importance bars and pruning curves (lib/headReport.ts,
+ * drawn as in the run report) and exports. A run without a report says so, with a button that
+ * runs Head Importance and Pruning on it.
+ */
+import { parseHeadId } from '../../src/protocol/attention';
+import type { HeadReport } from '../../src/protocol/heads';
+import { importancePage, type ImportanceFromPage, type ImportanceToPage } from '../../src/protocol/pages/importance';
+import { app, h, imageButton, plotly, post, poster, purgeOnUnload, readTheme, start, watchTheme } from '../common';
+import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } from '../lib/headReport';
+import {
+  type ImportanceRow,
+  type SortKey,
+  type SortOrder,
+  importanceCsv,
+  importanceJson,
+  importanceRows,
+  nextOrder,
+  sortRows,
+} from './table';
+
+const ask = poster<ImportanceFromPage>(importancePage);
+let report: HeadReport | null = null;
+let runDir: string | null = null;
+let order: SortOrder = { key: 'rank', descending: false };
+
+const headerEl = document.getElementById('view-header') ?? h('div');
+const status = h('div', { id: 'status' });
+const table = h('table', { id: 'importance-table' });
+const bars = h('div', { class: 'chart', id: 'chart-importance' });
+const curves = h('div', { class: 'chart', id: 'chart-pruning' });
+const shown = h('div', { id: 'report' });
+
+const runName = (dir: string) => dir.split(/[\\/]/).pop() ?? dir;
+const COLUMNS: [SortKey, string][] = [
+  ['head', 'head'],
+  ['importance', 'I_h'],
+  ['rank', 'rank'],
+  ['whenRemoved', 'when removed'],
+];
+
+function drawHeader(): void {
+  const parts = !runDir
+    ? ['No run selected']
+    : report
+      ? [
+          runName(runDir),
+          ` · heads report of step ${report.step}`,
+          ` · ${HEAD_METRIC[report.metric]} on ${report.sentences} test sentences`,
+        ]
+      : [runName(runDir), ' · no heads report'];
+  headerEl.replaceChildren(...parts.map((p, i) => h('span', i === 0 && runDir ? { class: 'run-name' } : {}, p)));
+  headerEl.title = runDir ?? '';
+  headerEl.dataset.run = runDir ? runName(runDir) : '';
+  headerEl.dataset.step = report ? String(report.step) : '';
+}
+
+function drawTable(r: HeadReport): void {
+  const metric = HEAD_METRIC[r.metric];
+  const head = h(
+    'tr',
+    {},
+    ...COLUMNS.map(([key, label]) => {
+      const arrow = order.key === key ? (order.descending ? ' ▼' : ' ▲') : '';
+      const th = h(
+        'th',
+        { 'data-key': key, title: 'Sort by this column (again: reversed)' },
+        `${key === 'whenRemoved' ? `${metric} ${label}` : label}${arrow}`,
+      );
+      th.addEventListener('click', () => {
+        order = nextOrder(order, key);
+        drawTable(r);
+      });
+      return th;
+    }),
+  );
+  const cell = (x: ImportanceRow): HTMLElement[] => [
+    h('td', {}, x.head),
+    h('td', {}, x.importance.toExponential(3)),
+    h('td', {}, String(x.rank)),
+    h('td', {}, x.whenRemoved === null ? '—' : x.whenRemoved.toFixed(2)),
+  ];
+  const rows = sortRows(importanceRows(r), order).map((x) => {
+    const tr = h(
+      'tr',
+      { 'data-head': x.head, title: `Open ${x.head} at step ${r.step} in the head inspector` },
+      ...cell(x),
+    );
+    tr.addEventListener('click', () => {
+      const ref = parseHeadId(x.head);
+      if (ref) ask({ type: 'openHeadAt', ...ref, step: r.step });
+    });
+    return tr;
+  });
+  table.replaceChildren(h('thead', {}, head), h('tbody', {}, ...rows));
+}
+
+function draw(): void {
+  drawHeader();
+  if (!report) {
+    const none = runDir ? `No head importance for ${runName(runDir)} yet` : 'No run selected';
+    const run = h('button', { id: 'compute' }, 'Run Head Importance and Pruning');
+    run.addEventListener('click', () => ask({ type: 'computeImportance' }));
+    status.replaceChildren(h('p', { class: 'muted', id: 'none' }, none), ...(runDir ? [run] : []));
+    shown.hidden = true;
+    return;
+  }
+  status.replaceChildren(h('p', { class: 'muted', id: 'prunable' }, prunableSentence(report)));
+  shown.hidden = false;
+  drawTable(report);
+  const t = readTheme();
+  void drawImportanceBars(bars, report, t);
+  void drawPruningCurves(curves, report, t);
+}
+
+/** An image of one figure (Export View asks for the pruning curve). */
+async function figureImage(
+  el: HTMLElement,
+  name: string,
+  format: 'png' | 'svg',
+): Promise<{ dataUrl: string; name: string } | string> {
+  if (!report) return 'no heads report is shown';
+  const size = { width: Math.max(640, el.clientWidth), height: Math.max(360, el.clientHeight) };
+  const dataUrl = await plotly(() => Plotly.toImage(el, { format, ...size }));
+  return dataUrl ? { dataUrl, name: `${name}-step-${report.step}.${format}` } : `plotly could not draw the ${name}`;
+}
+
+function card(title: string, el: HTMLElement, name: string): HTMLElement {
+  const image = (format: 'png' | 'svg') => figureImage(el, name, format);
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', {}, title, ' ', imageButton('png', image), ' ', imageButton('svg', image)),
+    el,
+  );
+}
+
+function layoutPage(): void {
+  const text = (format: 'csv' | 'json') => {
+    const b = h('button', { class: 'small', id: `export-${format}` }, format.toUpperCase());
+    b.addEventListener('click', () => {
+      if (!report) return;
+      const rows = sortRows(importanceRows(report), order);
+      const body = format === 'csv' ? importanceCsv(rows, report) : importanceJson(rows, report);
+      post({ type: 'export', format, name: `head-importance-step-${report.step}.${format}`, text: body });
+    });
+    return b;
+  };
+  const md = h(
+    'button',
+    { class: 'small', id: 'open-markdown', title: 'The Markdown report saved in the run folder' },
+    'Markdown',
+  );
+  md.addEventListener('click', () => ask({ type: 'openMarkdown' }));
+  shown.append(
+    h('div', { class: 'toolbar' }, h('span', { class: 'muted' }, 'Table:'), text('csv'), text('json'), md),
+    h('section', { class: 'card' }, table),
+    h(
+      'div',
+      { class: 'chart-grid' },
+      card('Head importance I_h = E|∂L/∂ξ_h| (Michel et al.)', bars, 'importance'),
+      card('Pruning curve (by importance and at random)', curves, 'pruning'),
+    ),
+  );
+  app().append(status, shown);
+  purgeOnUnload(bars, curves);
+}
+
+function handle(m: ImportanceToPage): void {
+  if (m.type !== 'state') throw new Error(`the importance view does not show ${(m as { type: string }).type} messages`);
+  report = m.state.report;
+  runDir = m.state.runDir;
+  draw();
+}
+
+layoutPage();
+draw();
+watchTheme(draw);
+start(
+  importancePage,
+  handle,
+  (format) => figureImage(curves, 'pruning', format),
+  () => ({
+    run: headerEl.dataset.run ?? '',
+    step: report ? report.step : null,
+    input: '',
+    activity: '',
+    maps: [],
+    head: null,
+    frames: 0,
+    colors: [],
+    // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
+    marks: [
+      ...(report ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
+      ...[...status.querySelectorAll('p')].map((p) => p.textContent ?? ''),
+    ],
+  }),
+);
