@@ -8,11 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { DebugClient } from '@vscode/debugadapter-testsupport';
+import { test } from 'node:test';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { readDataBreakpoint } from '../../src/debug/breakpoints';
-import { REPO } from '../helpers';
+import { initializedClient, launchToFirstStop } from './client';
 import { microConfig, scratch } from '../train/helpers';
 
 const model = { encoderLayers: 1, decoderLayers: 1, heads: 2 };
@@ -44,35 +43,14 @@ test('a data breakpoint is a watch on the statistic: its condition, or a move of
   assert.ok('error' in wrong && /no head cross:3\.0/.test(wrong.error), JSON.stringify(wrong));
 });
 
-const clients: DebugClient[] = [];
-after(async () => {
-  for (const dc of clients) await dc.stop().catch(() => undefined);
-});
-
 test('a head map expanded opens the head; Break on Value Change on a head statistic, set while paused, pauses the run at the next telemetry row', async () => {
   const dir = scratch('ad-data-');
   const runDir = join(dir, 'run');
   const config = microConfig(dir, { steps: 30, telemetry_every: 5, checkpoint_every: 100, snapshot_every: 0 });
-  const dc = new DebugClient(process.execPath, join(REPO, 'dist', 'debugAdapter.js'), 'attention-debugger');
-  dc.defaultTimeout = 60_000;
-  await dc.start();
-  clients.push(dc);
-  const initialized = dc.waitForEvent('initialized');
-  const info = await dc.initializeRequest({ adapterID: 'attention-debugger', pathFormat: 'path' });
-  assert.equal(info.body?.supportsDataBreakpoints, true);
-  await initialized;
-  await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'step 10' }] });
-  await dc.setExceptionBreakpointsRequest({ filters: [] });
-  await dc.configurationDoneRequest();
-  const first = dc.waitForEvent('stopped');
-  await dc.launchRequest({
-    runDir,
-    config,
-    task: 'reverse',
-    steps: 30,
-    backend: 'wasm',
-  } as DebugProtocol.LaunchRequestArguments);
-  assert.equal(((await first) as DebugProtocol.StoppedEvent).body.description, 'step 10');
+  const { dc, capabilities } = await initializedClient();
+  assert.equal(capabilities.supportsDataBreakpoints, true);
+  const args = { runDir, config, task: 'reverse', steps: 30, backend: 'wasm' };
+  assert.equal((await launchToFirstStop(dc, [{ name: 'step 10' }], args)).body.description, 'step 10');
 
   const frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0]!;
   const scopes = (await dc.scopesRequest({ frameId: frame.id })).body.scopes;

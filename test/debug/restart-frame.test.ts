@@ -8,39 +8,21 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { after, test } from 'node:test';
-import { DebugClient } from '@vscode/debugadapter-testsupport';
+import { test } from 'node:test';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { REPO } from '../helpers';
+import { initializedClient, launchToFirstStop } from './client';
 import { folderHashes, rowAt } from '../runFiles';
 import { microConfig, scratch } from '../train/helpers';
-
-const clients: DebugClient[] = [];
-after(async () => {
-  for (const dc of clients) await dc.stop().catch(() => undefined);
-});
 
 test('Restart Frame forks the paused run with the launch’s head edits and debugs the fork', async () => {
   const dir = scratch('ad-restart-');
   const runDir = join(dir, 'run');
   const config = microConfig(dir, { steps: 20, telemetry_every: 5, checkpoint_every: 100, snapshot_every: 0 });
-  const dc = new DebugClient(process.execPath, join(REPO, 'dist', 'debugAdapter.js'), 'attention-debugger');
-  dc.defaultTimeout = 60_000;
-  await dc.start();
-  clients.push(dc);
-  const initialized = dc.waitForEvent('initialized');
-  const info = await dc.initializeRequest({ adapterID: 'attention-debugger', pathFormat: 'path' });
-  assert.equal(info.body?.supportsRestartFrame, true);
-  await initialized;
-  await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'step 10' }] });
-  await dc.setExceptionBreakpointsRequest({ filters: [] });
-  await dc.configurationDoneRequest();
-  const paused = dc.waitForEvent('stopped');
+  const { dc, capabilities } = await initializedClient();
+  assert.equal(capabilities.supportsRestartFrame, true);
   const fork = { maskHeads: ['cross:0.1'] };
-  await dc.launchRequest({
-    ...{ runDir, config, task: 'reverse', steps: 20, backend: 'wasm', fork },
-  } as DebugProtocol.LaunchRequestArguments);
-  assert.equal(((await paused) as DebugProtocol.StoppedEvent).body.description, 'step 10');
+  const args = { runDir, config, task: 'reverse', steps: 20, backend: 'wasm', fork };
+  assert.equal((await launchToFirstStop(dc, [{ name: 'step 10' }], args)).body.description, 'step 10');
   const parent = folderHashes(runDir);
 
   const restarted = dc.waitForEvent('stopped');
