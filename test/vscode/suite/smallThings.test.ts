@@ -110,6 +110,16 @@ test('small things: checkpoint clicks while another run trains each show their c
   for (let i = 0; i < clicks && lost.length < 5; i++) {
     const step = i % 2 ? 10 : 20;
     await reveal(api, checkpoint(done, step), { select: true, focus: true });
+    // A person presses Enter once the row is highlighted: the first reveal also expands the run,
+    // whose rows arrive after reveal returns (click 0 was lost in 3 of 6 full runs).
+    await until(
+      'the checkpoint row highlighted',
+      () => {
+        const row = api.runsView.selection[0];
+        return row?.kind === 'checkpoint' && row.runDir === done && row.step === step;
+      },
+      10_000,
+    );
     // what training does every second (metrics.jsonl grows), right before the click
     api.runs.refresh();
     await vscode.commands.executeCommand('list.select'); // Enter on the focused row: VS Code runs its command
