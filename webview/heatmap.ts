@@ -121,3 +121,22 @@ export function paintHeadsMap(canvas: HTMLCanvasElement, view: HeadsView, cellW:
     }),
   );
 }
+
+/** The health findings over a Heads map: a bar in the cell of each finding's head at its step (red: it broke). */
+export function markFindings(
+  canvas: HTMLCanvasElement,
+  view: HeadsView,
+  events: readonly { head?: string; step: number; severity: string }[],
+  cellW: number,
+  cellH: number,
+): void {
+  const ctx = canvas.getContext('2d')!;
+  for (const e of events) {
+    const r = e.head ? view.heads.indexOf(e.head) : -1;
+    const c = view.steps.findIndex((s) => s >= e.step);
+    if (r < 0 || c < 0) continue;
+    ctx.fillStyle = e.severity === 'breakpoint' ? '#f14c4c' : '#cca700';
+    const w = Math.max(2, cellW / 2);
+    ctx.fillRect(c * cellW + (cellW - w) / 2, r * cellH + cellH / 2 - 2, w, 4);
+  }
+}

@@ -21,7 +21,7 @@ import {
   watchTheme,
   poster,
 } from '../common';
-import { paintHeadsMap } from '../heatmap';
+import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
@@ -139,14 +139,7 @@ function draw(): void {
   };
   mark(cursor, '#ffffff');
   mark(hover, '#ff9f1c');
-  for (const e of events) {
-    const r = e.head ? view.heads.indexOf(e.head) : -1;
-    const c = view.steps.findIndex((s) => s >= e.step);
-    if (r < 0 || c < 0) continue;
-    ctx.fillStyle = e.severity === 'breakpoint' ? '#f14c4c' : '#cca700';
-    const w = Math.max(2, cellW / 2);
-    ctx.fillRect(c * cellW + (cellW - w) / 2, r * CELL_H + CELL_H / 2 - 2, w, 4);
-  }
+  markFindings(canvas, view, events, cellW, CELL_H);
   labels.replaceChildren(
     ...view.heads.map((id) => h('div', { style: `height:${CELL_H}px;line-height:${CELL_H}px;font-size:11px` }, id)),
   );

@@ -7,7 +7,7 @@
 import type { RunReportData } from '../../src/protocol/report';
 import { describeFinding } from '../../src/protocol/telemetry';
 import { h } from '../common';
-import { paintHeadsMap } from '../heatmap';
+import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView } from '../lib/heads';
 
 const CELL_H = 14;
@@ -32,15 +32,7 @@ export function headsSection(d: RunReportData): HTMLElement {
     const cols = view.steps.length;
     cellW = Math.max(2, Math.min(24, Math.floor(900 / Math.max(1, cols))));
     paintHeadsMap(canvas, view, cellW, CELL_H);
-    const ctx = canvas.getContext('2d')!;
-    for (const e of d.events) {
-      const r = e.head ? view.heads.indexOf(e.head) : -1;
-      const c = view.steps.findIndex((s) => s >= e.step);
-      if (r < 0 || c < 0) continue;
-      ctx.fillStyle = e.severity === 'breakpoint' ? '#f14c4c' : '#cca700';
-      const w = Math.max(2, cellW / 2);
-      ctx.fillRect(c * cellW + (cellW - w) / 2, r * CELL_H + CELL_H / 2 - 2, w, 4);
-    }
+    markFindings(canvas, view, d.events, cellW, CELL_H);
     labels.replaceChildren(
       ...view.heads.map((id) =>
         h('div', { style: `height:${CELL_H}px;line-height:${CELL_H}px;font-size:11px;padding-right:6px` }, id),

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { type Pool, THUMB_CELLS, blockFor, maxPoolBlocks, pooledCells, poolCaption } from '../../algorithms/pool';
-import { checkHeadReport, type HeadReport } from '../../protocol/heads';
+import { checkHeadReport, HEAD_REPORT_JSON, type HeadReport } from '../../protocol/heads';
 import type {
   ReportHeader,
   ReportMaps,
@@ -32,9 +32,6 @@ import { runSummary } from './convert';
 
 /** Weights (float32 values) a report of every snapshot holds at most: 3.5 M, 4.7 MB of base64. */
 export const WEIGHT_BUDGET = 3_500_000;
-
-/** The saved head reports: `heads-report-step-N.json` (the extension's Head Importance writes it). */
-const HEADS_FILE = /^heads-report-step-(\d+)\.json$/;
 
 export interface CollectOptions {
   /** Snapshot steps to include (default every one, thinned to WEIGHT_BUDGET). */
@@ -178,7 +175,7 @@ function startedAt(run: RunDir): string | null {
 /** The newest saved head report, if one is beside the run and reads whole. */
 function headsOf(run: RunDir): HeadReport | null {
   const files = folderEntries(run.path)
-    .map((f) => ({ f, step: Number(HEADS_FILE.exec(f)?.[1] ?? NaN) }))
+    .map((f) => ({ f, step: Number(HEAD_REPORT_JSON.exec(f)?.[1] ?? NaN) }))
     .filter((x) => Number.isInteger(x.step))
     .sort((a, b) => b.step - a.step);
   for (const { f } of files) {
