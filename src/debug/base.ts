@@ -16,7 +16,7 @@ import {
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { OPEN_HEAD, type OpenHead } from '../protocol/debugEvents';
 import type { MetricRow } from '../protocol/metrics';
-import { engineLog } from '../protocol/methods';
+import { engineLog, headsSaved } from '../protocol/methods';
 import type { TelemetryRow } from '../protocol/telemetry';
 import type { RunSummary } from '../protocol/training';
 import {
@@ -49,6 +49,8 @@ export abstract class RunDebugSession extends DebugSession {
   protected ended = false;
   /** An earlier step shown (replayed, or read from the logs) while the run stands at `step`. */
   protected viewing?: Replayed;
+  /** The heads report's importance for the step shown (heads/saved), asked once per step. */
+  private importance?: { at: number; known: RunView['importance'] };
   protected configured!: () => void;
   protected readonly configuration = new Promise<void>((resolve) => (this.configured = resolve));
 
@@ -79,7 +81,21 @@ export abstract class RunDebugSession extends DebugSession {
       ...(this.summary ? { model: this.summary } : {}),
       ...(shown.metrics ? { metrics: shown.metrics } : {}),
       ...(shown.telemetry ? { telemetry: shown.telemetry } : {}),
+      ...(this.importance?.at === shown.step && this.importance.known ? { importance: this.importance.known } : {}),
     };
+  }
+
+  /** Asks the engine for the newest heads report saved at or before the step shown, once per step. */
+  private async askImportance(): Promise<void> {
+    const at = this.view.step;
+    if (!this.engine || !this.runDir || this.importance?.at === at) return;
+    try {
+      const report = await this.engine.request(headsSaved, { runDir: this.runDir, step: at });
+      this.importance = { at, known: report ? { step: report.step, heads: report.importance } : undefined };
+    } catch (err) {
+      this.importance = { at, known: undefined };
+      this.print(`importance not shown: ${(err as Error).message}`);
+    }
   }
 
   protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
@@ -168,10 +184,11 @@ export abstract class RunDebugSession extends DebugSession {
     this.sendResponse(response);
   }
 
-  protected override variablesRequest(
+  protected override async variablesRequest(
     response: DebugProtocol.VariablesResponse,
     args: DebugProtocol.VariablesArguments,
-  ): void {
+  ): Promise<void> {
+    await this.askImportance();
     response.body = { variables: variables(this.view, args.variablesReference) };
     this.sendResponse(response);
     // A head's attention map expanded: the extension opens that head at that step (protocol/debugEvents.ts).

@@ -2,7 +2,8 @@
  * What the debugger's views show of a paused run: one thread named after the run; a call stack of
  * the current step over the encoder's and the decoder's layers; scopes "Step" (the newest metrics
  * row) and one per layer whose variables are its heads (by their one name, `cross:1.0`), each
- * expanding to whatever statistics the newest telemetry row holds for it.
+ * expanding to whatever statistics the newest telemetry row holds for it (the attention's, the
+ * gradient's and each projection's norms) and its importance where a saved heads report gives one.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { MetricRow } from '../protocol/metrics';
@@ -19,6 +20,8 @@ export interface RunView {
   metrics?: MetricRow;
   /** The newest telemetry row (every telemetry_every steps). */
   telemetry?: TelemetryRow;
+  /** I_h by head id, from the newest heads report saved at or before the step, when there is one. */
+  importance?: { step: number; heads: Record<string, number> };
 }
 
 export const THREAD_ID = 1;
@@ -103,7 +106,18 @@ export function variables(run: RunView, ref: number): DebugProtocol.Variable[] {
       value: value(xs[k]),
       variablesReference: 0,
     }));
-    return [...stats, map];
+    const importance = run.importance?.heads[row.heads[k]!];
+    const known =
+      importance === undefined
+        ? []
+        : [
+            {
+              name: 'importance',
+              value: `${importance} (heads report of step ${run.importance!.step})`,
+              variablesReference: 0,
+            },
+          ];
+    return [...stats, ...known, map];
   }
   const layer = layers(run.model)[ref - LAYER_SCOPE];
   if (!layer) return [];

@@ -83,6 +83,16 @@ export const checkHeadReportParams: Check<HeadReportParams> = object({
   seed: optional(isIndex),
 });
 
+/** heads/saved: the newest heads report saved beside a run, at most `step` when given. */
+export interface HeadsSavedParams {
+  runDir: string;
+  step?: number;
+}
+export const checkHeadsSavedParams: Check<HeadsSavedParams> = object({
+  runDir: isAbsolutePath,
+  step: optional(isIndex),
+});
+
 /**
  * heads/report's progress: `done` of `total` pruning points measured (each curve scores the intact
  * model, then one head more removed at a time), so the wait of minutes can be shown.

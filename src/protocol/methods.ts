@@ -23,7 +23,7 @@ import {
   checkWireBlock,
 } from './attentionBlock';
 import { type BeamTreeView, checkBeamTreeView } from './beamTree';
-import { arrayOf, isNothing } from './check';
+import { arrayOf, isNothing, nullable } from './check';
 import { checkEngineInfo, checkEngineLog, type EngineInfo, type EngineLog } from './engine';
 import { checkPollParams, checkRunPoll, type PollParams, type RunPoll } from './follow';
 import { checkForkParams, type ForkParams } from './fork';
@@ -31,9 +31,11 @@ import {
   checkHeadReport,
   checkHeadReportParams,
   checkHeadsProgress,
+  checkHeadsSavedParams,
   type HeadReport,
   type HeadReportParams,
   type HeadsProgress,
+  type HeadsSavedParams,
 } from './heads';
 import {
   type AttentionParams,
@@ -175,6 +177,12 @@ export const headsReport = request<HeadReportParams, HeadReport>(
   'heads/report',
   checkHeadReportParams,
   checkHeadReport,
+);
+/** The newest heads report the extension saved beside a run (savedHeadReport.ts), or null. */
+export const headsSaved = request<HeadsSavedParams, HeadReport | null>(
+  'heads/saved',
+  checkHeadsSavedParams,
+  nullable(checkHeadReport),
 );
 /** heads/report's progress: `done` of `total` pruning points measured (engine → extension). */
 export const headsProgress = notification<HeadsProgress>('heads/progress', checkHeadsProgress);

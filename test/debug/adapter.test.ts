@@ -8,11 +8,12 @@
  * condition that does not parse is an unverified breakpoint with the parser's message.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { headReportFile, type HeadReport } from '../../src/protocol/heads';
 import { REPO } from '../helpers';
 import { microConfig, scratch } from '../train/helpers';
 import { jsonLines, rowAt } from '../runFiles';
@@ -94,6 +95,13 @@ test('a watch breakpoint pauses the run; the views show the run folder at that s
     ['step 10', 'encoder layer 0', 'decoder layer 0'],
   );
 
+  // A heads report saved beside the run at this step (as Head Importance saves one): its I_h shows.
+  const report: HeadReport = {
+    ...{ run: 'run', checkpoint: 'checkpoints/step-10', step: 10, metric: 'exact_match_percent' },
+    ...{ sentences: 4, tolerance: 1, importance: { 'cross:0.0': 0.5, 'cross:0.1': 0.25 }, byImportance: [] },
+    ...{ random: { seed: 1, points: [] }, prunable: { byImportance: 0, random: 0 } },
+  };
+  writeFileSync(join(runDir, headReportFile(10, 'json')), JSON.stringify(report));
   const metrics = rowAt<Metrics>(join(runDir, 'metrics.jsonl'), 10);
   const telemetry = rowAt<Telemetry>(join(runDir, 'telemetry.jsonl'), 10);
   const scopes = (await dc.scopesRequest({ frameId: frames[0]!.id })).body.scopes;
@@ -116,8 +124,12 @@ test('a watch breakpoint pauses the run; the views show the run folder at that s
   const head = named(
     (await dc.variablesRequest({ variablesReference: decoder[3]!.variablesReference })).body.variables,
   );
-  // Every statistic the row holds, then the head's attention map (data-breakpoints.test.ts opens it).
-  assert.deepEqual(Object.keys(head), [...Object.keys(telemetry.stats), 'attention (probe pair)']);
+  // Every statistic the row holds, the report's importance, then the head's attention map
+  // (data-breakpoints.test.ts opens it). The statistics include each projection's norms.
+  assert.deepEqual(Object.keys(head), [...Object.keys(telemetry.stats), 'importance', 'attention (probe pair)']);
+  for (const p of ['wq', 'wk', 'wv', 'wo'])
+    for (const n of ['norm', 'grad_norm']) assert.ok(`${p}_${n}` in head, p + n);
+  assert.equal(head['importance']!.value, '0.25 (heads report of step 10)');
   for (const [stat, xs] of Object.entries(telemetry.stats))
     assert.equal(head[stat]!.value, xs[k] === null ? 'none' : String(xs[k]), stat);
   // A layer's own frame shows its layer first

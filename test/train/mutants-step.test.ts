@@ -14,6 +14,7 @@ import { Transformer } from '../../src/engine/model/transformer';
 import { Adam } from '../../src/engine/train/adam';
 import { smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { countTokens, trainStep } from '../../src/engine/train/step';
+import { headWeightNorms } from '../../src/engine/telemetry/heads';
 import { loadWithoutDropout, readStepFixture, RecordingAdam } from '../engine/stepFixture';
 import { smallConfig, TOY_BATCH } from '../helpers';
 
@@ -39,27 +40,45 @@ test('countTokens counts the ids that are not the pad id', () => {
   assert.equal(countTokens([], 0), 0);
 });
 
-/** Per head, ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖ from PyTorch's gradients (telemetry/heads.ts's definition). */
-function pytorchHeadNorms(grads: Record<string, number[]>, layers: number, h: number, d: number): number[] {
+/**
+ * [W^Q, W^K, W^V, W^O][head]: each head's slice norm of PyTorch's tensors by name (its weights or its
+ * gradients), rows h·dk… of each third of in_proj_weight and columns h·dk… of out_proj.weight.
+ */
+function pytorchMatrixNorms(tensors: Record<string, ArrayLike<number>>, layers: number, h: number, d: number) {
   const dk = d / h;
   const attentions = ['encoder.layers.%.self_attn', 'decoder.layers.%.self_attn', 'decoder.layers.%.multihead_attn'];
-  const out: number[] = [];
+  const out: number[][] = [[], [], [], []];
   for (const pattern of attentions) {
     for (let l = 0; l < layers; l++) {
       const name = pattern.replace('%', String(l));
-      const inProj = grads[`${name}.in_proj_weight`]!; // [3d, d] row-major
-      const outProj = grads[`${name}.out_proj.weight`]!; // [d, d]: head h owns columns h·dk…
+      const inProj = tensors[`${name}.in_proj_weight`]!; // [3d, d] row-major
+      const outProj = tensors[`${name}.out_proj.weight`]!; // [d, d]: head h owns columns h·dk…
       for (let head = 0; head < h; head++) {
-        let sq = 0;
-        for (let block = 0; block < 3; block++)
+        for (let block = 0; block < 3; block++) {
+          let sq = 0;
           for (let r = block * d + head * dk; r < block * d + (head + 1) * dk; r++)
             for (let c = 0; c < d; c++) sq += inProj[r * d + c]! ** 2;
+          out[block]!.push(Math.sqrt(sq));
+        }
+        let sq = 0;
         for (let r = 0; r < d; r++) for (let c = head * dk; c < (head + 1) * dk; c++) sq += outProj[r * d + c]! ** 2;
-        out.push(Math.sqrt(sq));
+        out[3]!.push(Math.sqrt(sq));
       }
     }
   }
   return out;
+}
+
+/** Per head, ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖ from PyTorch's gradients (telemetry/heads.ts's definition). */
+function pytorchHeadNorms(grads: Record<string, number[]>, layers: number, h: number, d: number): number[] {
+  const [q, k, v, o] = pytorchMatrixNorms(grads, layers, h, d);
+  return q!.map((_, i) => Math.hypot(q![i]!, k![i]!, v![i]!, o![i]!));
+}
+
+/** Each of `got` within 1e-4 relative of `want`'s. */
+function near(got: ArrayLike<number> | undefined, want: number[], what: string): void {
+  assert.equal(got?.length, want.length, `${what}: ${want.length} values`);
+  want.forEach((w, i) => assert.ok(Math.abs(got![i]! - w) <= 1e-4 * w, `${what} ${i}: ${got![i]}, PyTorch ${w}`));
 }
 
 test('per-head gradient norms when asked: PyTorch’s by definition; none on an applied step not asking', async () => {
@@ -76,13 +95,21 @@ test('per-head gradient norms when asked: PyTorch’s by definition; none on an 
   assert.equal(asked.tokens, countTokens(f.tgt_out, c.pad_id));
   const want = pytorchHeadNorms(f.grads, c.encoder_layers, c.heads, c.d_model);
   assert.equal(asked.headGradNorms?.length, 3 * 2 * c.heads);
-  want.forEach((w, i) => {
-    const got = asked.headGradNorms![i]!;
-    assert.ok(Math.abs(got - w) <= 1e-4 * w, `head ${i}: ${got}, PyTorch ${w}`);
-  });
+  near(asked.headGradNorms, want, 'head');
+  // W^Q's norms of every head, then W^K's, W^V's and W^O's.
+  near(asked.headMatrixGradNorms, pytorchMatrixNorms(f.grads, c.encoder_layers, c.heads, c.d_model).flat(), 'matrix');
   const plain = await trainStep(model, new RecordingAdam(false), batch, { lr: 1e-3, labelSmoothing: 0.1 });
   assert.equal(plain.applied, true);
   assert.ok(!('headGradNorms' in plain), 'not asked, applied: no per-head norms');
+  model.dispose();
+});
+
+test('per-head weight norms of W^Q, W^K, W^V and W^O: PyTorch’s tensors sliced by hand', async () => {
+  const { model, before } = loadWithoutDropout(CASE);
+  const c = model.config;
+  const want = pytorchMatrixNorms(Object.fromEntries(before), c.encoder_layers, c.heads, c.d_model);
+  assert.ok(new Set(want.flat()).size > 10, 'the heads differ');
+  near(await headWeightNorms(model), want.flat(), 'weight');
   model.dispose();
 });
 

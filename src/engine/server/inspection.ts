@@ -5,7 +5,7 @@
  * pair, whole or pooled to 256² at most), heads/scores (one head's query row, each key's score split
  * into its parts), beam/tree (a sentence's beam search with its tree),
  * ablation/effect and ablation/score (what switching heads off does to one input, and to the test
- * split), heads/report (importance and pruning curves), report/write (the run's HTML report, report.ts)
+ * split), heads/report (importance and pruning curves), heads/saved (the newest one saved), report/write (the run's HTML report, report.ts)
  * and positional (the encoding of §3.5). Each
  * goes through RunDir, never around it.
  */
@@ -21,6 +21,7 @@ import {
   headsScores,
   positional,
   reportWrite,
+  headsSaved,
   runOpen,
   runPoll,
   snapshotsGet,
@@ -38,6 +39,7 @@ import { beamTreeAt } from '../inspect/beamTreeAt';
 import { headScoresAt } from '../inspect/headScores';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
+import { savedHeadReport } from '../run/savedHeadReport';
 import { checkOpenedCheckpoint } from '../run/openCheck';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary } from './convert';
@@ -121,6 +123,8 @@ export function registerInspectionHandlers(
         notify(conn, headsProgress, { runDir: p.runDir, done: ++done, total: 2 * (heads + 1) }),
     });
   });
+
+  handle(conn, headsSaved, async (p) => savedHeadReport(p.runDir, p.step));
 
   handle(conn, reportWrite, async (p) => writeRunReport(p));
 

@@ -7,9 +7,8 @@
  * WEIGHT_BUDGET keeps every k-th snapshot; the report's notes say both.
  */
 import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { type Pool, THUMB_CELLS, blockFor, maxPoolBlocks, pooledCells, poolCaption } from '../../algorithms/pool';
-import { checkHeadReport, HEAD_REPORT_JSON, type HeadReport } from '../../protocol/heads';
 import type {
   ReportHeader,
   ReportMaps,
@@ -21,12 +20,11 @@ import type {
 import { float32ToBase64 } from '../../protocol/wire';
 import type { AttentionMaps } from '../../protocol/attention';
 import type { DataSpec } from '../data/dataset';
-import { readJsonFile } from '../io/json';
 import { checkOutputFile } from '../io/outputFile';
-import { folderEntries } from '../io/regularFile';
 import { reportAssets, reportHtml, writeReportFile } from '../report/html';
 import { firstPoll } from '../run/follow';
 import { RunDir } from '../run/runDir';
+import { savedHeadReport } from '../run/savedHeadReport';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary } from './convert';
 
@@ -118,7 +116,7 @@ export function collectReport(runDir: string, o: CollectOptions = {}): RunReport
     events,
     snapshots: kept.flat(),
     snapshotSteps: all,
-    heads: headsOf(run),
+    heads: savedHeadReport(run.path),
     notes,
   };
 }
@@ -170,17 +168,4 @@ function configOf(raw: Record<string, unknown>): Record<string, string | number 
 function startedAt(run: RunDir): string | null {
   const t = run.readMetrics()[0]?.time;
   return typeof t === 'number' && Number.isFinite(t) ? new Date(t).toISOString() : null;
-}
-
-/** The newest saved head report, if one is beside the run and reads whole. */
-function headsOf(run: RunDir): HeadReport | null {
-  const files = folderEntries(run.path)
-    .map((f) => ({ f, step: Number(HEAD_REPORT_JSON.exec(f)?.[1] ?? NaN) }))
-    .filter((x) => Number.isInteger(x.step))
-    .sort((a, b) => b.step - a.step);
-  for (const { f } of files) {
-    const report = readJsonFile(join(run.path, f));
-    if (!checkHeadReport(report, f)) return report as HeadReport;
-  }
-  return null;
 }

@@ -1,7 +1,7 @@
 /**
- * Per-head gradient norms from a training step's gradients: head h of an attention owns rows
- * h·d_k … (h+1)·d_k of each of W^Q, W^K, W^V (stacked in one [3d, d] matrix, wQKV) and the
- * same columns of W^O ([d, d]). Its norm is ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂.
+ * Per-head norms of the projections and of a training step's gradients: head h of an attention owns
+ * rows h·d_k … (h+1)·d_k of each of W^Q, W^K, W^V (stacked in one [3d, d] matrix, wQKV) and the
+ * same columns of W^O ([d, d]). Its gradient norm is ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂.
  * And each head's output norm, from a forward pass of the probe batch.
  */
 import { perKind } from '../model/context';
@@ -20,21 +20,41 @@ export function attentionsInOrder(layers: TransformerLayers): AttentionParams[] 
 }
 
 /**
- * [heads of the model] gradient norms, in attentionsInOrder's order. `gradOf` gives the gradient of
- * one of the model's parameters. Call inside tf.tidy.
+ * [4, heads of the model]: the L2 norm of each head's slice of W^Q, W^K, W^V and W^O (rows in that
+ * order: PROJECTIONS), columns in attentionsInOrder's order. `tensorOf` gives what to measure of a
+ * parameter: the parameter itself for weight norms, its gradient for gradient norms. Call inside
+ * tf.tidy.
  */
-export function headGradNorms(model: Transformer, gradOf: (param: tf.Tensor) => tf.Tensor): tf.Tensor1D {
+export function headMatrixNorms(model: Transformer, tensorOf: (param: tf.Tensor) => tf.Tensor): tf.Tensor2D {
   const c = model.config;
   const h = c.heads;
   const dk = c.d_model / h;
   const d = c.d_model;
   const perLayer = attentionsInOrder(model.layers).map((attn) => {
-    const inProj = tf.reshape(gradOf(attn.wQKV), [3, h, dk, d]); // [3, h, dk, d]
-    const outProj = tf.reshape(gradOf(attn.wO), [d, h, dk]); // [d, h, dk]
-    const sq = tf.add(tf.sum(tf.square(inProj), [0, 2, 3]), tf.sum(tf.square(outProj), [0, 2])); // [h]
+    const inProj = tf.reshape(tensorOf(attn.wQKV), [3, h, dk, d]); // [3, h, dk, d]: W^Q, W^K, W^V
+    const outProj = tf.reshape(tensorOf(attn.wO), [d, h, dk]); // [d, h, dk]: W^O's columns
+    const sq = tf.concat([tf.sum(tf.square(inProj), [2, 3]), tf.expandDims(tf.sum(tf.square(outProj), [0, 2]), 0)]); // [4, h]
     return tf.sqrt(sq);
   });
-  return tf.concat(perLayer) as tf.Tensor1D; // [layers · h]
+  return tf.concat(perLayer, 1) as tf.Tensor2D; // [4, layers · h]
+}
+
+/** [4 · heads of the model]: headMatrixNorms of the weights themselves, W^Q's row first. */
+export async function headWeightNorms(model: Transformer): Promise<Float32Array> {
+  const t = tf.tidy(() => headMatrixNorms(model, (param) => param));
+  try {
+    return (await t.data()) as Float32Array;
+  } finally {
+    t.dispose();
+  }
+}
+
+/**
+ * [heads of the model] gradient norms ‖[∇W^Q_h; ∇W^K_h; ∇W^V_h; ∇W^O_{:,h}]‖₂, in
+ * attentionsInOrder's order, from the per-matrix norms [4, heads]. Call inside tf.tidy.
+ */
+export function headGradNorms(matrixNorms: tf.Tensor2D): tf.Tensor1D {
+  return tf.sqrt(tf.sum(tf.square(matrixNorms), 0)) as tf.Tensor1D; // [heads]
 }
 
 /**

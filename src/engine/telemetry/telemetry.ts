@@ -8,8 +8,45 @@ import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps, headId } from 
 import type { TelemetryRow } from '../../protocol/telemetry';
 import { ATTENTION_STATS, headStats, type ProbePair } from './stats';
 
+/** A head's projections, in the order of per-matrix norms (heads.ts): W^Q, W^K, W^V, W^O. */
+export const PROJECTIONS = ['wq', 'wk', 'wv', 'wo'] as const;
+/** `wq_norm` … `wo_norm`: each projection's weight norm, head by head. */
+export const WEIGHT_NORM_STATS = PROJECTIONS.map((p) => `${p}_norm`);
+/** `wq_grad_norm` … `wo_grad_norm`: each projection's gradient norm at the step, head by head. */
+export const GRAD_NORM_STATS = PROJECTIONS.map((p) => `${p}_grad_norm`);
+
 /** Every statistic of a telemetry row: the attention's, and the step's per-head norms (the trainer's). */
-export const HEAD_STATS: readonly string[] = [...ATTENTION_STATS, 'grad_norm', 'output_norm'];
+export const HEAD_STATS: readonly string[] = [
+  ...ATTENTION_STATS,
+  'grad_norm',
+  'output_norm',
+  ...WEIGHT_NORM_STATS,
+  ...GRAD_NORM_STATS,
+];
+
+/** `{ wq_norm: [heads], … }` from projection-major values [4 · heads] (heads.ts's headMatrixNorms). */
+function byProjection(names: readonly string[], values: ArrayLike<number>): Record<string, number[]> {
+  const all = Array.from(values);
+  const heads = all.length / names.length;
+  return Object.fromEntries(names.map((name, i) => [name, all.slice(i * heads, (i + 1) * heads)]));
+}
+
+/**
+ * A telemetry step's per-head norms as statistics: the gradient's (whole and per projection, when
+ * the step measured them), each head's output norm, and its projections' weight norms [4 · heads].
+ */
+export function headNormStats(
+  step: { headGradNorms?: ArrayLike<number>; headMatrixGradNorms?: ArrayLike<number> },
+  outputs: ArrayLike<number>,
+  weights: ArrayLike<number>,
+): Record<string, number[]> {
+  return {
+    ...(step.headGradNorms ? { grad_norm: Array.from(step.headGradNorms) } : {}),
+    output_norm: Array.from(outputs),
+    ...byProjection(WEIGHT_NORM_STATS, weights),
+    ...(step.headMatrixGradNorms ? byProjection(GRAD_NORM_STATS, step.headMatrixGradNorms) : {}),
+  };
+}
 
 /** Head ids of a model, kind-major, layer-major: the order of every telemetry array. */
 export function headIds(layers: Record<AttentionKind, number>, heads: number): string[] {

@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { sumOfSquares } from '../backend/trainingOps';
 import { namedVariables } from '../model/params';
-import { headGradNorms } from '../telemetry/heads';
+import { headGradNorms, headMatrixNorms } from '../telemetry/heads';
 import type { Transformer } from '../model/transformer';
 import type { Batch } from '../data/batchStream';
 import type { Adam } from './adam';
@@ -44,6 +44,8 @@ export interface StepResult {
   applied: boolean;
   /** Per attention head (telemetry/heads.ts order), when asked for and on a step not applied. */
   headGradNorms?: Float32Array;
+  /** With headGradNorms: [4 · heads], W^Q's gradient norm of every head, then W^K's, W^V's, W^O's. */
+  headMatrixGradNorms?: Float32Array;
 }
 
 /** Non-pad tokens in a padded batch of rows. */
@@ -163,13 +165,21 @@ async function unwatchedStep(
   const tokens = countTokens(batch.tgtOut, model.config.pad_id);
   // 1. Forward pass, loss, gradients and their global norm (kept: the update waits for the check).
   const { loss, nll, gradNorm, grads: gradList } = gradients(model, vars, batch, opts, tokens);
+  // [5, heads]: each head's whole gradient norm, then its W^Q, W^K, W^V and W^O parts (one read).
   const headNormTensor = (): tf.Tensor => {
     const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
-    return tf.tidy(() => headGradNorms(model, (param) => gradList[index.get(param)!]!));
+    return tf.tidy(() => {
+      const matrices = headMatrixNorms(model, (param) => gradList[index.get(param)!]!); // [4, heads]
+      return tf.concat([tf.expandDims(headGradNorms(matrices), 0), matrices]);
+    });
   };
-  const perHeadNorms = async (t = headNormTensor()): Promise<Float32Array> => {
+  const perHeadNorms = async (
+    t = headNormTensor(),
+  ): Promise<Pick<StepResult, 'headGradNorms' | 'headMatrixGradNorms'>> => {
     try {
-      return (await t.data()) as Float32Array;
+      const all = (await t.data()) as Float32Array;
+      const heads = t.shape[1]!;
+      return { headGradNorms: all.subarray(0, heads), headMatrixGradNorms: all.subarray(heads) };
     } finally {
       t.dispose();
     }
@@ -213,15 +223,14 @@ async function unwatchedStep(
       const r = result(l, n, g);
       if (!r.applied) optimizer.step = t; // the gated update left everything as it was: so does t
       // Per-head gradient norms on telemetry steps; on a non-finite step they say which head's gradient broke.
-      const headNorms = asked || !r.applied ? await perHeadNorms(asked) : undefined;
-      return { ...r, ...(headNorms ? { headGradNorms: headNorms } : {}) };
+      return { ...r, ...(asked || !r.applied ? await perHeadNorms(asked) : {}) };
     }
     const [l, n, g] = await Promise.all([loss.data(), nll.data(), gradNorm.data()]);
     const r = result(l, n, g);
     // Per-head gradient norms on telemetry steps; on a non-finite step they say which head's gradient broke.
-    const headNorms = opts.headGradNorms || !r.applied ? await perHeadNorms() : undefined;
+    const headNorms = opts.headGradNorms || !r.applied ? await perHeadNorms() : {};
     if (r.applied) update();
-    return { ...r, ...(headNorms ? { headGradNorms: headNorms } : {}) };
+    return { ...r, ...headNorms };
   } finally {
     tf.dispose([loss, nll, gradNorm, ...gradList, ...(asked ? [asked] : [])]);
   }

@@ -24,12 +24,12 @@ import { transformerLr } from './schedule';
 import { checkMode, telemetryEvery, type TrainingSettings } from '../run/settings';
 import type { CheckName, Finding, RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { HealthMonitor } from '../telemetry/checks';
-import { headOutputNorms } from '../telemetry/heads';
+import { headOutputNorms, headWeightNorms } from '../telemetry/heads';
 import { maskLeak, paddingLeak } from '../telemetry/probes';
-import { HEAD_STATS, headIds, telemetryRow } from '../telemetry/telemetry';
+import { HEAD_STATS, headIds, headNormStats, telemetryRow } from '../telemetry/telemetry';
 import { parseWatches, type Watch, watchFindings } from '../telemetry/watch';
 import { layersOf } from '../telemetry/importance';
-import { trainStep } from './step';
+import { type StepResult, trainStep } from './step';
 import { trainingStream, validationBatches } from './batchFile';
 import { heldHeadsMask } from './heldHeads';
 import { GpuError, gpuAdapterInWords, guardGpu } from '../backend/webgpu/errors';
@@ -216,20 +216,18 @@ export class Trainer {
    * watch conditions that hold over it and the step's metrics.
    */
   private async telemetry(
-    gradNorms: Float32Array | undefined,
+    norms: Pick<StepResult, 'headGradNorms' | 'headMatrixGradNorms'>,
     metrics: MetricsRow,
     callbacks: TrainerCallbacks,
   ): Promise<Finding[]> {
     const src = this.probeBatch.map((p) => p.src);
     const tgt = this.probeBatch.map((p) => decoderInput(p.tgt));
-    const [pairs, outputs] = await guardGpu(`telemetry at step ${this.step}`, async () => [
+    const [pairs, outputs, weights] = await guardGpu(`telemetry at step ${this.step}`, async () => [
       await attentionOfPairs(this.model, src, tgt),
       await headOutputNorms(this.model, src, tgt),
+      await headWeightNorms(this.model),
     ]);
-    const row = telemetryRow(this.step, pairs, {
-      ...(gradNorms ? { grad_norm: Array.from(gradNorms) } : {}),
-      output_norm: Array.from(outputs),
-    });
+    const row = telemetryRow(this.step, pairs, headNormStats(norms, outputs, weights));
     this.run.appendTelemetry(row);
     callbacks.onTelemetry?.(row);
     const findings = [...this.monitor.onTelemetry(row), ...watchFindings(this.watches, row, metrics)];
@@ -364,7 +362,7 @@ export class Trainer {
           this.writeSnapshot(snap);
         }
       }
-      if (telemetry && r.applied) findings.push(...(await this.telemetry(r.headGradNorms, row, callbacks)));
+      if (telemetry && r.applied) findings.push(...(await this.telemetry(r, row, callbacks)));
       if (this.report(findings, callbacks)) {
         await this.checkpoint(); // a breakpoint: paused here, resumable from this step
         lastCheckpoint = this.step;
