@@ -27,6 +27,7 @@ import {
   shown,
 } from './breakpoints';
 import { DebugEngine } from './engine';
+import { readLineBreakpoints, STEPS_REFERENCE, stepsText } from './steps';
 import { evaluate } from './evaluate';
 import type { Replayed } from './rewind';
 import { openedHead, type RunView, scopes, stackFrames, statOf, THREAD_ID, threads, variables } from './views';
@@ -40,10 +41,11 @@ export abstract class RunDebugSession extends DebugSession {
   protected step = 0;
   protected metrics?: MetricRow;
   protected telemetry?: TelemetryRow;
-  /** The function breakpoints, then the data breakpoints (each kind as the client last set it). */
+  /** The function, data and line breakpoints (each kind as the client last set it). */
   protected breakpoints: FunctionBreakpoint[] = [];
   private functionBreakpoints: FunctionBreakpoint[] = [];
   private dataBreakpoints: FunctionBreakpoint[] = [];
+  private lineBreakpoints: FunctionBreakpoint[] = [];
   protected nextId = 1;
   protected filters = EXCEPTION_FILTERS.filter((f) => f.default).map((f) => f.filter);
   protected ended = false;
@@ -56,8 +58,9 @@ export abstract class RunDebugSession extends DebugSession {
 
   constructor(protected readonly cliPath: string) {
     super();
-    this.setDebuggerLinesStartAt1(false);
-    this.setDebuggerColumnsStartAt1(false);
+    // Lines are steps (steps.ts), counted from 1 as steps are.
+    this.setDebuggerLinesStartAt1(true);
+    this.setDebuggerColumnsStartAt1(true);
   }
 
   /** Starts the engine beside the adapter (`serve`, with `backend` when given); its exit ends the session. */
@@ -124,8 +127,43 @@ export abstract class RunDebugSession extends DebugSession {
     args: DebugProtocol.SetFunctionBreakpointsArguments,
   ): void {
     this.functionBreakpoints = args.breakpoints.map((bp) => readFunctionBreakpoint(this.nextId++, bp, this.summary));
-    this.breakpoints = [...this.functionBreakpoints, ...this.dataBreakpoints];
+    this.joinBreakpoints();
     response.body = { breakpoints: this.functionBreakpoints.map(shown) };
+    this.sendResponse(response);
+  }
+
+  private joinBreakpoints(): void {
+    this.breakpoints = [...this.functionBreakpoints, ...this.dataBreakpoints, ...this.lineBreakpoints];
+  }
+
+  /** The steps the run plans (the lines of its steps source). */
+  protected plannedSteps(): number {
+    return Math.max(this.summary?.totalSteps ?? 0, this.step);
+  }
+
+  /** Line breakpoints: on the run's steps source, line N is `step N` (steps.ts); Run to Cursor sets one. */
+  protected override setBreakPointsRequest(
+    response: DebugProtocol.SetBreakpointsResponse,
+    args: DebugProtocol.SetBreakpointsArguments,
+  ): void {
+    const lines = (args.breakpoints ?? []).map((bp) => ({ ...bp, line: this.convertClientLineToDebugger(bp.line) }));
+    this.lineBreakpoints = readLineBreakpoints(() => this.nextId++, args.source, lines);
+    this.joinBreakpoints();
+    response.body = {
+      breakpoints: this.lineBreakpoints.map((bp, i) => ({
+        ...shown(bp),
+        line: this.convertDebuggerLineToClient(lines[i]!.line),
+      })),
+    };
+    this.sendResponse(response);
+  }
+
+  /** The steps source's text (the only source the adapter serves). */
+  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments) {
+    const ref = args.source?.sourceReference ?? args.sourceReference;
+    if (ref !== STEPS_REFERENCE) return this.sendErrorResponse(response, 4, `no source ${ref}`);
+    // No mimeType: VS Code takes the language from the name's .steps, where breakpoints may be set.
+    response.body = { content: stepsText(this.plannedSteps()) };
     this.sendResponse(response);
   }
 
@@ -155,7 +193,7 @@ export abstract class RunDebugSession extends DebugSession {
     this.dataBreakpoints = args.breakpoints.map((bp) =>
       readDataBreakpoint(this.nextId++, bp, valueOf(bp.dataId), this.summary),
     );
-    this.breakpoints = [...this.functionBreakpoints, ...this.dataBreakpoints];
+    this.joinBreakpoints();
     response.body = { breakpoints: this.dataBreakpoints.map(shown) };
     this.sendResponse(response);
   }
@@ -174,7 +212,7 @@ export abstract class RunDebugSession extends DebugSession {
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse): void {
-    const frames = stackFrames(this.view);
+    const frames = stackFrames(this.view).map((f) => ({ ...f, line: this.convertDebuggerLineToClient(f.line) }));
     response.body = { stackFrames: frames, totalFrames: frames.length };
     this.sendResponse(response);
   }

@@ -279,6 +279,11 @@ export class TrainingDebugSession extends RunDebugSession {
     }
   }
 
+  /** The launch's budget, once the run's own summary is not there yet (stopped on entry). */
+  protected override plannedSteps(): number {
+    return Math.max(super.plannedSteps(), this.launch?.steps ?? 0);
+  }
+
   /** Where Continue pauses: the nearest `step N` breakpoint past this step, else the run's budget. */
   private continueTarget(): number {
     const steps = this.breakpoints.flatMap((b) => ('step' in b && b.step > this.step ? [b.step] : []));

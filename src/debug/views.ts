@@ -9,6 +9,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { MetricRow } from '../protocol/metrics';
 import type { TelemetryRow } from '../protocol/telemetry';
 import type { ModelShape } from './breakpoints';
+import { stepLine, stepsSource } from './steps';
 
 /** A paused run as the views see it. */
 export interface RunView {
@@ -58,10 +59,12 @@ export function threads(run: RunView): DebugProtocol.Thread[] {
   return [{ id: THREAD_ID, name: run.name }];
 }
 
+/** The step's frame, then one per layer, each on the step's line of the run's steps source (steps.ts; 1-based). */
 export function stackFrames(run: RunView): DebugProtocol.StackFrame[] {
+  const at = { source: stepsSource(run.name), line: stepLine(run.step), column: 1 };
   return [
-    { id: STEP_FRAME, name: `step ${run.step}`, line: 0, column: 0 },
-    ...layers(run.model).map((layer, i) => ({ id: LAYER_FRAME + i, name: layer.name, line: 0, column: 0 })),
+    { id: STEP_FRAME, name: `step ${run.step}`, ...at },
+    ...layers(run.model).map((layer, i) => ({ id: LAYER_FRAME + i, name: layer.name, ...at })),
   ];
 }
 

@@ -5,7 +5,8 @@
  * shows the decoder layer's heads with their telemetry: the values VS Code's own views asked the
  * adapter for (seen through a DebugAdapterTracker) equal the run folder's telemetry.jsonl at the
  * paused step; expanding a head's attention map there opens that head in the head inspector at
- * that step. Screenshot debug-paused (dark theme). Runs last: its run lands in the workspace's
+ * that step; Run to Cursor on a later line of the run's steps source (line N is step N) trains to that
+ * step. Screenshots debug-paused and debug-run-to-cursor (dark theme). Runs last: its run lands in the workspace's
  * runs/ folder, the Runs view's default, and is removed after.
  */
 import * as assert from 'node:assert/strict';
@@ -111,6 +112,28 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
     });
     assert.equal(api.viewer.selection?.runDir, runDir);
     assert.equal(api.panels.store.cursor, step, 'the inspector at the paused step');
+
+    // Run to Cursor on a later step's line of the run's steps source, which selecting a frame opened.
+    vscode.debug.removeBreakpoints([watch]);
+    const isSteps = (d: vscode.TextDocument) => d.uri.scheme === 'debug' && d.uri.path.endsWith('debug-micro.steps');
+    await until('the frame’s steps source', () => vscode.workspace.textDocuments.some(isSteps));
+    const doc = vscode.workspace.textDocuments.find(isSteps)!;
+    assert.equal(doc.languageId, 'attention-debugger-steps', 'a language VS Code sets breakpoints in');
+    assert.equal(doc.lineAt(step - 1).text, `step ${step}`);
+    const target = step + 3;
+    const at = new vscode.Range(target - 1, 0, target - 1, 0);
+    await vscode.window.showTextDocument(doc, { preserveFocus: false, selection: at });
+    const stops = () => messages.sent.filter((m) => isEvent(m, 'stopped')) as DebugProtocol.StoppedEvent[];
+    const before = stops().length;
+    await vscode.commands.executeCommand('editor.debug.action.runToCursor');
+    await until(`Run to Cursor to stop at step ${target}`, () => stops().length > before, 60_000);
+    assert.equal(stops().at(-1)!.body.description, `step ${target}`);
+    const top = (await session!.customRequest('stackTrace', {
+      threadId: 1,
+    })) as DebugProtocol.StackTraceResponse['body'];
+    assert.equal(top.stackFrames[0]!.line, target, 'the frame on the step’s line');
+    await until('the cursor’s breakpoint removed', () => vscode.debug.breakpoints.length === 0, 10_000);
+    await inDarkTheme(() => screenshot('debug-run-to-cursor', api));
   } finally {
     messages.dispose();
     started.dispose();
