@@ -10,7 +10,7 @@
  * PyTorch's): attach only.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Attention } from '../../protocol/attention';
@@ -19,7 +19,8 @@ import { listCheckpoints, tensorsOf } from '../checkpoint';
 import type { NamedTensor } from '../checkpoint/safetensors';
 import { RunDir, type MetricsRow } from '../run/runDir';
 import { writtenByPytorch } from '../run/pytorchRun';
-import { openRun } from '../run/setup';
+import { type OpenRun, openRun } from '../run/setup';
+import type { TrainingSettings } from '../run/settings';
 import { startTrainer } from './start';
 
 export interface Replayed {
@@ -71,6 +72,25 @@ function startingPoint(runPath: string, step: number, raw: Record<string, unknow
   return 0;
 }
 
+/** How long a run's prepared data stays in memory after its last replay. */
+const KEEP_MS = 10 * 60_000;
+let kept: { key: string; opened: OpenRun } | undefined;
+let forget: NodeJS.Timeout | undefined;
+
+/**
+ * The run opened for reading (its data prepared), the same as the last replay's while its config.json
+ * and vocabulary are unchanged: Step Back replays the same run again and again, and preparing its
+ * data was a third of a short replay.
+ */
+function openedForReplay(run: RunDir, configText: string): OpenRun {
+  const vocab = existsSync(run.vocabPath) ? statSync(run.vocabPath).mtimeMs : 0;
+  const key = JSON.stringify([run.path, configText, vocab]);
+  if (kept?.key !== key) kept = { key, opened: openRun(run.path) };
+  clearTimeout(forget);
+  forget = setTimeout(() => (kept = undefined), KEEP_MS).unref();
+  return kept.opened;
+}
+
 /** Replays `runPath` to `step`; the run folder is read, never written. */
 export async function replay(runPath: string, step: number, options: ReplayOptions = {}): Promise<Replayed> {
   const original = new RunDir(runPath);
@@ -82,24 +102,25 @@ export async function replay(runPath: string, step: number, options: ReplayOptio
         "PyTorch's dropout draws and arithmetic)",
     );
   const from = startingPoint(runPath, step, raw);
-  const opened = openRun(runPath); // reads only: its commit() is never called
+  // Reads only: its commit() is never called.
+  const opened = openedForReplay(original, readFileSync(original.configPath, 'utf8'));
   const scratch = mkdtempSync(join(tmpdir(), 'attention-debugger-replay-'));
   try {
     const copy = new RunDir(join(scratch, 'run'));
     copy.create();
     // Breakpoints would stop the replay short of its step: every check only warns, nothing is watched.
     const checks = Object.fromEntries(HEALTH_CHECKS.map((c) => [c, 'warn' as CheckMode]));
-    copy.writeConfig({
-      ...raw,
-      training: { ...opened.settings, steps: step, checks, watch: [] },
-      data: opened.dataSpec,
-    });
+    const settings: TrainingSettings = { ...opened.settings, steps: step, checks, watch: [] };
+    copy.writeConfig({ ...raw, training: settings, data: opened.dataSpec });
     if (existsSync(original.vocabPath)) copyFileSync(original.vocabPath, copy.vocabPath);
     if (from > 0) {
       copyFileSync(original.weightsPath(from), copy.weightsPath(from));
       if (existsSync(original.optimPath(from))) copyFileSync(original.optimPath(from), copy.optimPath(from));
     }
-    const { trainer } = startTrainer(openRun(copy.path), { resume: true, command: `replay of ${runPath}` });
+    // The copy trains on the original's prepared data (the same pairs, vocabulary and probe).
+    const copied: OpenRun = { ...opened, run: copy, settings };
+    delete copied.commit;
+    const { trainer } = startTrainer(copied, { resume: true, command: `replay of ${runPath}` });
     try {
       trainer.dropoutSalt = options.dropoutSalt ?? 0;
       const rows: MetricsRow[] = [];
