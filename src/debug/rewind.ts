@@ -20,18 +20,25 @@ export interface Replayed {
   step: number;
   /** The checkpoint the replay started from (0: the run's seeded start). */
   from: number;
+  /** The backend that replayed, when it promises float tolerance rather than bit for bit (a GPU). */
+  approximate?: string;
   metrics?: MetricRow;
   /** The replay's newest telemetry row, else the newest the run logged at or before the step. */
   telemetry?: TelemetryRow;
 }
 
-/** `step 149 (replayed from checkpoint 100)`: the stopped event's description. */
+/**
+ * `step 149 (replayed from checkpoint 100)`: the stopped event's description; on a GPU it says the
+ * replay equals the run within float tolerance, not bit for bit.
+ */
 export const replayedDescription = (r: Replayed): string =>
-  `step ${r.step} (replayed from ${r.from ? `checkpoint ${r.from}` : 'the seeded start, step 0'})`;
+  `step ${r.step} (replayed from ${r.from ? `checkpoint ${r.from}` : 'the seeded start, step 0'}` +
+  `${r.approximate ? ` on ${r.approximate}: equal to the run within float tolerance, not bit for bit` : ''})`;
 
 /** A replay's rows: every step from `from` + 1 to `to`, as the replay computed them. */
 interface ReplayedRows {
   from: number;
+  approximate?: string;
   to: number;
   rows: MetricRow[];
   telemetry: TelemetryRow[];
@@ -60,12 +67,20 @@ export class Rewinder {
       const logged = await this.engine.request(runOpen, { runDir: this.runDir });
       telemetry = logged.telemetry.filter((t) => t.step <= step).at(-1);
     }
-    return { step, from: known.from, ...(metrics ? { metrics } : {}), ...(telemetry ? { telemetry } : {}) };
+    const approximate = known.approximate ? { approximate: known.approximate } : {};
+    return {
+      step,
+      from: known.from,
+      ...approximate,
+      ...(metrics ? { metrics } : {}),
+      ...(telemetry ? { telemetry } : {}),
+    };
   }
 
   private async replayTo(step: number): Promise<ReplayedRows> {
     const r = await this.engine.request(trainReplay, { runDir: this.runDir, step });
     this.last = { from: r.from, to: step, rows: r.rows, telemetry: r.telemetry };
+    if (!r.exact) this.last.approximate = r.backend;
     return this.last;
   }
 }

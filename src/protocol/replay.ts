@@ -3,7 +3,7 @@
  * the newest checkpoint before it (the engine's train/replay.ts), without a change to the run folder.
  * What the debug adapter's Step Back and Reverse Continue show.
  */
-import { arrayOf, type Check, intIn, isAbsolutePath, isIndex, isString, object, optional } from './check';
+import { arrayOf, type Check, intIn, isAbsolutePath, isBoolean, isIndex, isString, object, optional } from './check';
 import { checkMetricRow, type MetricRow } from './metrics';
 import { checkTelemetryRow, type TelemetryRow } from './telemetry';
 import { TRAIN_LIMITS } from './training';
@@ -32,6 +32,9 @@ export interface Replay {
   snapshot?: WireAttention;
   /** sha256 of the weights after `step` (the engine's weightsHash). */
   weightsHash: string;
+  /** The backend that replayed; `exact`: bit for bit (wasm, cpu), else equal within float tolerance (a GPU). */
+  backend: string;
+  exact: boolean;
 }
 export const checkReplay: Check<Replay> = object({
   runDir: isString,
@@ -41,4 +44,6 @@ export const checkReplay: Check<Replay> = object({
   telemetry: arrayOf(checkTelemetryRow),
   snapshot: optional(checkWireAttention),
   weightsHash: isString,
+  backend: isString,
+  exact: isBoolean,
 });

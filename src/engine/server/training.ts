@@ -146,6 +146,8 @@ export class TrainingService {
           telemetry: r.telemetry.map(finiteRow),
           ...(r.snapshot ? { snapshot: attentionToWire(r.snapshot) } : {}),
           weightsHash: r.weightsHash,
+          backend: r.backend,
+          exact: r.exact,
         };
       }),
     );

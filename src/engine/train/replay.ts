@@ -10,6 +10,7 @@
  * PyTorch's): attach only.
  */
 import { createHash } from 'node:crypto';
+import * as tf from '@tensorflow/tfjs-core';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +36,17 @@ export interface Replayed {
   snapshot?: Attention;
   /** sha256 of the weights after `step` (weightsHash). */
   weightsHash: string;
+  /** The backend that replayed, and whether it promises bit for bit (EXACT_BACKENDS) or float tolerance. */
+  backend: string;
+  exact: boolean;
 }
+
+/**
+ * Backends whose replay equals the run bit for bit: their kernels run in one fixed order on the CPU.
+ * On a GPU (webgpu, tensorflow) the engine promises equality within float tolerance only: a driver
+ * may order a reduction differently from one dispatch to the next (test/train/replay-webgpu.test.ts).
+ */
+export const EXACT_BACKENDS: readonly string[] = ['wasm', 'cpu'];
 
 export interface ReplayOptions {
   /**
@@ -134,7 +145,9 @@ export async function replay(runPath: string, step: number, options: ReplayOptio
       });
       if (done !== step) throw new Error(`${runPath}: the replay stopped at step ${done}, short of step ${step}`);
       const hash = weightsHash(await tensorsOf(trainer.model.params));
-      return { step, from, rows, telemetry, ...(snapshot ? { snapshot } : {}), weightsHash: hash };
+      const backend = tf.getBackend();
+      const exact = EXACT_BACKENDS.includes(backend);
+      return { step, from, rows, telemetry, ...(snapshot ? { snapshot } : {}), weightsHash: hash, backend, exact };
     } finally {
       trainer.dispose();
     }
