@@ -6,7 +6,10 @@
 // `{type: 'reportDrawn', cells}` with `{type: 'drawn', panel, …}`: what the page drew, from the
 // report the page left on `window.attentionDebuggerDrawn` (webview/common.ts's start,
 // src/protocol/drawnReport.ts). The page's own message loop never sees the question, and the
-// panel drops the answer as a message its page's protocol does not have.
+// panel drops the answer as a message its page's protocol does not have. For screenshots it also
+// answers `{type: 'showPart', selector, selects}` (the harness's showPart): each select of
+// `selects` (selector → value) set as a person picks it, then the part scrolled into view, with
+// `{type: 'partShown', found}`.
 (() => {
   const acquire = window.acquireVsCodeApi;
   if (typeof acquire !== 'function') return;
@@ -15,6 +18,23 @@
   window.acquireVsCodeApi = () => (api ??= acquire());
   window.addEventListener('message', (event) => {
     const m = event.data;
+    if (typeof m === 'object' && m !== null && m.type === 'showPart') {
+      event.stopImmediatePropagation();
+      // Scrolled to first: a part drawn only on screen (lazyParts.ts) fills its selects then.
+      const part = window.document.querySelector(m.selector);
+      part?.scrollIntoView({ block: 'start' });
+      setTimeout(() => {
+        for (const [selector, value] of Object.entries(m.selects ?? {})) {
+          const select = window.document.querySelector(selector);
+          if (!select) continue;
+          select.value = value;
+          select.dispatchEvent(new window.Event('change', { bubbles: true }));
+        }
+        part?.scrollIntoView({ block: 'start' });
+        window.acquireVsCodeApi().postMessage({ type: 'partShown', v: m.v, found: Boolean(part) });
+      }, 300);
+      return;
+    }
     if (typeof m !== 'object' || m === null || m.type !== 'reportDrawn') return;
     event.stopImmediatePropagation();
     // After the frame that draws what arrived before the question.

@@ -2,11 +2,13 @@
  * What the run report holds (src/engine/server/report.ts), read from a micro run's folder: a report
  * past its weight budget keeps one snapshot in k (the last among them) and says so; a snapshot
  * longer than 64 tokens a side comes max-pooled (each cell the largest weight of its block, checked
- * here against the snapshot's own weights) and says so; a pair the snapshots lack is named.
+ * here against the snapshot's own weights) and says so; a pair the snapshots lack is named. The
+ * backend the run trained on is recorded in config.json (rewritten by a resume on another) and read
+ * into the report's header; a run from before it was recorded reads as not recorded (null).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { collectReport } from '../../src/engine/server/report';
@@ -18,25 +20,30 @@ import { micro } from '../cli/malformed-plants';
 const dir = scratch('ad-report-data-');
 const run = join(dir, 'run');
 
+/** The CLI's `train` with `args`; it must succeed. */
+function train(...args: string[]): void {
+  const r = spawnSync(process.execPath, [join(REPO, 'dist', 'cli.js'), 'train', ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
 before(() => {
   writeFileSync(join(dir, 'micro.json'), micro({}, { steps: 8, snapshot_every: 1 }));
-  const r = spawnSync(
-    process.execPath,
-    [
-      join(REPO, 'dist', 'cli.js'),
-      'train',
-      '--backend',
-      'wasm',
-      '--task',
-      'copy',
-      '--config',
-      join(dir, 'micro.json'),
-      '--out',
-      run,
-    ],
-    { encoding: 'utf8' },
-  );
-  assert.equal(r.status, 0, r.stderr);
+  train('--backend', 'wasm', '--task', 'copy', '--config', join(dir, 'micro.json'), '--out', run);
+});
+
+test('config.json records the backend a run trained on and the report shows it; an older run reads as not recorded', () => {
+  const config = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(config.backend, 'wasm');
+  assert.equal(collectReport(run).header.backend, 'wasm');
+  const resumed = join(dir, 'resumed');
+  cpSync(run, resumed, { recursive: true });
+  train('--backend', 'cpu', '--out', resumed, '--resume', '--steps', '9');
+  assert.equal(collectReport(resumed).header.backend, 'cpu', 'a resume on another backend records it');
+  const old = join(dir, 'old');
+  cpSync(run, old, { recursive: true });
+  delete config.backend;
+  writeFileSync(join(old, 'config.json'), JSON.stringify(config));
+  assert.equal(collectReport(old).header.backend, null);
 });
 
 const f32 = (b64: string) => {

@@ -4,62 +4,29 @@
  * head, its opacity the attention weight (or the value-weighted norm, scaled by the page). A click
  * on a head's colour hides or shows its lines (a double click shows that head alone); hovering a
  * token shows only its lines. The geometry, colours
- * and switches are webview/lib/headView.ts; this file is the DOM (an SVG) and the card's state.
+ * and switches are webview/lib/headView.ts, the SVG and its hover webview/lib/headViewPlot.ts (the
+ * run report draws its head view with them too); this file is the card and its state.
  *
  * Issue 34: the card is drawn only while on screen (lazyParts.ts), once per snapshot, and only when
  * what it shows changed (its kind's layer, the tokens, the heads shown). Its controls, token labels
  * and listeners (delegated to the card) are made once per shape; lines are kept and reused, a new
  * snapshot only moves their ends and opacities (spare ones hidden, class `spare`).
  */
-import {
-  ATTENTION_KINDS,
-  type Attention,
-  type AttentionKind,
-  findMaps,
-  headId,
-  tokensOf,
-} from '../../src/protocol/attention';
+import { ATTENTION_KINDS, type Attention, type AttentionKind, findMaps, tokensOf } from '../../src/protocol/attention';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { h, renderHeader } from '../common';
 import { lazyPart, markStale } from './lazyParts';
 import { sameValues } from '../heatmap';
+import { HEAD_VIEW_LIMITS, headsShown, headViewLines, soloHead, toggleHead } from '../lib/headView';
 import {
-  HEAD_VIEW_LIMITS,
-  headColor,
-  headSlots,
-  headsShown,
-  headViewLayout,
-  type HeadViewLayout,
-  headViewLines,
-  rowCenter,
-  soloHead,
-  toggleHead,
-} from '../lib/headView';
-
-const SVG = 'http://www.w3.org/2000/svg';
-const KIND_LABELS: Record<AttentionKind, string> = {
-  encoder_self: 'encoder self',
-  decoder_self: 'decoder self',
-  cross: 'cross (encoder–decoder)',
-};
-/** Characters of a token label before it is cut (the whole token is its tooltip). */
-const LABEL_CHARS = 14;
-
-const CSS = `
-#head-view .hv-heads { display: flex; flex-wrap: wrap; gap: 4px; margin: 6px 0; }
-#head-view button.head-swatch { display: inline-flex; align-items: center; gap: 4px; background: transparent;
-  color: var(--vscode-editor-foreground); border: 1px solid var(--vscode-editorWidget-border, #454545); padding: 1px 6px; }
-#head-view button.head-swatch .chip { width: 12px; height: 12px; display: inline-block; border-radius: 2px; }
-#head-view button.head-swatch[aria-pressed="false"] { opacity: 0.45; text-decoration: line-through; }
-#head-view .hv-plot { overflow: auto; max-height: 70vh; }
-#head-view svg text { fill: var(--vscode-editor-foreground); font-family: var(--vscode-editor-font-family, monospace);
-  font-size: 12px; dominant-baseline: central; cursor: default; user-select: none; }
-#head-view .hv-token rect { fill: transparent; }
-#head-view .hv-token.hot rect { fill: var(--vscode-editor-selectionBackground, rgba(128, 128, 128, 0.35)); }
-#head-view svg.focus line { visibility: hidden; }
-#head-view svg.focus line.hot { visibility: visible; stroke-width: 3; }
-#head-view .hv-header { margin-bottom: 4px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-`;
+  HEAD_VIEW_CSS,
+  KIND_LABELS,
+  type HeadViewPlot,
+  headSwatches,
+  headViewPlot,
+  hoverTokens,
+  placeLines,
+} from '../lib/headViewPlot';
 
 let card: ReturnType<typeof build> | null = null;
 let kind: AttentionKind = 'encoder_self';
@@ -67,24 +34,12 @@ let layer = 0;
 let shown: boolean[] = [];
 let last: { a: Attention; header: ViewHeader | null; measure: string } | null = null;
 /** What the card's SVG is built for (kind, tokens), and its parts kept between snapshots. */
-let plot: {
-  key: string;
-  svg: SVGSVGElement;
-  layout: HeadViewLayout;
-  groups: SVGGElement[];
-  lines: SVGLineElement[][];
-} | null = null;
+let plot: HeadViewPlot | null = null;
 /** What the card's lines last showed: a snapshot that changes none of them moves none. */
 let drawnKey = '';
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
-
 function build() {
-  document.head.append(h('style', {}, CSS));
+  document.head.append(h('style', {}, HEAD_VIEW_CSS));
   const kindSel = h('select', { id: 'head-view-kind', 'aria-label': 'attention kind' });
   const layerSel = h('select', { id: 'head-view-layer', 'aria-label': 'layer' });
   const headerEl = h('div', { class: 'hv-header' });
@@ -123,16 +78,7 @@ function build() {
     redraw();
   });
   // Hovering a token shows only its lines.
-  const tokenOf = (e: Event) => (e.target instanceof Element ? e.target.closest<SVGGElement>('.hv-token') : null);
-  plotEl.addEventListener('mouseover', (e) => {
-    const t = tokenOf(e);
-    if (t && plot) focus(plot.svg, plot.layout, t.dataset.side as 'q' | 'k', Number(t.dataset.index), t);
-  });
-  plotEl.addEventListener('mouseout', (e) => {
-    const t = tokenOf(e);
-    if (!t || !plot || (e.relatedTarget instanceof Node && t.contains(e.relatedTarget))) return; // within the token
-    focus(plot.svg, plot.layout, t.dataset.side as 'q' | 'k', null, t);
-  });
+  hoverTokens(plotEl, () => ({ plot, shown }));
   lazyPart(el, redraw);
   return { el, kindSel, layerSel, headerEl, heads, note, plot: plotEl };
 }
@@ -185,7 +131,7 @@ function redraw(): void {
     input: src.input === 'probe' ? 'probe' : a.srcTokens.join(' '),
     note: `${KIND_LABELS[kind]} · layer ${layer}`,
   });
-  swatches(heads);
+  headSwatches(c.heads, shown, kind, layer);
   // The lines: a snapshot that changes none of them (another kind's or layer's maps) moves none.
   const size = queries * keys;
   const layerWeights = maps?.weights.subarray(layer * heads * size, (layer + 1) * heads * size);
@@ -200,34 +146,9 @@ function redraw(): void {
         `${queryTokens.length} × ${keyTokens.length}. Open a head from the grid for its map.`,
     );
   const { lines, total } = headViewLines(maps.weights, maps.shape, layer, shown);
-  const p = plotFor(JSON.stringify([kind, heads, queryTokens, keyTokens]), heads, queryTokens, keyTokens);
-  const used = new Array<number>(heads).fill(0);
-  for (const l of lines) {
-    const pool = p.lines[l.head]!;
-    let el = pool[used[l.head]!];
-    if (!el) {
-      el = svg('line', { x1: p.layout.lineX1, x2: p.layout.lineX2, 'data-head': l.head });
-      pool.push(el);
-      p.groups[l.head]!.append(el);
-    }
-    used[l.head]!++;
-    el.classList.remove('spare');
-    el.removeAttribute('display');
-    el.setAttribute('y1', String(rowCenter(p.layout, l.q)));
-    el.setAttribute('y2', String(rowCenter(p.layout, l.k)));
-    el.setAttribute('stroke-opacity', String(l.w));
-    el.dataset.q = String(l.q);
-    el.dataset.k = String(l.k);
-  }
-  p.lines.forEach((pool, hd) => {
-    for (const el of pool.slice(used[hd])) {
-      el.classList.add('spare');
-      el.setAttribute('display', 'none');
-      delete el.dataset.q;
-      delete el.dataset.k;
-    }
-  });
-  p.groups.forEach((g, hd) => (shown[hd] ? g.removeAttribute('display') : g.setAttribute('display', 'none')));
+  plot = headViewPlot(plot, JSON.stringify([kind, heads, queryTokens, keyTokens]), heads, queryTokens, keyTokens);
+  const p = plot;
+  placeLines(p, lines, shown);
   if (c.plot.firstChild !== p.svg) c.plot.replaceChildren(p.svg);
   const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
   say(
@@ -247,102 +168,9 @@ function noPlot(text: string): void {
   say(text, 0, 0);
 }
 
-/** The SVG for these heads and tokens: the one kept when they are the same, else made anew. */
-function plotFor(key: string, heads: number, queryTokens: string[], keyTokens: string[]) {
-  if (plot?.key === key) return plot;
-  const layout = headViewLayout(queryTokens.length, keyTokens.length);
-  const el = svg('svg', {
-    width: layout.width,
-    height: layout.height,
-    viewBox: `0 0 ${layout.width} ${layout.height}`,
-  });
-  const groups = Array.from({ length: heads }, (_, hd) =>
-    svg('g', { 'data-head': hd, 'stroke-width': 2, style: `stroke: ${headColor(hd)}` }),
-  );
-  el.append(...groups, tokens(queryTokens, 'q', layout), tokens(keyTokens, 'k', layout));
-  plot = { key, svg: el, layout, groups, lines: groups.map(() => []) };
-  return plot;
-}
-
 function say(text: string, drawn: number, total: number): void {
   if (!card) return;
   if (card.note.textContent !== text) card.note.textContent = text;
   card.note.dataset.lines = String(drawn);
   card.note.dataset.total = String(total);
-}
-
-/** Each head's colour switch: made when the count of heads changes, else only pressed or not. */
-function swatches(heads: number): void {
-  if (!card) return;
-  if (card.heads.children.length !== heads)
-    card.heads.replaceChildren(
-      ...Array.from({ length: heads }, (_, hd) =>
-        h(
-          'button',
-          { class: 'head-swatch small', 'data-head': String(hd) },
-          h('span', { class: 'chip', style: `background: ${headColor(hd)}` }),
-          `H${hd}`,
-        ),
-      ),
-    );
-  for (const b of card.heads.querySelectorAll<HTMLButtonElement>('.head-swatch')) {
-    const hd = Number(b.dataset.head);
-    b.setAttribute('aria-pressed', String(shown[hd]));
-    b.title = `${headId({ kind, layer, head: hd })}: click to hide or show its lines; double click to show it alone`;
-  }
-}
-
-/** One column of token labels; hovering a token shows only its lines (delegated in build). */
-function tokens(labels: string[], side: 'q' | 'k', layout: HeadViewLayout) {
-  const g = svg('g', { class: `hv-tokens hv-${side}` });
-  labels.forEach((tok, i) => {
-    const left = side === 'q';
-    const y = rowCenter(layout, i);
-    const t = svg('g', { class: 'hv-token', 'data-side': side, 'data-index': i });
-    const x = left ? 0 : layout.rightTextX - 4;
-    t.append(svg('rect', { x, y: y - layout.rowHeight / 2, width: layout.lineX1 - 2, height: layout.rowHeight }));
-    const text = svg('text', {
-      x: left ? layout.leftTextX : layout.rightTextX,
-      y,
-      'text-anchor': left ? 'end' : 'start',
-    });
-    text.textContent = tok.length > LABEL_CHARS ? `${tok.slice(0, LABEL_CHARS - 1)}…` : tok;
-    const title = svg('title');
-    title.textContent = `${left ? 'query' : 'key'} ${i} “${tok}”`;
-    t.append(text, title);
-    g.append(t);
-  });
-  return g;
-}
-
-/**
- * Shows only the lines of token `i` of `side` (none: all again), and, as BertViz does, on each token
- * across a box split into one slot per head shown, each slot as opaque as that head's weight.
- */
-function focus(plot: SVGSVGElement, layout: HeadViewLayout, side: 'q' | 'k', i: number | null, token: Element): void {
-  for (const el of plot.querySelectorAll('.hot')) el.classList.remove('hot');
-  plot.querySelector('.hv-boxes')?.remove();
-  plot.classList.toggle('focus', i !== null);
-  if (i === null) return;
-  token.classList.add('hot');
-  const boxes = svg('g', { class: 'hv-boxes' });
-  const slots = headSlots(shown);
-  const width = (layout.lineX1 - 2) / Math.max(1, shown.filter(Boolean).length);
-  const x0 = side === 'q' ? layout.rightTextX - 4 : 0;
-  for (const l of plot.querySelectorAll<SVGLineElement>(`line:not(.spare)[data-${side}="${i}"]`)) {
-    l.classList.add('hot');
-    const head = Number(l.dataset.head);
-    const y = Number(l.getAttribute(side === 'q' ? 'y2' : 'y1'));
-    const box = svg('rect', {
-      x: x0 + slots[head]! * width,
-      y: y - layout.rowHeight / 2,
-      width,
-      height: layout.rowHeight,
-      'fill-opacity': l.getAttribute('stroke-opacity')!,
-      'data-head': head,
-      style: `fill: ${headColor(head)}`,
-    });
-    boxes.append(box);
-  }
-  plot.querySelector('.hv-tokens')!.before(boxes);
 }

@@ -3,7 +3,7 @@
  * holds) and probe pair, each kind's layers × heads maps as canvas thumbnails drawn by the panels'
  * own heatmap (heatmap.ts: one pixel per cell, max-pooled past the canvas, viridis from 0 to each
  * map's largest weight). Hovering a thumbnail reads out the head, the query and key tokens and the
- * weight under the pointer.
+ * weight under the pointer. The head view (headView.ts) follows the step and pair it shows.
  */
 import { ATTENTION_KINDS, type AttentionKind, KIND_AXES, headId } from '../../src/protocol/attention';
 import { poolCaption, pooledLabels } from '../../src/algorithms/pool';
@@ -26,8 +26,8 @@ export function float32Of(b64: string): Float32Array {
   return new Float32Array(bytes.buffer);
 }
 
-/** The grid with its slider; returns its section. */
-export function attentionSection(d: RunReportData): HTMLElement {
+/** The grid with its slider; returns its section. `onShow` hears of each snapshot and pair it shows. */
+export function attentionSection(d: RunReportData, onShow?: (s: ReportSnapshot | undefined) => void): HTMLElement {
   const steps = [...new Set(d.snapshots.map((s) => s.step))];
   const pairs = [...new Set(d.snapshots.map((s) => s.pair))];
   const slider = h('input', {
@@ -58,6 +58,7 @@ export function attentionSection(d: RunReportData): HTMLElement {
     document.body.dataset.gridStep = label.dataset.step;
     grids.replaceChildren(...(snap ? kindCards(snap, readout) : []));
     tokens.textContent = snap ? `source: ${snap.srcTokens.join(' ')} · target: ${snap.tgtTokens.join(' ')}` : '';
+    onShow?.(snap);
   };
   slider.addEventListener('input', draw);
   pairSel.addEventListener('change', draw);

@@ -2,14 +2,16 @@
  * The run report's page (issue 33): what src/engine/report/html.ts inlines into one HTML file with
  * plotly and the report's data (protocol/report.ts, a JSON script element). No VS Code, no messages:
  * it reads the data once and draws the header, the training curves, the attention grid with its
- * step slider, the Heads map and findings, and the head report when the run has one, with the
- * panels' own drawing helpers (heatmap.ts, lib/, common.ts's plotly queue and theme).
+ * step slider and the head view of the step it shows, the Heads map and findings, and the head
+ * report when the run has one, with the panels' own drawing helpers (heatmap.ts, lib/, common.ts's
+ * plotly queue and theme).
  */
 import { REPORT_DATA_ID, type RunReportData } from '../../src/protocol/report';
 import { app, h, readTheme, showError } from '../common';
 import { curvesSection, headReportSection } from './charts';
 import { attentionSection } from './grid';
 import { headsSection } from './headsMap';
+import { headViewSection } from './headView';
 
 function header(d: RunReportData): HTMLElement {
   const r = d.header;
@@ -43,10 +45,12 @@ function main(): void {
   if (!el?.textContent) throw new Error('the report holds no data');
   const d = JSON.parse(el.textContent) as RunReportData;
   const t = readTheme();
+  const headView = headViewSection();
   app().append(
     header(d),
     curvesSection(d, t),
-    attentionSection(d),
+    attentionSection(d, headView.show),
+    headView.el,
     headsSection(d),
     d.heads
       ? headReportSection(d.heads, t)

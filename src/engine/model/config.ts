@@ -81,6 +81,7 @@ export const RUN_CONFIG_FIELDS: readonly string[] = [
   'writer',
   'data',
   'fork',
+  'backend',
 ];
 
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps), for "did you mean". */

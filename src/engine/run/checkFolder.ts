@@ -76,6 +76,7 @@ function checkConfig(dir: string, problems: RunProblem[]): TransformerConfig | u
   opt('run_format', raw.run_format === RUN_FORMAT, JSON.stringify(RUN_FORMAT));
   opt('run_format_version', raw.run_format_version === 1 || raw.run_format_version === 2, '1 or 2');
   opt('writer', typeof raw.writer === 'string', 'a string ("engine", "pytorch", …)');
+  opt('backend', typeof raw.backend === 'string', 'a string (the backend it trained on: "wasm", "webgpu", …)');
   opt('training', isObj(raw.training), 'an object of training settings');
   opt('fork', isObj(raw.fork), '{"parent", "step", "changes"}');
   const data = raw.data;

@@ -21,6 +21,7 @@ import {
 import { corpusDirection, prepareData, type DataSpec, type PreparedData } from '../data/dataset';
 import { RUN_FORMAT, RUN_FORMAT_VERSION } from '../../protocol/runFolder';
 import { RunDir } from './runDir';
+import { currentBackend } from '../backend';
 import {
   checkResumeOverrides,
   TRAINING_DEFAULTS,
@@ -50,8 +51,8 @@ export interface OpenRun {
   dataSpec: DataSpec;
   /**
    * Writes what opening left to write, once the trainer is made (and resumed): a new run's folder,
-   * renamed into place whole; for a resume, config.json with its changed settings (and a vocabulary
-   * it had to learn again). startTrainer calls it; calling it again does nothing.
+   * renamed into place whole; for a resume, config.json with its changed settings or backend (and a
+   * vocabulary it had to learn again). startTrainer calls it; calling it again does nothing.
    */
   commit?: () => void;
 }
@@ -181,11 +182,21 @@ export function prepareRun(spec: NewRun): OpenRun & { commit: () => void } {
         ...modelFields(config),
         training: settings,
         data: dataSpec,
+        ...backendField(),
       });
     });
     committed = true;
   };
   return { run, config, settings, data, dataSpec, commit };
+}
+
+/**
+ * config.json's `backend`: the tfjs backend this process trains on (docs/RUN_FOLDER.md), which a
+ * new run records and a resume on another backend rewrites; none before a backend is chosen.
+ */
+function backendField(): { backend?: string } {
+  const backend = currentBackend() as string | null;
+  return backend ? { backend } : {};
 }
 
 /** Creates a new run folder now (prepareRun, then commit). */
@@ -204,8 +215,9 @@ function withChecks(base: object, overrides: Partial<TrainingSettings>): Record<
 /**
  * Opens an existing run; `overrides` may change what a resume may change (settings.ts
  * RESUME_FIELDS: more steps, what is observed). Nothing is written here: `commit()` records the
- * changed settings once the resume has succeeded. `use` 'read' (evaluate, heads, probes) also
- * opens a run PyTorch wrote, which 'train' (resume, fork, batches) refuses.
+ * changed settings (and a backend other than the one recorded) once the resume has succeeded.
+ * `use` 'read' (evaluate, heads, probes) also opens a run PyTorch wrote, which 'train' (resume,
+ * fork, batches) refuses.
  */
 export function openRun(
   path: string,
@@ -240,7 +252,9 @@ export function openRun(
   const commit = (): void => {
     if (committed) return;
     if (vocabLost) data.vocab.save(run.vocabPath);
-    if (changed) run.writeConfig({ ...raw, training: settings, data: dataSpec });
+    const backend = backendField();
+    if (changed || (backend.backend && raw.backend !== backend.backend))
+      run.writeConfig({ ...raw, training: settings, data: dataSpec, ...backend });
     committed = true;
   };
   return { run, config: model, settings, data, dataSpec, commit };

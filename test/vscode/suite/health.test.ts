@@ -3,6 +3,8 @@
  * collapses its attention; with entropy_collapse set to break, training pauses with a checkpoint,
  * the notification names the check and the head, Open Head shows that head at that step, the
  * dashboard and the Heads panel mark the finding, and Resume with the check turned off trains on.
+ * README's picture of the Heads panel (scripts/pictures.json) is the resumed run's, the finding
+ * marked where it paused, with the dashboard, alone in the window in the default dark theme.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -16,8 +18,8 @@ import type { PanelKind } from '../../../src/protocol/webview';
 import type { DrawnMsg } from './drawn';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
-import { screenshot } from './screenshot';
-import { drawnIn } from './runs';
+import { closeTabsBut, inDarkTheme, screenshot } from './screenshot';
+import { drawnIn, until } from './runs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-health-'));
 const runDir = path.join(tmp, 'runs', 'reverse-hot');
@@ -121,4 +123,12 @@ test('a collapsing run pauses at its breakpoint, shows the head there, and resum
     after.every((e) => e.check !== 'entropy_collapse' || e.step <= bp.step),
     'no entropy_collapse after the check was turned off',
   );
+  await vscode.commands.executeCommand('attentionDebugger.openHeads');
+  await until('the Heads panel', () => api.panels.slots.heads.current?.isReady === true, 30_000);
+  await closeTabsBut('Training Dashboard', 'Heads');
+  api.panels.slots.heads.current!.panel.reveal(vscode.ViewColumn.Two); // beside the dashboard, as Open Heads puts it
+  await until('the dashboard beside it', () => vscode.window.tabGroups.all.length === 2, 10_000);
+  const resumed = await drawn(api, 'heads');
+  assert.ok(resumed.marks.includes(`entropy_collapse@${bp.step}`), `heads marks ${resumed.marks}`);
+  await inDarkTheme(() => screenshot('heads-breakpoint', api));
 }, 360_000);

@@ -2,13 +2,15 @@
  * Screenshots of the workbench from inside a test: the launcher (test/vscode/launcher) watches the
  * log for `[screenshot] <name>` and saves test-artifacts/vscode/<name>.png; this waits until the
  * file is there. Before it asks, notifications are cleared (unless kept) and every open panel has reported a
- * drawn frame (so a screenshot never catches a page still loading). Outside the launcher (desktop
+ * drawn frame (so a screenshot never catches a page still loading); showPart scrolls a page to the part
+ * a picture shows. Outside the launcher (desktop
  * VS Code) nothing is taken and nothing waits.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
+import { WEBVIEW_PROTOCOL_VERSION } from '../../../src/protocol/webview';
 import { requestDrawn } from './drawn';
 
 export async function screenshot(
@@ -27,8 +29,9 @@ export async function screenshot(
   const file = path.join(dir, `${name}.png`);
   fs.rmSync(file, { force: true });
   console.log(`[screenshot] ${name}`);
-  for (let i = 0; i < 100 && !fs.existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
-  if (!fs.existsSync(file)) throw new Error(`the launcher took no screenshot ${name} within 10 s`);
+  for (let i = 0; i < 300 && !fs.existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!fs.existsSync(file))
+    throw new Error(`the launcher took no screenshot ${name} within 30 s (the launcher is slow on a busy machine)`);
   return file;
 }
 
@@ -42,4 +45,38 @@ export async function inDarkTheme<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
   }
+}
+
+/** What showPart needs of a panel (BasePanel; this bundle has its own copy of the class). */
+interface Scrollable {
+  readonly panel: vscode.WebviewPanel;
+}
+
+/**
+ * Scrolls a part of a panel's page into view for a screenshot, each select of `selects`
+ * (selector → value) set first as a person picks it: through the page hook's `showPart`
+ * (test/pageHook/pageHook.js), no product message. True when the page has the part.
+ */
+export async function showPart(
+  p: Scrollable,
+  selector: string,
+  selects: Record<string, string> = {},
+): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the page did not show ${selector} within 10 s`)), 10_000);
+    const answered = p.panel.webview.onDidReceiveMessage((m: unknown) => {
+      const d = m as { type?: unknown; found?: unknown };
+      if (d?.type !== 'partShown') return;
+      clearTimeout(timer);
+      answered.dispose();
+      resolve(d.found === true);
+    });
+    void p.panel.webview.postMessage({ type: 'showPart', v: WEBVIEW_PROTOCOL_VERSION, selector, selects });
+  });
+}
+
+/** Closes every editor tab but those labelled `keep` (a picture shows only what it is of). */
+export async function closeTabsBut(...keep: string[]): Promise<void> {
+  const others = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => !keep.includes(t.label));
+  await vscode.window.tabGroups.close(others);
 }

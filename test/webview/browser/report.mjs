@@ -3,7 +3,9 @@
 // (must be none). Checked as drawn, against independent sources: the curves' traces hold the
 // values of the run's own metrics.jsonl (read here), the slider's label says the step of a snapshot
 // file in the run's snapshots/ folder, canvases are not blank and change with the slider, a curve
-// answers hover with its step; the file is under 10 MB with 60 snapshots (as many as the README's
+// answers hover with its step; the head view draws the shown snapshot's lines (each as opaque as
+// the snapshot file's weight; on screen, in the heads' colours) and hovering a token leaves only
+// its lines; the file is under 10 MB with 60 snapshots (as many as the README's
 // 1,500-step tiny reverse run keeps). Screenshot: test-artifacts/webview/report.png.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -11,9 +13,48 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { artifacts, assert, openFile, problems, test } from './harness.mjs';
+import { decodePng } from './png.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cli = (...args) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { encoding: 'utf8' });
+
+/** Tensor `name` of a safetensors file (float32): its shape and values. */
+function tensorOf(file, name) {
+  const bytes = readFileSync(file);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const t = JSON.parse(bytes.toString('utf8', 8, 8 + n))[name];
+  const [begin, end] = t.data_offsets.map((o) => 8 + n + o);
+  return {
+    shape: t.shape,
+    data: new Float32Array(bytes.buffer.slice(bytes.byteOffset + begin, bytes.byteOffset + end)),
+  };
+}
+
+/** The head view's lines drawn (not the spares kept for later): head, query, key, opacity, visible. */
+const LINES = () =>
+  Array.from(document.querySelectorAll('#head-view svg line:not(.spare)')).map((l) => ({
+    id: `${l.dataset.head}:${l.dataset.q}:${l.dataset.k}`,
+    w: Number(l.getAttribute('stroke-opacity')),
+    visible: getComputedStyle(l).visibility === 'visible' && getComputedStyle(l.parentElement).display !== 'none',
+  }));
+
+/** Pixels of the head view's SVG between its token columns that differ from its background. */
+async function linePixels(page) {
+  const shot = decodePng(await page.locator('#head-view svg').screenshot());
+  const { width, height, channels, px } = shot;
+  const at = (x, y) => Array.from(px.subarray((y * width + x) * channels, (y * width + x) * channels + 3)).join(',');
+  const background = at(0, 0);
+  const colours = new Set();
+  let n = 0;
+  for (let y = 0; y < height; y++)
+    for (let x = Math.round(width * 0.35); x < Math.round(width * 0.65); x++) {
+      const c = at(x, y);
+      if (c === background) continue;
+      n++;
+      colours.add(c);
+    }
+  return { n, colours: colours.size };
+}
 
 /** Distinct colours of a canvas's pixels (in the page). */
 const COLOURS = (sel) => {
@@ -166,6 +207,44 @@ test('run report: opens from file:// with no request, every section drawn, the s
     const hover = await page.locator('#chart-loss .hoverlayer .hovertext').first().textContent();
     assert(hover.includes(`step ${at.step}`), `hover says “${hover}”, not step ${at.step}`);
     await page.mouse.move(5, 5);
+    // The head view follows the slider: cross-attention, layer 0, of that snapshot file, one line
+    // per head and token pair whose weight is at least 1/512, each as opaque as its weight.
+    const cross = tensorOf(join(run, 'snapshots', `step-${snapSteps[0]}.safetensors`), 'cross.0');
+    const [, H, Q, K] = cross.shape;
+    const want = new Map();
+    for (let hd = 0; hd < H; hd++)
+      for (let q = 0; q < Q; q++)
+        for (let k = 0; k < K; k++) {
+          const w = cross.data[(hd * Q + q) * K + k];
+          if (w >= 1 / 512) want.set(`${hd}:${q}:${k}`, w);
+        }
+    assert((await page.getAttribute('#head-view', 'data-kind')) === 'cross', 'the head view shows cross-attention');
+    const lines = await page.evaluate(LINES);
+    assert(lines.length === want.size && want.size > 0, `${lines.length} lines, the snapshot has ${want.size}`);
+    for (const l of lines)
+      assert(want.has(l.id) && Math.abs(l.w - want.get(l.id)) < 1e-6, `line ${l.id}: ${l.w} vs ${want.get(l.id)}`);
+    await page.locator('#head-view').scrollIntoViewIfNeeded();
+    const all = await linePixels(page);
+    assert(
+      all.n > 2000 && all.colours > H,
+      `the head view's lines are not on screen: ${all.n} px, ${all.colours} colours`,
+    );
+    // Hover: query 0's lines alone, and a box of head slots on each of its keys.
+    await page.hover('#head-view .hv-token[data-side="q"][data-index="0"]');
+    const hovered = await page.evaluate(LINES);
+    const visible = hovered.filter((l) => l.visible).map((l) => l.id);
+    const ofQuery = [...want.keys()].filter((id) => id.split(':')[1] === '0');
+    assert(visible.sort().join() === ofQuery.sort().join(), `hovering query 0 shows ${visible.length} lines`);
+    assert((await page.locator('#head-view .hv-boxes rect').count()) === ofQuery.length, 'one box per line of query 0');
+    const focused = await linePixels(page);
+    assert(focused.n < all.n && focused.n > 0, `hover: ${focused.n} line pixels, ${all.n} before`);
+    await page.locator('#head-view').screenshot({ path: join(artifacts, 'report-head-view-hover.png') });
+    await page.mouse.move(5, 5);
+    assert(
+      (await page.evaluate(LINES)).every((l) => l.visible),
+      'every line again once the pointer leaves',
+    );
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(artifacts, 'report.png'), fullPage: true });
     assert(blocked.length === 0, `the report asked for ${blocked.length} URL(s): ${blocked.slice(0, 3).join(', ')}`);
     const mine = problems.slice(before);
