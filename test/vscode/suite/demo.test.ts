@@ -31,7 +31,8 @@ test('the demo job for a minute: dashboard and attention view live, then each pa
   while (Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 1000));
   assert.ok((api.training.lastRow?.step ?? 0) > 25, 'it trained for a minute');
   assert.equal(api.panels.store.header?.run, 'reverse-tiny');
-  await screenshot('demo-60s', api);
+  // README's first picture: the panels opened in the default theme, then seen as a new user sees them.
+  await inDarkTheme(() => screenshot('demo-60s', api));
   await vscode.commands.executeCommand('attentionDebugger.inspectHead', { runDir, kind: 'cross', layer: 1, head: 0 });
   await screenshot('head-inspector', api);
   await vscode.commands.executeCommand('attentionDebugger.showPositional', { runDir });
