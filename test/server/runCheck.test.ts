@@ -67,7 +67,7 @@ test('run/check: a broken line is one finding with its file, line, field and sev
     encoding: 'utf8',
   });
   assert.equal(cli.status, 1);
-  const { severity, ...problem } = f;
+  const { severity: _severity, ...problem } = f;
   assert.deepEqual(JSON.parse(cli.stdout), [problem], 'the same problem check-run prints');
 });
 
