@@ -128,3 +128,15 @@ test('Ablate Heads fills a row of the ablation panel, kept in the run folder; th
   await shows(slots, 'ablations', 'reverse-good', one);
   slots.ablations.current?.dispose();
 }, 300_000);
+
+test('Show Head Importance opens the Head Importance panel on the selected run', async () => {
+  const api = await activateExtension();
+  await runs(api);
+  const slots = api.panels.slots;
+  slots.importance.current?.dispose();
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: broken });
+  await vscode.commands.executeCommand('attentionDebugger.showImportance');
+  assert.ok(slots.importance.current, 'Show Head Importance opened its panel');
+  await shows(slots, 'importance', 'reverse-broken', (m) => m.includes('No head importance for reverse-broken yet'));
+  slots.importance.current?.dispose();
+}, 300_000);
