@@ -8,7 +8,17 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const WEBVIEW_PANELS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam', 'importance'];
+export const WEBVIEW_PANELS = [
+  'dashboard',
+  'attention',
+  'head',
+  'positional',
+  'heads',
+  'beam',
+  'importance',
+  'ablations',
+  'runCheck',
+];
 /** Pages that are no panel: the run report (webview/report/), which the engine inlines into one HTML file. */
 export const WEBVIEW_PAGES = [...WEBVIEW_PANELS, 'report'];
 

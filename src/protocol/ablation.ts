@@ -137,3 +137,34 @@ export const checkAblationEffectParams: Check<AblationEffectParams> = object({
   input: checkInputPair,
   ablation: checkAblation,
 });
+
+/**
+ * One ablation tried on a run (Ablate Heads…), as the run folder keeps them (`ablations.json`,
+ * RUN_FILES.ablations: a JSON array, oldest first, written whole) and the Ablation Results panel
+ * lists them: the score and when it was made.
+ */
+export interface AblationRecord extends AblationScore {
+  /** When it was scored, in milliseconds since 1970. */
+  time: number;
+}
+
+export const checkAblationRecord: Check<AblationRecord> = object<AblationRecord>({
+  ablation: checkAblation,
+  runDir: isString,
+  step: isIndex,
+  metric: oneOf(['exact_match_percent', 'bleu']),
+  sentences: isIndex,
+  intact: isFiniteNumber,
+  ablated: isFiniteNumber,
+  time: isFiniteNumber,
+});
+
+/** The most ablations a run folder keeps: the oldest go first past it. */
+export const ABLATION_RECORDS_KEPT = 1000;
+
+/** `ablations.json` as read: an array of records, at most ABLATION_RECORDS_KEPT. */
+export const checkAblationRecords: Check<AblationRecord[]> = (v, path) =>
+  arrayOf(checkAblationRecord)(v, path) ??
+  ((v as unknown[]).length > ABLATION_RECORDS_KEPT
+    ? `${path} must hold at most ${ABLATION_RECORDS_KEPT} ablations, got ${(v as unknown[]).length}`
+    : undefined);

@@ -212,3 +212,23 @@ export function positionalJson(shape: [number, number], values: Float32Array, co
   const rows = Array.from({ length: n }, (_, r) => Array.from(values.subarray(r * d, (r + 1) * d)));
   return JSON.stringify({ ...context, shape, values: rows });
 }
+
+// ---- Markdown tables (the report panels' Markdown buttons) -----------------------------------
+
+/** A cell of a Markdown table: pipes escaped, line breaks folded, so no cell splits a row. */
+export function markdownCell(v: string | number | undefined): string {
+  return v === undefined
+    ? ''
+    : String(v)
+        .replace(/\|/g, '\\|')
+        .replace(/[\r\n]+/g, ' ');
+}
+
+/** A GitHub-flavoured Markdown table: a header row, its rule, then the rows. */
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number | undefined)[])[],
+): string {
+  const line = (cells: readonly (string | number | undefined)[]) => `| ${cells.map(markdownCell).join(' | ')} |`;
+  return [line(header), `|${header.map(() => ' --- |').join('')}`, ...rows.map(line)].join('\n');
+}

@@ -26,6 +26,12 @@ export interface PruningPoint {
   metric: number;
 }
 
+/** A score's metric as axes, tables and sentences name it (head reports and ablation scores share them). */
+export const HEAD_METRIC: Record<'exact_match_percent' | 'bleu', string> = {
+  exact_match_percent: 'exact match %',
+  bleu: 'BLEU',
+};
+
 export interface HeadReport {
   run: string;
   checkpoint: string;

@@ -53,6 +53,7 @@ import {
 } from './inspection';
 import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScoresParams } from './headScores';
 import { checkReplay, checkReplayParams, type Replay, type ReplayParams } from './replay';
+import { checkRunCheck, checkRunCheckParams, type RunCheck, type RunCheckParams } from './runCheck';
 import { notification, request } from './rpc';
 import {
   checkReportWriteParams,
@@ -99,6 +100,8 @@ export const engineLog = notification<EngineLog>('engine/log', checkEngineLog);
 export const runOpen = request<OpenParams, OpenedRun>('run/open', checkOpenParams, checkOpenedRun);
 /** What a folder another process writes gained since the last poll (follow.ts). */
 export const runPoll = request<PollParams, RunPoll>('run/poll', checkPollParams, checkRunPoll);
+/** A run folder checked against its format, as `check-run` checks it (runCheck.ts). */
+export const runCheck = request<RunCheckParams, RunCheck>('run/check', checkRunCheckParams, checkRunCheck);
 /** The probe sentence's attention at each snapshot step (the head inspector's slider). */
 export const snapshotsGet = request<SnapshotsParams, WireAttention[]>(
   'snapshots/get',

@@ -4,7 +4,7 @@
  * them and the smaller updates are in webview.ts; both sides import this file.
  */
 import { type Attention, checkAttention, checkHeadRef, type HeadRef } from './attention';
-import { type AblationEffect, checkAblationEffect } from './ablation';
+import { type AblationEffect, type AblationRecord, checkAblationEffect, checkAblationRecords } from './ablation';
 import { type BeamTreeView, checkBeamTreeView } from './beamTree';
 import { checkHeadReport, type HeadReport } from './heads';
 import {
@@ -23,10 +23,21 @@ import {
   shapeOf,
 } from './check';
 import { checkMetricRow, checkSchedulePoint, type MetricRow, type SchedulePoint } from './metrics';
+import { checkRunCheck, type RunCheck } from './runCheck';
 import { RUN_ACTIVITIES, type RunActivity } from './runFolder';
 import { checkRunEvent, checkTelemetryRow, type RunEvent, type TelemetryRow } from './telemetry';
 
-export const PANEL_KINDS = ['dashboard', 'attention', 'head', 'positional', 'heads', 'beam', 'importance'] as const;
+export const PANEL_KINDS = [
+  'dashboard',
+  'attention',
+  'head',
+  'positional',
+  'heads',
+  'beam',
+  'importance',
+  'ablations',
+  'runCheck',
+] as const;
 export type PanelKind = (typeof PANEL_KINDS)[number];
 
 /** A positional-encoding matrix, row-major [positions, dModel]. */
@@ -154,6 +165,26 @@ export interface ImportanceState {
   /** That run's newest heads-report-step-N.json (null: none saved yet). */
   report: HeadReport | null;
 }
+/** Ablation Results: every ablation tried on the run it shows (its folder's ablations.json). */
+export interface AblationsState {
+  panel: 'ablations';
+  header: ViewHeader | null;
+  /** The run it shows: the selected one, or the one Ablate Heads last scored (null: none). */
+  runDir: string | null;
+  /** Its ablations, oldest first. */
+  rows: AblationRecord[];
+}
+/** Run Check: the run folder it shows checked against its format (run/check). */
+export interface RunCheckState {
+  panel: 'runCheck';
+  header: ViewHeader | null;
+  /** The run it shows: the selected one, or the one Check Run Folder last checked (null: none). */
+  runDir: string | null;
+  /** That folder's check (null: not answered yet, or it failed: `error`). */
+  check: RunCheck | null;
+  /** Why the check could not be made (null: none). */
+  error: string | null;
+}
 export type PanelState =
   | DashboardState
   | AttentionState
@@ -161,7 +192,9 @@ export type PanelState =
   | PositionalState
   | HeadsState
   | BeamState
-  | ImportanceState;
+  | ImportanceState
+  | AblationsState
+  | RunCheckState;
 
 // ---- checks ----------------------------------------------------------------------------
 
@@ -238,6 +271,10 @@ export const checkPanelState: Check = (v, path) => {
       })(v, path);
     case 'importance':
       return object({ runDir: nullable(isString), report: nullable(checkHeadReport) })(v, path);
+    case 'ablations':
+      return object({ runDir: nullable(isString), rows: checkAblationRecords })(v, path);
+    case 'runCheck':
+      return object({ runDir: nullable(isString), check: nullable(checkRunCheck), error: nullable(isString) })(v, path);
   }
 };
 

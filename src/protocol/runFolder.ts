@@ -22,6 +22,8 @@ export const RUN_FILES = {
   telemetry: 'telemetry.jsonl',
   events: 'events.jsonl',
   status: 'status.json',
+  /** The ablations tried on the run (Ablate Heads…), written by the extension: protocol/ablation.ts AblationRecord. */
+  ablations: 'ablations.json',
   /** The trainer that writes the run, while it does (src/engine/run/lock.ts); readers ignore it. */
   lock: 'writer.lock',
   checkpoints: 'checkpoints',

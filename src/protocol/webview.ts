@@ -51,6 +51,9 @@ export const PLOTLY_SCRIPT_ID = 'plotly-script';
 
 export const EXPORT_FORMATS = ['png', 'svg', 'csv', 'json', 'html'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** What a page's own buttons may save: Export View's formats, and a table as Markdown (md). */
+export const SAVE_FORMATS = [...EXPORT_FORMATS, 'md'] as const;
+export type SaveFormat = (typeof SAVE_FORMATS)[number];
 /** The formats the page itself makes (an image, or the view as one self-contained HTML file). */
 export const PAGE_EXPORT_FORMATS = ['png', 'svg', 'html'] as const;
 export type PageExportFormat = (typeof PAGE_EXPORT_FORMATS)[number];
@@ -127,10 +130,10 @@ export interface ReadyMsg extends Versioned {
 export interface RequestStateMsg extends Versioned {
   type: 'requestState';
 }
-/** Save something the panel drew: png/svg as a data: URL, csv/json/html as text. */
+/** Save something the panel drew: png/svg as a data: URL, csv/json/html/md as text. */
 export interface ExportMsg extends Versioned {
   type: 'export';
-  format: ExportFormat;
+  format: SaveFormat;
   /** A suggested file name, without folder. */
   name: string;
   dataUrl?: string;
@@ -166,7 +169,7 @@ export interface OpenHeadAtMsg extends Versioned, HeadRef {
 
 const checkExport: Check = (v, path) => {
   const why = object({
-    format: oneOf(EXPORT_FORMATS),
+    format: oneOf(SAVE_FORMATS),
     name: isString,
     dataUrl: optional(isString),
     text: optional(isString),

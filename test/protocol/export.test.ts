@@ -14,6 +14,7 @@ import {
   headJson,
   metricsCsv,
   positionalCsv,
+  markdownTable,
 } from '../../src/protocol/export';
 
 /** 1 layer, 2 heads of cross attention: 2 target tokens × 3 source tokens. */
@@ -149,4 +150,18 @@ test('a head exported value-weighted holds its norms in place of the weights, sa
   assert.equal(json.weights, undefined);
   assert.equal(headFileName(withNorms, ref, 'json', true), 'cross-0.1-step1500-value-weighted.json');
   assert.throws(() => headCsv(cross, ref, true), /no value-weighted maps of cross/);
+});
+
+test('a Markdown table: header, rule, one line per row; a pipe or line break in a cell cannot split its row', () => {
+  assert.equal(
+    markdownTable(
+      ['file', 'message'],
+      [
+        ['a.json', 'x | y'],
+        ['b.jsonl', 'two\nlines'],
+        ['c', undefined],
+      ],
+    ),
+    '| file | message |\n| --- | --- |\n| a.json | x \\| y |\n| b.jsonl | two lines |\n| c |  |',
+  );
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { writeSafetensors, type NamedTensor } from '../../src/engine/checkpoint/safetensors';
-import { checkRunFolder, type RunProblem } from '../../src/engine/run/checkFolder';
+import { checkedFiles, checkRunFolder, type RunProblem } from '../../src/engine/run/checkFolder';
 import { REPO } from '../helpers';
 
 const work = mkdtempSync(join(tmpdir(), 'check-folder-'));
@@ -278,4 +278,44 @@ test('check-run exits 0 on a valid folder, 1 listing the problems, 2 on a usage 
   assert.match(r.stdout, /1 problem\n$/);
   assert.equal(cli().status, 2);
   assert.equal(cli(join(work, 'absent')).status, 1);
+});
+
+test('ablations.json (Ablate Heads…, docs/RUN_FOLDER.md) passes as written; a bad record is named by index and field', () => {
+  const dir = join(work, 'ablations');
+  cpSync(valid, dir, { recursive: true });
+  const record = {
+    ablation: { heads: ['cross:0.1'], mode: 'zero' },
+    runDir: dir,
+    step: 2,
+    metric: 'exact_match_percent',
+    sentences: 10,
+    intact: 80,
+    ablated: 40,
+    time: 1_700_000_000_000,
+  };
+  writeFileSync(
+    join(dir, 'ablations.json'),
+    `${JSON.stringify([record, { ...record, ablation: { heads: [], mode: 'mean' } }])}\n`,
+  );
+  assert.deepEqual(checkRunFolder(dir), []);
+  writeFileSync(join(dir, 'ablations.json'), JSON.stringify([record, { ...record, ablated: 'forty' }]));
+  const problems = checkRunFolder(dir);
+  assert.deepEqual(brief(problems), [['ablations.json', undefined, '[1].ablated']], JSON.stringify(problems));
+  assert.match(problems[0]!.message, /finite number/);
+  writeFileSync(join(dir, 'ablations.json'), '[{');
+  assert.deepEqual(brief(checkRunFolder(dir)), [['ablations.json', undefined, undefined]]);
+});
+
+test('checkedFiles names every file the check reads, and no write in progress', () => {
+  assert.deepEqual(checkedFiles(valid), [
+    'config.json',
+    'vocab.json',
+    'status.json',
+    'metrics.jsonl',
+    'events.jsonl',
+    'checkpoints/step-2.safetensors',
+    'checkpoints/step-3.optim.safetensors',
+    'snapshots/step-2.safetensors',
+  ]);
+  assert.deepEqual(checkedFiles(join(work, 'absent')), []);
 });

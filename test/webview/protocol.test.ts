@@ -6,6 +6,8 @@ import { dashboardPage } from '../../src/protocol/pages/dashboard';
 import { headPage } from '../../src/protocol/pages/head';
 import { headsPage } from '../../src/protocol/pages/heads';
 import { importancePage } from '../../src/protocol/pages/importance';
+import { ablationsPage } from '../../src/protocol/pages/ablations';
+import { runCheckPage } from '../../src/protocol/pages/runCheck';
 import { positionalPage } from '../../src/protocol/pages/positional';
 import {
   checkFromPage,
@@ -24,6 +26,8 @@ const PAGES: Record<PanelKind, PageProtocol> = {
   heads: headsPage,
   beam: beamPage,
   importance: importancePage,
+  ablations: ablationsPage,
+  runCheck: runCheckPage,
 };
 /** The page each message type below is for (a state: its panel's; shared ones: the first page that takes them). */
 const PAGE_OF: Record<string, PageProtocol> = {

@@ -11,6 +11,7 @@ import type { HeadReport } from '../../src/protocol/heads';
 import { importancePage, type ImportanceFromPage, type ImportanceToPage } from '../../src/protocol/pages/importance';
 import { app, h, imageButton, plotly, post, poster, purgeOnUnload, readTheme, start, watchTheme } from '../common';
 import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } from '../lib/headReport';
+import { type Column, drawSortable } from '../lib/sortTable';
 import {
   type ImportanceRow,
   type SortKey,
@@ -18,7 +19,6 @@ import {
   importanceCsv,
   importanceJson,
   importanceRows,
-  nextOrder,
   sortRows,
 } from './table';
 
@@ -35,13 +35,6 @@ const curves = h('div', { class: 'chart', id: 'chart-pruning' });
 const shown = h('div', { id: 'report' });
 
 const runName = (dir: string) => dir.split(/[\\/]/).pop() ?? dir;
-const COLUMNS: [SortKey, string][] = [
-  ['head', 'head'],
-  ['importance', 'I_h'],
-  ['rank', 'rank'],
-  ['whenRemoved', 'when removed'],
-];
-
 function drawHeader(): void {
   const parts = !runDir
     ? ['No run selected']
@@ -60,42 +53,27 @@ function drawHeader(): void {
 
 function drawTable(r: HeadReport): void {
   const metric = HEAD_METRIC[r.metric];
-  const head = h(
-    'tr',
-    {},
-    ...COLUMNS.map(([key, label]) => {
-      const arrow = order.key === key ? (order.descending ? ' ▼' : ' ▲') : '';
-      const th = h(
-        'th',
-        { 'data-key': key, title: 'Sort by this column (again: reversed)' },
-        `${key === 'whenRemoved' ? `${metric} ${label}` : label}${arrow}`,
-      );
-      th.addEventListener('click', () => {
-        order = nextOrder(order, key);
-        drawTable(r);
-      });
-      return th;
-    }),
-  );
-  const cell = (x: ImportanceRow): HTMLElement[] => [
-    h('td', {}, x.head),
-    h('td', {}, x.importance.toExponential(3)),
-    h('td', {}, String(x.rank)),
-    h('td', {}, x.whenRemoved === null ? '—' : x.whenRemoved.toFixed(2)),
+  const columns: Column<ImportanceRow, SortKey>[] = [
+    { key: 'head', label: 'head', cell: (x) => x.head },
+    { key: 'importance', label: 'I_h', cell: (x) => x.importance.toExponential(3) },
+    { key: 'rank', label: 'rank', cell: (x) => String(x.rank) },
+    {
+      key: 'whenRemoved',
+      label: `${metric} when removed`,
+      cell: (x) => (x.whenRemoved === null ? '—' : x.whenRemoved.toFixed(2)),
+    },
   ];
-  const rows = sortRows(importanceRows(r), order).map((x) => {
-    const tr = h(
-      'tr',
-      { 'data-head': x.head, title: `Open ${x.head} at step ${r.step} in the head inspector` },
-      ...cell(x),
-    );
-    tr.addEventListener('click', () => {
+  const onSort = (o: SortOrder) => {
+    order = o;
+    drawTable(r);
+  };
+  drawSortable(table, columns, importanceRows(r), order, onSort, (x) => ({
+    attrs: { 'data-head': x.head, title: `Open ${x.head} at step ${r.step} in the head inspector` },
+    click: () => {
       const ref = parseHeadId(x.head);
       if (ref) ask({ type: 'openHeadAt', ...ref, step: r.step });
-    });
-    return tr;
-  });
-  table.replaceChildren(h('thead', {}, head), h('tbody', {}, ...rows));
+    },
+  }));
 }
 
 function draw(): void {

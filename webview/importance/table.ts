@@ -1,10 +1,11 @@
 /**
  * The Head Importance table's rows from a heads report (protocol/heads.ts): each head by its one
  * name (`cross:1.0`), its importance I_h, its rank (1 = the most important) and the metric once it
- * is removed with every less important head before it (the by-importance pruning curve); their
- * order when a column is sorted, and the table as CSV and JSON.
+ * is removed with every less important head before it (the by-importance pruning curve), and the
+ * table as CSV and JSON. Their order when a column is sorted is every sortable table's (lib/sortRows.ts).
  */
 import { csvLine } from '../../src/protocol/export';
+import { nextOrder as nextOrderOf, type SortOrder as Order, sortRows as sortRowsBy } from '../lib/sortRows';
 import type { HeadReport } from '../../src/protocol/heads';
 
 export interface ImportanceRow {
@@ -16,10 +17,11 @@ export interface ImportanceRow {
   whenRemoved: number | null;
 }
 export type SortKey = keyof ImportanceRow;
-export interface SortOrder {
-  key: SortKey;
-  descending: boolean;
-}
+export type SortOrder = Order<SortKey>;
+/** The rows sorted by one column (lib/sortRows.ts, for this table's rows). */
+export const sortRows: (rows: readonly ImportanceRow[], o: SortOrder) => ImportanceRow[] = sortRowsBy;
+/** A click on a column's header (lib/sortRows.ts, for this table's columns). */
+export const nextOrder: (o: SortOrder, key: SortKey) => SortOrder = nextOrderOf;
 
 /** One row per head, in the report's order (ascending importance). */
 export function importanceRows(r: HeadReport): ImportanceRow[] {
@@ -32,23 +34,6 @@ export function importanceRows(r: HeadReport): ImportanceRow[] {
     rank: byRank.indexOf(head) + 1,
     whenRemoved: removed.get(head) ?? null,
   }));
-}
-
-/** The rows sorted by one column (a stable sort; heads by name, nulls last). */
-export function sortRows(rows: readonly ImportanceRow[], o: SortOrder): ImportanceRow[] {
-  const sign = o.descending ? -1 : 1;
-  const cmp = (a: ImportanceRow, b: ImportanceRow): number => {
-    const x = a[o.key];
-    const y = b[o.key];
-    if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
-    return sign * (typeof x === 'string' ? x.localeCompare(y as string) : x - (y as number));
-  };
-  return [...rows].sort(cmp);
-}
-
-/** A click on a column's header: that column ascending, or the same column reversed. */
-export function nextOrder(o: SortOrder, key: SortKey): SortOrder {
-  return o.key === key ? { key, descending: !o.descending } : { key, descending: false };
 }
 
 export function importanceCsv(rows: readonly ImportanceRow[], r: HeadReport): string {

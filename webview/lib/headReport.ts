@@ -4,11 +4,11 @@
  * importance of every head as bars (ascending, the pruning order) and the pruning curves, the
  * metric as heads are removed in increasing importance and in a seeded random order.
  */
-import type { HeadReport, PruningPoint } from '../../src/protocol/heads';
+import { HEAD_METRIC, type HeadReport, type PruningPoint } from '../../src/protocol/heads';
 import { PLOTLY_CONFIG, type Theme, plotly, themedLayout } from '../common';
 
 /** The metric's name on axes and in sentences. */
-export const HEAD_METRIC: Record<HeadReport['metric'], string> = { exact_match_percent: 'exact match %', bleu: 'BLEU' };
+export { HEAD_METRIC } from '../../src/protocol/heads';
 
 /** Importance bars, one per head in the report's (ascending) order. */
 export function drawImportanceBars(el: HTMLElement, r: HeadReport, t: Theme): Promise<unknown> {

@@ -1,7 +1,7 @@
 /**
  * Checks a run folder against its format (docs/RUN_FOLDER.md), as any trainer may have written it
  * (the engine, the PyTorch RunWriter, a user's script): config.json, vocab.json, status.json,
- * metrics.jsonl, telemetry.jsonl, events.jsonl, checkpoints/ and snapshots/. Pure: it reads and
+ * metrics.jsonl, telemetry.jsonl, events.jsonl, ablations.json, checkpoints/ and snapshots/. Pure: it reads and
  * reports, never repairs. Each problem names the file and, where it applies, the line and the field.
  *
  * What the format allows is not a problem: a last .jsonl line without its `\n` (a write in
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { ConfigError, validateConfig, type TransformerConfig } from '../model/config';
 import { TEMP_SUFFIX } from '../io/atomicFile';
 import { ATTENTION_KINDS } from '../../protocol/attention';
+import { checkAblationRecords } from '../../protocol/ablation';
 import {
   CHECKPOINT_FILE,
   OPTIMIZER_FILE,
@@ -34,10 +35,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isInt = (v: unknown, min: number): v is number => Number.isInteger(v) && (v as number) >= min;
 
-/** `file:line: field: message`, as the CLI prints a problem. */
-export function formatProblem(p: RunProblem): string {
-  return `${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.field ? `${p.field}: ` : ''}${p.message}`;
-}
+export { formatProblem } from '../../protocol/runCheck';
 
 function readJson(dir: string, file: string, problems: RunProblem[]): unknown {
   try {
@@ -207,6 +205,19 @@ function checkEventRow(row: Obj, at: (field: string, message: string) => void): 
   if (row.value !== undefined && !isNum(row.value)) at('value', 'expected a number');
 }
 
+/** The ablations tried on the run (Ablate Heads…): a JSON array of records (protocol/ablation.ts). */
+function checkAblations(dir: string, problems: RunProblem[]): void {
+  const file = RUN_FILES.ablations;
+  if (!existsSync(join(dir, file))) return;
+  const raw = readJson(dir, file, problems);
+  if (raw === undefined) return;
+  const why = checkAblationRecords(raw, 'ablations');
+  if (!why) return;
+  // `ablations[2].intact must be …`: the field is the path after the file's name.
+  const m = /^ablations(\S+) (.*)$/s.exec(why);
+  problems.push({ file, ...(m ? { field: m[1]!.replace(/^\./, ''), message: m[2]! } : { message: why }) });
+}
+
 function listFolder(dir: string, sub: string): string[] {
   const path = join(dir, sub);
   return existsSync(path) && statSync(path).isDirectory() ? readdirSync(path).sort() : [];
@@ -285,7 +296,31 @@ export function checkRunFolder(dir: string): RunProblem[] {
   if (order) problems.push(order);
   checkJsonLines(dir, RUN_FILES.telemetry, problems, checkTelemetryRow);
   checkJsonLines(dir, RUN_FILES.events, problems, checkEventRow);
+  checkAblations(dir, problems);
   checkCheckpoints(dir, config, problems);
   checkSnapshots(dir, config, problems);
   return problems;
+}
+
+/** The files checkRunFolder reads in `dir`, relative to it, in the order it reads them. */
+export function checkedFiles(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  const top = [
+    RUN_FILES.config,
+    RUN_FILES.vocab,
+    RUN_FILES.status,
+    RUN_FILES.metrics,
+    RUN_FILES.telemetry,
+    RUN_FILES.events,
+    RUN_FILES.ablations,
+  ].filter((f) => existsSync(join(dir, f)));
+  const under = (sub: string, keep: (name: string) => boolean) =>
+    listFolder(dir, sub)
+      .filter((name) => !TEMP_SUFFIX.test(name) && keep(name))
+      .map((name) => `${sub}/${name}`);
+  return [
+    ...top,
+    ...under(RUN_FILES.checkpoints, (name) => name.endsWith('.safetensors')),
+    ...under(RUN_FILES.snapshots, () => true),
+  ];
 }

@@ -9,17 +9,11 @@ import { firstNonFinite } from '../checkpoint';
 import type { TransformerConfig } from '../model/config';
 import { parameterSpecs, SHARED_NAMES } from '../model/params';
 import { ATTENTION_KINDS } from '../../protocol/attention';
+import type { RunProblem } from '../../protocol/runCheck';
 import { snapshotTensorName } from '../../protocol/runFolder';
 
-export interface RunProblem {
-  /** Path relative to the run folder. */
-  file: string;
-  /** 1-based line of a .jsonl file. */
-  line?: number;
-  /** The field or tensor at fault. */
-  field?: string;
-  message: string;
-}
+/** One problem of a run folder: its file, line and field (the wire's type, which run/check answers with). */
+export type { RunProblem } from '../../protocol/runCheck';
 
 export interface HeaderEntry {
   dtype: string;

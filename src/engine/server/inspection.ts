@@ -1,5 +1,6 @@
 /**
- * The requests that read runs without training them: run/open (summary and metrics), snapshots/get
+ * The requests that read runs without training them: run/open (summary and metrics), run/check (the
+ * folder against its format, as check-run checks it), snapshots/get
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
  * target; past 256 tokens its maps come max-pooled), attention/block (one head's block of a pooled
  * pair, whole or pooled to 256² at most), heads/scores (one head's query row, each key's score split
@@ -22,6 +23,7 @@ import {
   positional,
   reportWrite,
   headsSaved,
+  runCheck,
   runOpen,
   runPoll,
   snapshotsGet,
@@ -41,6 +43,7 @@ import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
 import { savedHeadReport } from '../run/savedHeadReport';
 import { checkOpenedCheckpoint } from '../run/openCheck';
+import { checkRunAt } from '../run/runCheck';
 import type { TrainingSettings } from '../run/settings';
 import { runSummary } from './convert';
 import { writeRunReport } from './report';
@@ -96,6 +99,8 @@ export function registerInspectionHandlers(
     await ensureBackend();
     return beamTreeAt(p.runDir, p.step, p.input, p);
   });
+
+  handle(conn, runCheck, async (p) => checkRunAt(p.runDir));
 
   handle(conn, ablationEffect, async (p) => {
     await ensureBackend();

@@ -1,12 +1,16 @@
 /**
  * Ablate Heads…: what removing some heads costs a run on its test split (ablation/score): the
  * metric of the checkpoint as trained and with the heads zero- or mean-ablated, decoded greedily.
+ * Each score is kept in the run folder (ablations.json) and shown as a row of the Ablation Results
+ * panel (panels/ablations/), which opens on the run.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ABLATION_MODES, type AblationMode, type AblationScore, describeAblation } from '../../protocol/ablation';
 import { ablationScore } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
+import { AblationsPanel } from '../panels';
+import { saveAblation } from '../panels/ablations/saved';
 import { pickHeads, pickRun } from '../pickers';
 
 export interface AblateArgs {
@@ -73,6 +77,16 @@ export function ablateHeads(ctx: Ctx): Cmd {
       `${describeScore(score)} with ${heads.join(', ')} ${mode}-ablated ` +
         `· ${name}, step ${score.step}, ${score.sentences} test sentences`,
     );
+    // A row of the Ablation Results panel, kept in the run folder; a folder that does not take it
+    // (read-only, or an ablations.json that does not read) keeps it for this window only.
+    const record = { ...score, runDir, time: Date.now() };
+    try {
+      await saveAblation(runDir, record);
+    } catch (err) {
+      ctx.log(`Ablate Heads: not saved in ${runDir}: ${(err as Error).message}`);
+      AblationsPanel.keepUnsaved(runDir, record);
+    }
+    ctx.panels.openAblations(runDir);
     return score;
   });
 }

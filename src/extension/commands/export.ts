@@ -33,6 +33,9 @@ export function activePanelKind(): PanelKind | undefined {
 
 /** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */
 export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
+  // The report panels' tables are made by their pages (their CSV, JSON and Markdown buttons), not from the store.
+  if (kind === 'ablations' || kind === 'runCheck')
+    throw new Error(`the ${kind} panel saves its table with its own buttons (JSON, Markdown)`);
   const s = panels.store;
   const context = s.header ? { run: s.header.runDir } : {};
   if (kind === 'dashboard') {

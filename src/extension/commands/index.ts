@@ -13,6 +13,7 @@ import { exportView } from './export';
 import { forkRun } from './fork';
 import { exportRunReport } from './report';
 import { showHeadReport } from './heads';
+import { checkRunFolder, showAblations, showImportance } from './reportPanels';
 import { decodeSentence, inspectHead, openBreakpoint, openHeads, showBeamTree, showCheckpoint } from './inspect';
 import {
   compareRuns,
@@ -34,7 +35,10 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.decode': decodeSentence,
   'attentionDebugger.beamTree': showBeamTree,
   'attentionDebugger.headImportance': showHeadReport,
+  'attentionDebugger.showImportance': showImportance,
   'attentionDebugger.ablateHeads': ablateHeads,
+  'attentionDebugger.showAblations': showAblations,
+  'attentionDebugger.checkRun': checkRunFolder,
   'attentionDebugger.inspectHead': inspectHead,
   'attentionDebugger.showCheckpoint': showCheckpoint,
   'attentionDebugger.openBreakpoint': openBreakpoint,

@@ -104,6 +104,15 @@ canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeg
 #ablated-heads button { margin-right: 4px; }
 #importance-table th, #importance-table tbody tr { cursor: pointer; }
 #importance-table tbody tr:hover { background: var(--vscode-list-hoverBackground); }
+#ablations-table th, #findings-table th { cursor: pointer; }
+/* Columns as wide as their text; a finding's message and the heads ablated wrap rather than being cut. */
+#ablations-table, #findings-table { table-layout: auto; }
+#findings-table td, #ablations-table td { white-space: normal; overflow-wrap: anywhere; }
+#ablations-table td.worse { color: var(--vscode-errorForeground, #f48771); }
+#ablations-table td.better { color: var(--vscode-charts-green, #89d185); }
+#findings-table td.severity-error { color: var(--vscode-errorForeground, #f48771); }
+#summary.summary-ok { color: var(--vscode-charts-green, #89d185); }
+#summary.summary-not-ok { color: var(--vscode-errorForeground, #f48771); }
 .beam-node { cursor: pointer; }
 #n-best { table-layout: auto; }
 .legend { display: flex; gap: 14px; font-size: 0.85em; color: var(--vscode-descriptionForeground); margin-bottom: 6px; }

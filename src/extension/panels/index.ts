@@ -24,6 +24,8 @@ import { followAttentionColumn } from './column';
 import { type LiveBatch, LivePosts } from './live';
 import { BeamTreePanel } from './beam/panel';
 import { ImportancePanel } from './importance/panel';
+import { AblationsPanel } from './ablations/panel';
+import { RunCheckPanel } from './runCheck/panel';
 
 export { AttentionPanel } from './attention/panel';
 export { DashboardPanel } from './dashboard/panel';
@@ -34,6 +36,8 @@ export type { PanelAnswers, PanelHost } from './base';
 export { PanelStore } from './store';
 export { BeamTreePanel } from './beam/panel';
 export { ImportancePanel } from './importance/panel';
+export { AblationsPanel } from './ablations/panel';
+export { RunCheckPanel } from './runCheck/panel';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
@@ -44,6 +48,8 @@ export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
   heads: HeadsPanel.slot,
   beam: BeamTreePanel.slot,
   importance: ImportancePanel.slot,
+  ablations: AblationsPanel.slot,
+  runCheck: RunCheckPanel.slot,
 };
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
@@ -131,6 +137,20 @@ export class Panels implements vscode.Disposable {
     return p;
   }
 
+  /** Opens the Ablation Results panel on `runDir`'s ablations (the selected run's when absent). */
+  openAblations(runDir?: string): AblationsPanel {
+    const p = AblationsPanel.slot.createOrShow(this.host);
+    if (runDir) p.showRun(runDir);
+    return p;
+  }
+
+  /** Opens the Run Check panel on `runDir`, checked anew (the selected run when absent). */
+  openRunCheck(runDir?: string): RunCheckPanel {
+    const p = RunCheckPanel.slot.createOrShow(this.host);
+    if (runDir) p.showRun(runDir);
+    return p;
+  }
+
   /** A new selection: the store holds this run's data now, and every open panel gets it whole. */
   showRun(
     header: ViewHeader,
@@ -150,6 +170,8 @@ export class Panels implements vscode.Disposable {
     this.store.addTelemetry(run.telemetry ?? []);
     this.store.events = [...(run.events ?? [])];
     ImportancePanel.slot.current?.followSelection();
+    AblationsPanel.slot.current?.followSelection();
+    RunCheckPanel.slot.current?.followSelection();
     this.refresh();
   }
 

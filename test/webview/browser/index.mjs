@@ -24,6 +24,8 @@ import './valueWeighted.mjs';
 import './report.mjs';
 import './htmlExport.mjs';
 import './importance.mjs';
+import './ablations.mjs';
+import './runCheck.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
