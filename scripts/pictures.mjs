@@ -39,7 +39,8 @@ function take(suiteName, test, names) {
   const r = spawnSync(process.execPath, suite.run, { cwd: repo, env, stdio: 'inherit' });
   mkdirSync(join(repo, 'media', 'readme'), { recursive: true });
   names.forEach((name, i) => {
-    if (r.status !== 0 || !existsSync(shots[i])) throw new Error(`pictures: ${name}: the test failed or took no screenshot`);
+    if (r.status !== 0 || !existsSync(shots[i]))
+      throw new Error(`pictures: ${name}: the test failed or took no screenshot`);
     copyFileSync(shots[i], join(repo, 'media', 'readme', `${name}.png`));
     console.log(`pictures: media/readme/${name}.png from "${test}"`);
   });

@@ -48,7 +48,11 @@ test('a picture older than its code by more than the margin is stale, and fresh 
   assert.equal(age.verdict, 'stale');
   assert.equal(age.verdict === 'stale' && age.days, 59);
   assert.deepEqual(pictureAge(repo, 'media/view.png', ['view/'], 90), { verdict: 'fresh' });
-  assert.deepEqual(pictureAge(repo, 'media/view.png', ['other.txt'], 31), { verdict: 'fresh' }, '31 days: at the margin');
+  assert.deepEqual(
+    pictureAge(repo, 'media/view.png', ['other.txt'], 31),
+    { verdict: 'fresh' },
+    '31 days: at the margin',
+  );
 });
 
 test('a depth-1 clone cannot tell a picture older than its first commit: unknown, never a pass', () => {
