@@ -38,14 +38,21 @@ function wholeNumbers(value: string | boolean | undefined, option: string): numb
 
 /** --beam FILE: the tree it holds, checked as report/write checks one (the error names the field). */
 function beamTreeFile(file: string): BeamTreeView {
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (err) {
+    throw new Error(`report: --beam ${file} cannot be read: ${(err as Error).message}`);
+  }
   let beam: unknown;
   try {
-    beam = JSON.parse(readFileSync(resolve(file), 'utf8'));
+    beam = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`report: --beam ${file} is not a JSON file: ${(err as Error).message}`);
+    throw new Error(`report: --beam ${file} is not JSON: ${(err as Error).message}`);
   }
   const why = checkReportBeam(beam, 'beam');
-  if (why) throw new UsageError(`report: ${file} is not a beam tree: ${why}`);
+  if (why)
+    throw new Error(`report: --beam ${file} is not a beam tree (the Beam Tree panel's, beam/tree's answer): ${why}`);
   return beam as BeamTreeView;
 }
 
