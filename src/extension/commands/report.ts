@@ -8,7 +8,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { reportWrite } from '../../protocol/methods';
-import type { ReportWriteResult } from '../../protocol/report';
+import { REPORT_MAX_BEAM_NODES, type ReportWriteResult } from '../../protocol/report';
 import type { BeamTreeView } from '../../protocol/beamTree';
 import { type Cmd, type Ctx, absolute, guarded, runDirOf } from '../ctx';
 import { BeamTreePanel } from '../panels';
@@ -24,10 +24,18 @@ export interface ExportReportArgs {
   pairs?: number[];
 }
 
-/** The tree the open Beam Tree panel shows, where it is of `runDir` (the same folder, however named). */
-function beamOf(runDir: string): { beam?: BeamTreeView } {
+/**
+ * The tree the open Beam Tree panel shows, where it is of `runDir` (the same folder, however named);
+ * one past the report's bound is left out, and the log says so, rather than refusing the report.
+ */
+function beamOf(ctx: Ctx, runDir: string): { beam?: BeamTreeView } {
   const tree = BeamTreePanel.slot.current?.shownTree;
-  return tree && path.resolve(tree.runDir) === path.resolve(runDir) ? { beam: tree } : {};
+  if (!tree || path.resolve(tree.runDir) !== path.resolve(runDir)) return {};
+  if (tree.nodes.length <= REPORT_MAX_BEAM_NODES) return { beam: tree };
+  ctx.log(
+    `the report leaves out the beam tree: ${tree.nodes.length} nodes, over the ${REPORT_MAX_BEAM_NODES} it holds`,
+  );
+  return {};
 }
 
 export function exportRunReport(ctx: Ctx): Cmd {
@@ -65,7 +73,7 @@ export function exportRunReport(ctx: Ctx): Cmd {
           force: true,
           ...(args.steps ? { steps: args.steps } : {}),
           ...(args.pairs ? { pairs: args.pairs } : {}),
-          ...beamOf(runDir),
+          ...beamOf(ctx, runDir),
         };
         return Promise.race([ctx.engine.request(reportWrite, params, token), cancelled]);
       },
