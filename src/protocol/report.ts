@@ -5,7 +5,8 @@
  * Attention weights travel as base64 of little-endian float32 (the page decodes them with atob).
  */
 import type { Pool } from '../algorithms/pool';
-import type { AttentionKind } from './attention';
+import { type AttentionKind, INPUT_LIMITS } from './attention';
+import { type BeamTreeView, checkBeamTreeView } from './beamTree';
 import { type Check, arrayOf, intIn, isAbsolutePath, isBoolean, isIndex, isString, object, optional } from './check';
 import type { HeadReport } from './heads';
 import type { MetricRow, SchedulePoint } from './metrics';
@@ -64,12 +65,43 @@ export interface RunReportData {
   /** The run's snapshot steps, all of them (the report holds those `snapshots` names). */
   snapshotSteps: number[];
   heads: HeadReport | null;
+  /** The beam search tree the Beam Tree panel showed of this run when the report was asked for, or null. */
+  beam: BeamTreeView | null;
   /** What the report left out or changed, for people: pooled maps, steps or pairs not chosen. */
   notes: string[];
 }
 
 /** At most this many steps and pairs can be named (a report of every snapshot names none). */
 export const REPORT_MAX_CHOICES = 100_000;
+
+/**
+ * The most nodes a report's beam tree may hold: a search at the widest beam (MAX_BEAM) keeps 2 × 64
+ * extensions a step, so this is some 780 steps of it, about 12 MB of JSON.
+ */
+export const REPORT_MAX_BEAM_NODES = 100_000;
+/** The longest of a beam tree's lists, each checked before its items are. */
+const BEAM_LIST_LIMITS = {
+  nodes: REPORT_MAX_BEAM_NODES,
+  nBest: REPORT_MAX_BEAM_NODES,
+  srcIds: INPUT_LIMITS.tokens,
+  srcTokens: INPUT_LIMITS.tokens,
+  greedy: INPUT_LIMITS.tokens,
+} as const;
+
+/** A beam tree as checkBeamTreeView checks it, its lists and input bounded first. */
+export const checkReportBeam: Check<BeamTreeView> = (v, path) => {
+  if (typeof v === 'object' && v !== null) {
+    const rec = v as Record<string, unknown>;
+    for (const [field, max] of Object.entries(BEAM_LIST_LIMITS)) {
+      const list = rec[field];
+      if (Array.isArray(list) && list.length > max)
+        return `${path}.${field} must list at most ${max} values, got ${list.length}`;
+    }
+    if (typeof rec.input === 'string' && rec.input.length > INPUT_LIMITS.chars)
+      return `${path}.input has ${rec.input.length} characters, more than the ${INPUT_LIMITS.chars} an input may have`;
+  }
+  return checkBeamTreeView(v, path);
+};
 
 /** report/write: the report of `runDir` written to `out` (absolute), whole or not at all. */
 export interface ReportWriteParams {
@@ -81,6 +113,8 @@ export interface ReportWriteParams {
   pairs?: number[];
   /** Replace a file already at `out`. */
   force?: boolean;
+  /** A beam search tree of the run to show (the Beam Tree panel's, or a saved one): at most REPORT_MAX_BEAM_NODES nodes. */
+  beam?: BeamTreeView;
 }
 export const checkReportWriteParams: Check<ReportWriteParams> = object<ReportWriteParams>({
   runDir: isAbsolutePath,
@@ -88,6 +122,7 @@ export const checkReportWriteParams: Check<ReportWriteParams> = object<ReportWri
   steps: optional(boundedList(isIndex)),
   pairs: optional(boundedList(intIn(0, 1023))),
   force: optional(isBoolean),
+  beam: optional(checkReportBeam),
 });
 
 function boundedList(item: Check<number>): Check<number[]> {

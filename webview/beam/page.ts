@@ -3,33 +3,39 @@
  * the search looked at is a node; the chosen path is highlighted, greedy's path dashed, pruned
  * branches greyed, finished hypotheses square. Hover shows a node's log-prob and score; a click
  * asks the extension for its prefix's attention, drawn beside the tree as heads × keys rows (the
- * query that chose the node's token), with the n-best list.
+ * query that chose the node's token), with the n-best list. The tree, the n-best and the legend are
+ * drawn by lib/beamTree.ts, as the run report draws them.
  */
 import { type Attention, type AttentionKind, headId } from '../../src/protocol/attention';
-import type { BeamTreeView, BeamViewNode } from '../../src/protocol/beamTree';
+import type { BeamTreeView } from '../../src/protocol/beamTree';
 import { type BeamToPage, beamPage } from '../../src/protocol/pages/beam';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { app, h, imageButton, readTheme, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
 import { drawHeatmap } from '../heatmap';
-import { layoutTree, pathOf } from '../lib/beamLayout';
+import {
+  type BeamMarks,
+  LABEL_W,
+  TREE_PAD,
+  beamLegend,
+  beamMarks,
+  beamSettings,
+  beamSummary,
+  drawBeamTree,
+  drawNBest,
+  prefixText,
+} from '../lib/beamTree';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(beamPage);
 
 const SVG = 'http://www.w3.org/2000/svg';
-const COL_W = 92; // px per step
-const ROW_H = 22; // px per leaf row
-const PAD = 16;
-/** Room right of the last column for a leaf's label. */
-const LABEL_W = 80;
 /** The kinds a node's attention shows: what the decoder looked at when it chose the token. */
 const NODE_KINDS: AttentionKind[] = ['cross', 'decoder_self'];
 
 let tree: BeamTreeView | null = null;
 let node: { id: number; attention: Attention } | null = null;
 let header: ViewHeader | null = null;
-let chosen = new Set<number>();
-let greedy = new Set<number>();
+let marks: BeamMarks = beamMarks(null);
 
 const headerEl = document.getElementById('view-header') ?? h('div');
 const status = h('span', { class: 'muted', id: 'status' }, 'No tree yet: run “Show Beam Tree” on a sentence.');
@@ -40,57 +46,16 @@ treeBox.append(svg);
 const nBestEl = h('table', { id: 'n-best' });
 const nodeEl = h('div', { id: 'beam-node' }, h('span', { class: 'muted' }, 'Click a node to see its attention.'));
 
-const fmt = (x: number) => (x <= -1e29 ? '−∞' : x.toFixed(3));
-/** A path's tokens from the root, as text. */
-function prefixText(id: number): string {
-  const words: string[] = [];
-  for (let n = tree!.nodes[id]!; n.parent >= 0; n = tree!.nodes[n.parent]!) words.unshift(n.text);
-  return words.join(' ');
-}
-
-function svgEl<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-): SVGElementTagNameMap[K] {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
+const showNode = (id: number) => ask({ type: 'beamNode', node: id });
 
 function drawTree(): void {
   svg.replaceChildren();
   if (!tree) return;
-  const t = readTheme();
-  const { row, col, rows, cols } = layoutTree(tree.nodes);
-  const x = (id: number) => PAD + col[id]! * COL_W;
-  const y = (id: number) => PAD + row[id]! * ROW_H;
-  svg.setAttribute('width', String(PAD * 2 + Math.max(0, cols - 1) * COL_W + LABEL_W));
-  svg.setAttribute('height', String(PAD * 2 + Math.max(0, rows - 1) * ROW_H));
-  svg.setAttribute('font-family', t.font);
-  svg.setAttribute('font-size', String(t.fontSize - 2));
-  const edges = svgEl('g', { fill: 'none' });
-  const dots = svgEl('g', {});
-  for (const n of tree.nodes) {
-    const faded = n.status === 'pruned' || n.status === 'open';
-    if (n.parent >= 0) {
-      const onChosen = chosen.has(n.id);
-      const e = svgEl('path', {
-        d: `M${x(n.parent)},${y(n.parent)} C${x(n.parent) + COL_W / 2},${y(n.parent)} ${x(n.id) - COL_W / 2},${y(n.id)} ${x(n.id)},${y(n.id)}`,
-        stroke: onChosen ? t.accent : greedy.has(n.id) ? t.accent2 : t.grid,
-        'stroke-width': onChosen ? 3 : 1.5,
-        opacity: faded ? 0.35 : 1,
-      });
-      if (greedy.has(n.id) && !onChosen) e.setAttribute('stroke-dasharray', '5 3');
-      e.dataset.edge = String(n.id);
-      edges.append(e);
-    }
-    dots.append(nodeMark(n, x(n.id), y(n.id), faded, t));
-  }
-  svg.append(edges, dots);
+  const drawn = drawBeamTree(svg, tree, marks, { ...(node ? { selected: node.id } : {}), onNode: showNode });
   // A new tree opens on its chosen leaf (the end of the best hypothesis); a redraw keeps the user's scroll.
   const key = `${tree.runDir} ${tree.step} ${tree.input} ${tree.nodes.length}`;
   const leaf = tree.nBest[0];
-  if (key !== scrolledTo && leaf !== undefined) showInBox(x(leaf), y(leaf));
+  if (key !== scrolledTo && leaf !== undefined) showInBox(drawn.at(leaf).x, drawn.at(leaf).y);
   scrolledTo = key;
 }
 
@@ -101,56 +66,14 @@ function showInBox(cx: number, cy: number): void {
   const box = treeBox;
   const right = cx + LABEL_W;
   if (right > box.scrollLeft + box.clientWidth) box.scrollLeft = right - box.clientWidth;
-  if (cx - PAD < box.scrollLeft) box.scrollLeft = Math.max(0, cx - PAD);
-  if (cy + PAD > box.scrollTop + box.clientHeight) box.scrollTop = cy + PAD - box.clientHeight;
-  if (cy - PAD < box.scrollTop) box.scrollTop = Math.max(0, cy - PAD);
+  if (cx - TREE_PAD < box.scrollLeft) box.scrollLeft = Math.max(0, cx - TREE_PAD);
+  if (cy + TREE_PAD > box.scrollTop + box.clientHeight) box.scrollTop = cy + TREE_PAD - box.clientHeight;
+  if (cy - TREE_PAD < box.scrollTop) box.scrollTop = Math.max(0, cy - TREE_PAD);
 }
 
-function nodeMark(
-  n: BeamViewNode,
-  cx: number,
-  cy: number,
-  faded: boolean,
-  t: ReturnType<typeof readTheme>,
-): SVGGElement {
-  const g = svgEl('g', { class: 'beam-node', opacity: faded ? 0.4 : 1 });
-  g.dataset.node = String(n.id);
-  g.dataset.status = n.status;
-  const fill = chosen.has(n.id) ? t.accent : greedy.has(n.id) ? t.accent2 : faded ? t.muted : t.fg;
-  const mark =
-    n.status === 'finished'
-      ? svgEl('rect', { x: cx - 5, y: cy - 5, width: 10, height: 10, fill })
-      : svgEl('circle', { cx, cy, r: 4.5, fill });
-  if (node?.id === n.id) {
-    mark.setAttribute('stroke', t.accent3);
-    mark.setAttribute('stroke-width', '3');
-  }
-  const label = svgEl('text', { x: cx + 8, y: cy - 6, fill: faded ? t.muted : t.fg });
-  label.textContent = n.text; // textContent: a token such as <s> stays text
-  const title = svgEl('title', {});
-  title.textContent =
-    `${prefixText(n.id) || '(start)'}\nlog P ${fmt(n.logProb)} · score ${fmt(n.score)} · ${n.status}` +
-    `${chosen.has(n.id) ? ' · chosen' : ''}${greedy.has(n.id) ? ' · greedy' : ''}`;
-  g.append(title, mark, label);
-  g.addEventListener('click', () => {
-    if (n.parent < 0) return;
-    ask({ type: 'beamNode', node: n.id });
-  });
-  return g;
-}
-
-function drawNBest(): void {
+function drawNBestTable(): void {
   nBestEl.replaceChildren();
-  if (!tree) return;
-  nBestEl.append(h('tr', {}, h('th', {}, '#'), h('th', {}, 'hypothesis'), h('th', {}, 'score'), h('th', {}, 'log P')));
-  tree.nBest.forEach((id, rank) => {
-    const n = tree!.nodes[id]!;
-    const tr = h('tr', { class: 'problem' }, h('td', {}, String(rank + 1)), h('td', {}, prefixText(id)));
-    tr.append(h('td', {}, fmt(n.score)), h('td', {}, fmt(n.logProb)));
-    tr.title = 'Click to see the attention that chose its last token';
-    tr.addEventListener('click', () => ask({ type: 'beamNode', node: id }));
-    nBestEl.append(tr);
-  });
+  if (tree) drawNBest(nBestEl, tree, showNode);
 }
 
 /** For each kind, heads × keys: the last query row of every layer's heads (the step that chose the node's token). */
@@ -161,7 +84,7 @@ function drawNode(): void {
   }
   const a = node.attention;
   const parts: HTMLElement[] = [
-    h('div', {}, `“${prefixText(node.id)}”: the query that chose “${tree.nodes[node.id]!.text}”`),
+    h('div', {}, `“${prefixText(tree, node.id)}”: the query that chose “${tree.nodes[node.id]!.text}”`),
   ];
   for (const kind of NODE_KINDS) {
     const m = a.maps.find((x) => x.kind === kind);
@@ -194,25 +117,15 @@ function drawNode(): void {
 }
 
 function draw(): void {
-  const note = tree ? `beam ${tree.beam}, α ${tree.alpha}, ${tree.earlyStop} stop` : undefined;
+  const note = tree ? beamSettings(tree) : undefined;
   renderHeader(headerEl, header, {
     ...(tree ? { step: tree.step, input: tree.input } : {}),
     ...(note ? { note } : {}),
   });
-  chosen = new Set(tree ? tree.nodes.filter((n) => n.chosen).map((n) => n.id) : []);
-  greedy = new Set(tree ? pathOf(tree.nodes, tree.greedy) : []);
-  if (tree) {
-    const best = tree.nBest[0];
-    const path = pathOf(tree.nodes, tree.greedy);
-    const whole = path.length === tree.greedy.length;
-    const same = whole && path.every((id) => chosen.has(id));
-    const words = tree.greedy.map((_, i) => tree!.nodes[path[i] ?? -1]?.text ?? '…').join(' ');
-    status.textContent =
-      `${tree.nodes.length} hypotheses · chosen: “${best !== undefined ? prefixText(best) : '(none)'}” · ` +
-      `greedy: ${same ? 'the same' : whole ? `“${words}” (dashed)` : 'left the beam (drawn as far as it stayed)'}`;
-  }
+  marks = beamMarks(tree);
+  if (tree) status.textContent = beamSummary(tree, marks);
   drawTree();
-  drawNBest();
+  drawNBestTable();
   drawNode();
 }
 
@@ -246,22 +159,6 @@ function handle(m: BeamToPage): void {
   draw();
 }
 
-/** What the marks mean, in the theme's colours. */
-function legend(): HTMLElement {
-  const t = readTheme();
-  const key = (color: string, sample: string, text: string) =>
-    h('span', {}, h('span', { style: `color:${color}` }, sample), ` ${text}`);
-  return h(
-    'div',
-    { class: 'legend' },
-    key(t.accent, '━', 'chosen'),
-    key(t.accent2, '┅', 'greedy'),
-    key(t.fg, '■', 'finished'),
-    key(t.fg, '●', 'hypothesis'),
-    h('span', {}, 'faded: pruned, or left when the search stopped'),
-  );
-}
-
 app().append(
   h(
     'div',
@@ -275,7 +172,7 @@ app().append(
   h(
     'div',
     { class: 'beam-layout' },
-    h('section', { class: 'card tree-card' }, legend(), treeBox),
+    h('section', { class: 'card tree-card' }, beamLegend(), treeBox),
     h('section', { class: 'card detail-card' }, h('h2', {}, 'n-best'), nBestEl, h('hr'), nodeEl),
   ),
 );
@@ -292,8 +189,8 @@ start(beamPage, handle, treeImage, () => ({
   frames: tree ? tree.nodes.length : 0,
   marks: tree
     ? [
-        `chosen:${[...chosen].sort((a, b) => a - b).join(',')}`,
-        `greedy:${[...greedy].sort((a, b) => a - b).join(',')}`,
+        `chosen:${[...marks.chosen].sort((a, b) => a - b).join(',')}`,
+        `greedy:${[...marks.greedy].sort((a, b) => a - b).join(',')}`,
         `pruned:${tree.nodes.filter((n) => n.status === 'pruned').length}`,
         `nbest:${nBestEl.querySelectorAll('tr').length - 1}`,
         ...(node ? [`node:${node.id}`] : []),

@@ -3,11 +3,12 @@
  * plotly and the report's data (protocol/report.ts, a JSON script element). No VS Code, no messages:
  * it reads the data once and draws the header, the training curves, the attention grid with its
  * step slider and the head view of the step it shows, the Heads map and findings, and the head
- * report when the run has one, with the panels' own drawing helpers (heatmap.ts, lib/, common.ts's
- * plotly queue and theme).
+ * report when the run has one, and the beam tree the Beam Tree panel showed (webview/report/beam.ts),
+ * with the panels' own drawing helpers (heatmap.ts, lib/, common.ts's plotly queue and theme).
  */
 import { REPORT_DATA_ID, type RunReportData } from '../../src/protocol/report';
 import { app, h, readTheme, showError } from '../common';
+import { beamSection } from './beam';
 import { curvesSection, headReportSection } from './charts';
 import { attentionSection } from './grid';
 import { headsSection } from './headsMap';
@@ -59,6 +60,7 @@ function main(): void {
           { class: 'muted', id: 'heads-report' },
           'No head report: run Head Importance and Pruning, then export again.',
         ),
+    beamSection(d.beam ?? null),
   );
   document.body.dataset.ready = 'true';
 }

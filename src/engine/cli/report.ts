@@ -1,9 +1,13 @@
 /**
  * `report RUN [--out FILE]`: the run's report as one self-contained HTML file (issue 33): header,
  * curves, the attention grid with a step slider over its snapshots, the Heads panel's telemetry map,
- * findings and the saved head report; it opens offline in any browser. Prints {out, bytes, steps}.
+ * findings and the saved head report, and a beam tree given with --beam; it opens offline in any
+ * browser. Prints {out, bytes, steps}.
  */
+import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { BeamTreeView } from '../../protocol/beamTree';
+import { checkReportBeam } from '../../protocol/report';
 import { writeRunReport } from '../server/report';
 import { type OptionSpec, parseArgs, usage, UsageError } from './args';
 
@@ -13,6 +17,10 @@ const specs: Record<string, OptionSpec> = {
   out: { type: 'string', help: 'file to write (default RUN-report.html beside the run folder); a new file' },
   steps: { type: 'string', help: 'snapshot steps to include, comma-separated (default every snapshot)' },
   pairs: { type: 'string', help: 'probe pairs to include, by index from 0, comma-separated (default 0)' },
+  beam: {
+    type: 'string',
+    help: 'a beam search tree of the run to show, as JSON (the engine’s beam/tree answer, protocol/beamTree.ts BeamTreeView)',
+  },
   force: { type: 'boolean', help: 'replace --out if it is a regular file already (never a file of a run)' },
   help: { type: 'boolean', help: 'show this help' },
 };
@@ -26,6 +34,26 @@ function wholeNumbers(value: string | boolean | undefined, option: string): numb
   if (parts.some((s) => !/^\d+$/.test(s)))
     throw new UsageError(`report: --${option} takes whole numbers separated by commas, e.g. 0,25,50; got "${value}"`);
   return parts.map(Number);
+}
+
+/** --beam FILE: the tree it holds, checked as report/write checks one (the error names the field). */
+function beamTreeFile(file: string): BeamTreeView {
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (err) {
+    throw new Error(`report: --beam ${file} cannot be read: ${(err as Error).message}`);
+  }
+  let beam: unknown;
+  try {
+    beam = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`report: --beam ${file} is not JSON: ${(err as Error).message}`);
+  }
+  const why = checkReportBeam(beam, 'beam');
+  if (why)
+    throw new Error(`report: --beam ${file} is not a beam tree (the Beam Tree panel's, beam/tree's answer): ${why}`);
+  return beam as BeamTreeView;
 }
 
 export async function reportCommand(argv: string[]): Promise<number> {
@@ -42,8 +70,16 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const out = resolve((options.out as string | undefined) ?? join(dirname(runDir), `${basename(runDir)}-report.html`));
   const steps = wholeNumbers(options.steps, 'steps');
   const pairs = wholeNumbers(options.pairs, 'pairs');
+  const beam = options.beam === undefined ? undefined : beamTreeFile(String(options.beam));
   const r = writeRunReport(
-    { runDir, out, ...(steps ? { steps } : {}), ...(pairs ? { pairs } : {}), force: options.force === true },
+    {
+      runDir,
+      out,
+      ...(steps ? { steps } : {}),
+      ...(pairs ? { pairs } : {}),
+      ...(beam ? { beam } : {}),
+      force: options.force === true,
+    },
     '--out',
   );
   process.stdout.write(`${JSON.stringify(r)}\n`);

@@ -65,6 +65,8 @@ canvas.thumb { image-rendering: pixelated; outline: 1px solid var(--vscode-edito
 canvas.heads-map { image-rendering: pixelated; }
 .readout { font-family: ui-monospace, monospace; min-height: 1.3em; }
 .notes { margin: 4px 0 0; padding-left: 1.4em; }
+.beam-tree { overflow: auto; max-height: 80vh; margin: 6px 0 10px; }
+.legend { display: flex; gap: 14px; flex-wrap: wrap; font-size: 0.85em; color: var(--vscode-descriptionForeground); margin: 6px 0; }
 #error { margin: 0 0 8px; padding: 6px 10px; border: 1px solid #be1100; background: #5a1d1d; color: #f48771; white-space: pre-wrap; }
 `;
 

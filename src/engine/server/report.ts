@@ -4,10 +4,12 @@
  * report shows what the panels show), the chosen snapshots' probe pairs, and the newest head report
  * the extension saved beside the run (`heads-report-step-N.json`). Maps larger than THUMB_CELLS a
  * side are max-pooled as the wire pools long inputs; a report of every snapshot that would pass
- * WEIGHT_BUDGET keeps every k-th snapshot; the report's notes say both.
+ * WEIGHT_BUDGET keeps every k-th snapshot; the report's notes say both. A beam tree given with the
+ * request (the Beam Tree panel's, checked by report/write's params) is embedded as it came; one of
+ * another run folder is noted.
  */
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { type Pool, THUMB_CELLS, blockFor, maxPoolBlocks, pooledCells, poolCaption } from '../../algorithms/pool';
 import type {
   ReportHeader,
@@ -19,6 +21,7 @@ import type {
 } from '../../protocol/report';
 import { float32ToBase64 } from '../../protocol/wire';
 import type { AttentionMaps } from '../../protocol/attention';
+import type { BeamTreeView } from '../../protocol/beamTree';
 import type { DataSpec } from '../data/dataset';
 import { checkOutputFile } from '../io/outputFile';
 import { reportAssets, reportHtml, writeReportFile } from '../report/html';
@@ -39,6 +42,8 @@ export interface CollectOptions {
   now?: Date;
   /** Weights a report of every snapshot holds at most (default WEIGHT_BUDGET). */
   budget?: number;
+  /** A beam search tree to show (checked already). */
+  beam?: BeamTreeView;
 }
 
 /**
@@ -50,6 +55,7 @@ export function writeRunReport(p: ReportWriteParams, flag = 'out'): ReportWriteR
   const data = collectReport(p.runDir, {
     ...(p.steps ? { steps: p.steps } : {}),
     ...(p.pairs ? { pairs: p.pairs } : {}),
+    ...(p.beam ? { beam: p.beam } : {}),
   });
   const bytes = writeReportFile(target, reportHtml(data, reportAssets()));
   return { out: p.out, bytes, steps: [...new Set(data.snapshots.map((s) => s.step))] };
@@ -93,6 +99,8 @@ export function collectReport(runDir: string, o: CollectOptions = {}): RunReport
   }
   if (o.steps) notes.push(`Snapshots at the ${steps.length} chosen steps of ${all.length}.`);
   if (pairs.length !== 1 || pairs[0] !== 0) notes.push(`Probe pairs ${pairs.join(', ')}.`);
+  if (o.beam && resolve(o.beam.runDir) !== resolve(runDir))
+    notes.push(`The beam tree was searched in another run folder, ${o.beam.runDir}.`);
   const header: ReportHeader = {
     run: basename(runDir),
     runDir,
@@ -117,6 +125,7 @@ export function collectReport(runDir: string, o: CollectOptions = {}): RunReport
     snapshots: kept.flat(),
     snapshotSteps: all,
     heads: savedHeadReport(run.path),
+    beam: o.beam ?? null,
     notes,
   };
 }

@@ -3,13 +3,15 @@
  * offline in any browser. Asks which run (the Runs view's item, the dashboard's run, or a pick) and
  * where to save it (default `<run>-report.html` beside the run folder); the engine writes it whole
  * (report/write: only the engine reads snapshots) while a cancellable notification says so; then
- * offers to open it.
+ * offers to open it. The tree the Beam Tree panel shows goes into the report when it is of that run.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { reportWrite } from '../../protocol/methods';
-import type { ReportWriteResult } from '../../protocol/report';
+import { REPORT_MAX_BEAM_NODES, type ReportWriteResult } from '../../protocol/report';
+import type { BeamTreeView } from '../../protocol/beamTree';
 import { type Cmd, type Ctx, absolute, guarded, runDirOf } from '../ctx';
+import { BeamTreePanel } from '../panels';
 import { pickRun } from '../pickers';
 
 export interface ExportReportArgs {
@@ -20,6 +22,20 @@ export interface ExportReportArgs {
   steps?: number[];
   /** Probe pairs to include (default pair 0). */
   pairs?: number[];
+}
+
+/**
+ * The tree the open Beam Tree panel shows, where it is of `runDir` (the same folder, however named);
+ * one past the report's bound is left out, and the log says so, rather than refusing the report.
+ */
+function beamOf(ctx: Ctx, runDir: string): { beam?: BeamTreeView } {
+  const tree = BeamTreePanel.slot.current?.shownTree;
+  if (!tree || path.resolve(tree.runDir) !== path.resolve(runDir)) return {};
+  if (tree.nodes.length <= REPORT_MAX_BEAM_NODES) return { beam: tree };
+  ctx.log(
+    `the report leaves out the beam tree: ${tree.nodes.length} nodes, over the ${REPORT_MAX_BEAM_NODES} it holds`,
+  );
+  return {};
 }
 
 export function exportRunReport(ctx: Ctx): Cmd {
@@ -57,6 +73,7 @@ export function exportRunReport(ctx: Ctx): Cmd {
           force: true,
           ...(args.steps ? { steps: args.steps } : {}),
           ...(args.pairs ? { pairs: args.pairs } : {}),
+          ...beamOf(ctx, runDir),
         };
         return Promise.race([ctx.engine.request(reportWrite, params, token), cancelled]);
       },

@@ -1,15 +1,17 @@
 /**
  * Export Run Report… in a real VS Code (issue 33 item 1): on a finished run it asks where to save
  * (a save dialog), writes the file under a notification and says where it is with an Open button;
- * the file holds the run's name, its steps and its snapshots. A folder that is no run is refused
- * with an error that says what to choose.
+ * the file holds the run's name, its steps and its snapshots. With the Beam Tree panel open on a
+ * tree of that run, the report holds that tree; with the panel closed, none. A folder that is no run
+ * is refused with an error that says what to choose.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ReportWriteResult } from '../../../src/protocol/report';
+import type { BeamTreeView } from '../../../src/protocol/beamTree';
+import type { ReportWriteResult, RunReportData } from '../../../src/protocol/report';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { microConfig, snapshotFiles, trainAndWait } from './runs';
@@ -54,6 +56,31 @@ test('Report: Export Run Report… on a finished run writes one HTML file with t
   assert.equal(data.header.totalSteps, 10);
   assert.equal(data.snapshots.length, snapshotFiles(run), 'every snapshot');
   assert.ok(html.includes('<title>reverse-report: run report</title>'), 'the page names the run');
+}, 240_000);
+
+/** The data of a report file (its JSON script element). */
+const reportData = (file: string): RunReportData =>
+  JSON.parse(
+    /<script type="application\/json" id="report-data">([^]*?)<\/script>/.exec(fs.readFileSync(file, 'utf8'))![1]!,
+  ) as RunReportData;
+
+test('Report: Export Run Report… holds the tree the Beam Tree panel shows of that run, and none once it is closed', async () => {
+  const api = await activateExtension();
+  if (!fs.existsSync(path.join(run, 'config.json'))) await trainAndWait(api, run, 'reverse', microConfig(tmp, 10, 10));
+  const tree = await vscode.commands.executeCommand<BeamTreeView>('attentionDebugger.beamTree', {
+    runDir: run,
+    text: '5 6 7',
+  });
+  assert.ok(tree, 'Show Beam Tree returned nothing (see the output)');
+  const beam = api.panels.slots.beam;
+  assert.ok(beam.current, 'the Beam Tree panel is open');
+  const withTree = path.join(tmp, 'with-tree.html');
+  await vscode.commands.executeCommand('attentionDebugger.exportRunReport', { runDir: run, out: withTree });
+  assert.deepEqual(reportData(withTree).beam, tree, 'the report holds the tree the panel shows');
+  beam.current.dispose();
+  const without = path.join(tmp, 'without-tree.html');
+  await vscode.commands.executeCommand('attentionDebugger.exportRunReport', { runDir: run, out: without });
+  assert.equal(reportData(without).beam, null, 'no panel, no tree');
 }, 240_000);
 
 test('Report: Export Run Report… of a folder that is no run says so and what to choose', async () => {

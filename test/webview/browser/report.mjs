@@ -6,7 +6,9 @@
 // answers hover with its step; the head view draws the shown snapshot's lines (each as opaque as
 // the snapshot file's weight; on screen, in the heads' colours) and hovering a token leaves only
 // its lines; the file is under 10 MB with 60 snapshots (as many as the README's
-// 1,500-step tiny reverse run keeps). Screenshot: test-artifacts/webview/report.png.
+// 1,500-step tiny reverse run keeps). A known beam tree given with --beam is drawn in its own
+// section (nodes, chosen and greedy edges, summary, n-best, on screen); a report without one says so
+// in a line. Screenshots: test-artifacts/webview/report.png, report-beam.png.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,6 +248,127 @@ test('run report: opens from file:// with no request, every section drawn, the s
     );
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(artifacts, 'report.png'), fullPage: true });
+    assert(blocked.length === 0, `the report asked for ${blocked.length} URL(s): ${blocked.slice(0, 3).join(', ')}`);
+    const mine = problems.slice(before);
+    assert(mine.length === 0, mine.slice(0, 3).join('\n'));
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A known beam search tree (ids, parents, statuses and the chosen path written out here, as the Beam
+// Tree panel's test does): [id, parent, text, logProb, status, chosen]. Chosen: x y </s>; greedy: z </s>.
+const BEAM_ROWS = [
+  [0, -1, '<s>', 0, 'expanded', true],
+  [1, 0, 'x', -0.5, 'expanded', true],
+  [2, 0, 'z', -0.25, 'expanded', false],
+  [3, 1, 'y', -0.75, 'expanded', true],
+  [4, 1, 'x', -3, 'pruned', false],
+  [5, 2, '</s>', -2.5, 'finished', false],
+  [6, 3, '</s>', -1, 'finished', true],
+  [7, 3, 'q', -4, 'open', false],
+];
+const TOKEN = { '<s>': 1, '</s>': 2, x: 4, y: 5, z: 6, q: 7 };
+const depth = (id) => (id === 0 ? 0 : 1 + depth(BEAM_ROWS[id][1]));
+const beamTreeOf = (runDir) => ({
+  runDir,
+  step: 4,
+  checkpoint: join(runDir, 'checkpoints', 'step-4.safetensors'),
+  input: 'y x',
+  srcIds: [5, 4, 2],
+  srcTokens: ['y', 'x', '</s>'],
+  beam: 2,
+  alpha: 0.6,
+  earlyStop: 'exact',
+  nodes: BEAM_ROWS.map(([id, parent, text, logProb, status, chosen]) => ({
+    id,
+    parent,
+    depth: depth(id),
+    token: TOKEN[text],
+    logProb,
+    score: logProb,
+    status,
+    chosen,
+    text,
+  })),
+  nBest: [6, 5],
+  greedy: [6, 2],
+});
+
+test('run report: a beam tree given is drawn as the Beam Tree panel draws it; without one, a muted line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ad-report-beam-'));
+  try {
+    const run = join(dir, 'reverse');
+    const trained = cli(
+      ...['train', '--backend', 'wasm', '--task', 'reverse', '--config', 'tiny', '--out', run],
+      ...['--steps', '4', '--snapshot-every', '2', '--eval-every', '4', '--checkpoint-every', '4'],
+    );
+    assert(trained.status === 0, `train: ${trained.stderr}`);
+    const treeFile = join(dir, 'tree.json');
+    const tree = beamTreeOf(run);
+    writeFileSync(treeFile, JSON.stringify(tree));
+    const out = join(dir, 'with-beam.html');
+    const plain = join(dir, 'plain.html');
+    for (const [file, extra] of [
+      [out, ['--beam', treeFile]],
+      [plain, []],
+    ]) {
+      const made = cli('report', run, '--out', file, ...extra);
+      assert(made.status === 0, `report: ${made.stderr}`);
+    }
+    const before = problems.length;
+    const none = await openFile(pathToFileURL(plain).href);
+    await none.page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+    assert((await none.page.locator('#beam-tree').count()) === 0, 'a report without a tree draws none');
+    assert(/No beam tree/.test(await none.page.locator('#beam-none').innerText()), 'and says so in a line');
+    await none.page.close();
+
+    const { page, blocked } = await openFile(pathToFileURL(out).href);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+    const drawn = await page.evaluate(() => ({
+      nodes: [...document.querySelectorAll('#beam-section #beam-tree g[data-node]')].map((g) => ({
+        id: Number(g.dataset.node),
+        status: g.dataset.status,
+        shape: g.querySelector('rect') ? 'rect' : 'circle',
+        label: g.querySelector('text').textContent,
+        title: g.querySelector('title').textContent,
+      })),
+      edges: Object.fromEntries(
+        [...document.querySelectorAll('#beam-section #beam-tree path[data-edge]')].map((e) => [
+          e.dataset.edge,
+          { width: e.getAttribute('stroke-width'), dash: e.getAttribute('stroke-dasharray') },
+        ]),
+      ),
+      summary: document.getElementById('beam-summary')?.textContent,
+      nBest: [...document.querySelectorAll('#beam-section #n-best tr')].slice(1).map((r) => r.children[1].textContent),
+    }));
+    assert(drawn.nodes.length === BEAM_ROWS.length, `${drawn.nodes.length} nodes drawn, the tree has 8`);
+    for (const [id, , text, , status] of BEAM_ROWS) {
+      const n = drawn.nodes[id];
+      assert(n.id === id && n.label === text && n.status === status, `node ${id}: ${JSON.stringify(n)}`);
+      assert(n.shape === (status === 'finished' ? 'rect' : 'circle'), `node ${id} is a ${n.shape}`);
+    }
+    assert(
+      drawn.nodes[6].title.startsWith('x y </s>') && drawn.nodes[6].title.includes('chosen'),
+      drawn.nodes[6].title,
+    );
+    assert(Object.keys(drawn.edges).length === 7, 'an edge per node but the root');
+    for (const id of ['1', '3', '6']) assert(drawn.edges[id].width === '3', `chosen edge ${id} is thick`);
+    for (const id of ['2', '5']) assert(drawn.edges[id].dash === '5 3', `greedy's edge ${id} is dashed`);
+    assert(
+      drawn.summary === '8 hypotheses · chosen: “x y </s>” · greedy: “z </s>” (dashed)',
+      `summary: ${drawn.summary}`,
+    );
+    assert(drawn.nBest.join('|') === 'x y </s>|z </s>', `n-best: ${drawn.nBest}`);
+    // On screen: the tree's SVG holds pixels of more than its background.
+    const svg = page.locator('#beam-section #beam-tree');
+    await svg.scrollIntoViewIfNeeded();
+    const shot = decodePng(await svg.screenshot());
+    const seen = new Set();
+    for (let i = 0; i < shot.px.length; i += shot.channels) seen.add(shot.px.subarray(i, i + 3).join(','));
+    assert(seen.size > 4, `the tree is not on screen: ${seen.size} colours`);
+    await page.locator('#beam-section').screenshot({ path: join(artifacts, 'report-beam.png') });
     assert(blocked.length === 0, `the report asked for ${blocked.length} URL(s): ${blocked.slice(0, 3).join(', ')}`);
     const mine = problems.slice(before);
     assert(mine.length === 0, mine.slice(0, 3).join('\n'));
