@@ -31,11 +31,20 @@ export function activePanelKind(): PanelKind | undefined {
   return open.find((k) => panelOf(k)?.panel.active) ?? open.find((k) => panelOf(k)?.panel.visible);
 }
 
+/**
+ * The panels whose data Export View writes as CSV or JSON from the store. The others (Heads, Beam
+ * Tree and the report panels) draw data the store does not hold as such: they export images and
+ * HTML here, and their pages' own buttons save their tables.
+ */
+const DATA_EXPORTS: readonly PanelKind[] = ['dashboard', 'positional', 'attention', 'head'];
+
 /** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */
 export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
-  // The report panels' tables are made by their pages (their CSV, JSON and Markdown buttons), not from the store.
-  if (kind === 'ablations' || kind === 'runCheck')
-    throw new Error(`the ${kind} panel saves its table with its own buttons (JSON, Markdown)`);
+  if (!DATA_EXPORTS.includes(kind))
+    throw new Error(
+      `the ${kind} panel has no ${format.toUpperCase()} export here: choose png, svg or html, ` +
+        'or use the buttons on the panel itself',
+    );
   const s = panels.store;
   const context = s.header ? { run: s.header.runDir } : {};
   if (kind === 'dashboard') {
@@ -106,7 +115,8 @@ function announce(ctx: Ctx, kind: PanelKind, format: string, file: vscode.Uri): 
 }
 
 async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {
-  const items = EXPORT_FORMATS.map((f) => ({
+  const offered = EXPORT_FORMATS.filter((f) => DATA_EXPORTS.includes(kind) || (f !== 'csv' && f !== 'json'));
+  const items = offered.map((f) => ({
     label: f,
     description:
       f === 'html'

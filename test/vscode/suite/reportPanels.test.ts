@@ -16,6 +16,7 @@ import type { PanelKind } from '../../../src/protocol/webview';
 import { activateExtension } from './api';
 import { test } from './harness';
 import { drawnIn, microConfig, trainAndWait } from './runs';
+import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-report-panels-'));
 const good = path.join(tmp, 'runs', 'reverse-good');
@@ -138,5 +139,25 @@ test('Show Head Importance opens the Head Importance panel on the selected run',
   await vscode.commands.executeCommand('attentionDebugger.showImportance');
   assert.ok(slots.importance.current, 'Show Head Importance opened its panel');
   await shows(slots, 'importance', 'reverse-broken', (m) => m.includes('No head importance for reverse-broken yet'));
+
+  // Export View offers it images and HTML, not the attention view's data as its CSV or JSON.
+  const picked = answer(() => undefined); // the format pick, cancelled
+  const file = path.join(tmp, 'importance.csv');
+  let refused = '';
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'importance' });
+    await vscode.commands.executeCommand('attentionDebugger.exportView', {
+      panel: 'importance',
+      format: 'csv',
+      path: file,
+    });
+  } finally {
+    picked.restore();
+    refused = picked.asked.find((a) => a.fn === 'showErrorMessage')?.text ?? '';
+  }
+  const offered = picked.asked.find((a) => a.fn === 'showQuickPick')?.items;
+  assert.deepEqual(offered, ['png', 'svg', 'html'], 'the formats offered');
+  assert.match(refused, /the importance panel has no CSV export here: choose png, svg or html/);
+  assert.ok(!fs.existsSync(file), 'nothing written');
   slots.importance.current?.dispose();
 }, 300_000);
