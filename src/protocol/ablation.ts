@@ -3,6 +3,7 @@
  * ask for it: which heads, and what replaces their output before W^O.
  */
 import {
+  type Fields,
   type Check,
   arrayOf,
   intIn,
@@ -113,7 +114,8 @@ export const checkAblationScoreParams: Check<AblationScoreParams> = object({
   limit: optional(intIn(1, ABLATION_SCORE_LIMIT)),
 });
 
-export const checkAblationScore: Check<AblationScore> = object({
+/** A score's fields, checked alone (ablation/score's answer) or in a saved record. */
+const scoreFields: Fields<AblationScore> = {
   ablation: checkAblation,
   runDir: isString,
   step: isIndex,
@@ -121,7 +123,8 @@ export const checkAblationScore: Check<AblationScore> = object({
   sentences: isIndex,
   intact: isFiniteNumber,
   ablated: isFiniteNumber,
-});
+};
+export const checkAblationScore: Check<AblationScore> = object(scoreFields);
 
 /** What ablating heads does to an input at a checkpoint (ablation/effect). */
 export interface AblationEffectParams {
@@ -149,13 +152,7 @@ export interface AblationRecord extends AblationScore {
 }
 
 export const checkAblationRecord: Check<AblationRecord> = object<AblationRecord>({
-  ablation: checkAblation,
-  runDir: isString,
-  step: isIndex,
-  metric: oneOf(['exact_match_percent', 'bleu']),
-  sentences: isIndex,
-  intact: isFiniteNumber,
-  ablated: isFiniteNumber,
+  ...scoreFields,
   time: isFiniteNumber,
 });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { writeSafetensors, type NamedTensor } from '../../src/engine/checkpoint/safetensors';
-import { checkedFiles, checkRunFolder, type RunProblem } from '../../src/engine/run/checkFolder';
+import { checkRunFolder, type RunProblem } from '../../src/engine/run/checkFolder';
 import { REPO } from '../helpers';
 
 const work = mkdtempSync(join(tmpdir(), 'check-folder-'));
@@ -306,8 +306,14 @@ test('ablations.json (Ablate Heads…, docs/RUN_FOLDER.md) passes as written; a 
   assert.deepEqual(brief(checkRunFolder(dir)), [['ablations.json', undefined, undefined]]);
 });
 
-test('checkedFiles names every file the check reads, and no write in progress', () => {
-  assert.deepEqual(checkedFiles(valid), [
+test('checkRunFolder names every file it reads, in order, and no write in progress', () => {
+  const read = (dir: string) => {
+    const files: string[] = [];
+    checkRunFolder(dir, files);
+    return files;
+  };
+  writeFileSync(join(valid, 'snapshots', 'step-9.safetensors.tmp-1-2'), 'half');
+  assert.deepEqual(read(valid), [
     'config.json',
     'vocab.json',
     'status.json',
@@ -317,5 +323,6 @@ test('checkedFiles names every file the check reads, and no write in progress', 
     'checkpoints/step-3.optim.safetensors',
     'snapshots/step-2.safetensors',
   ]);
-  assert.deepEqual(checkedFiles(join(work, 'absent')), []);
+  rmSync(join(valid, 'snapshots', 'step-9.safetensors.tmp-1-2'));
+  assert.deepEqual(read(join(work, 'absent')), []);
 });

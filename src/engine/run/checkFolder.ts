@@ -37,7 +37,14 @@ const isInt = (v: unknown, min: number): v is number => Number.isInteger(v) && (
 
 export { formatProblem } from '../../protocol/runCheck';
 
+/**
+ * The files the running checkRunFolder call has opened, relative to its folder, in order (each
+ * reader below names its file here as it opens it): the list run/check shows is the walk itself.
+ */
+let opened: string[] = [];
+
 function readJson(dir: string, file: string, problems: RunProblem[]): unknown {
+  opened.push(file);
   try {
     return JSON.parse(readTextFile(join(dir, file), 'json'));
   } catch (err) {
@@ -146,6 +153,7 @@ function checkJsonLines(
 ): void {
   const path = join(dir, file);
   if (!existsSync(path)) return;
+  opened.push(file);
   let lines: string[];
   try {
     lines = readTextFile(path, 'lines').split('\n');
@@ -229,6 +237,7 @@ function checkCheckpoints(dir: string, config: TransformerConfig | undefined, pr
     const file = `${RUN_FILES.checkpoints}/${name}`;
     const path = join(dir, file);
     const optimStep = stepOf(OPTIMIZER_FILE, name);
+    if (optimStep !== undefined || name.endsWith('.safetensors')) opened.push(file);
     if (optimStep !== undefined) checkOptimizer(path, file, config, optimStep, problems);
     else if (name.endsWith('.safetensors'))
       checkCheckpoint(path, file, config, stepOf(CHECKPOINT_FILE, name), problems);
@@ -264,12 +273,28 @@ function checkSnapshots(dir: string, config: TransformerConfig | undefined, prob
     const step = stepOf(SNAPSHOT_FILE, name);
     if (step === undefined) problems.push({ file, message: 'not a snapshot name (step-N.safetensors or step-N.json)' });
     else if (name.endsWith('.json')) checkFormat1Snapshot(dir, file, step, config, problems);
-    else checkSnapshot(join(dir, file), file, config, step, problems);
+    else {
+      opened.push(file);
+      checkSnapshot(join(dir, file), file, config, step, problems);
+    }
   }
 }
 
-/** Every way `dir` departs from the run-folder format; empty when it is a valid run folder. */
-export function checkRunFolder(dir: string): RunProblem[] {
+/**
+ * Every way `dir` departs from the run-folder format; empty when it is a valid run folder. `read`,
+ * when given, receives the files the check opened, relative to `dir`, in the order it read them.
+ */
+export function checkRunFolder(dir: string, read?: string[]): RunProblem[] {
+  opened = [];
+  try {
+    return walkRunFolder(dir);
+  } finally {
+    read?.push(...opened);
+    opened = [];
+  }
+}
+
+function walkRunFolder(dir: string): RunProblem[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [{ file: '.', message: `${dir}: no such folder` }];
   const problems: RunProblem[] = [];
   const config = checkConfig(dir, problems);
@@ -300,27 +325,4 @@ export function checkRunFolder(dir: string): RunProblem[] {
   checkCheckpoints(dir, config, problems);
   checkSnapshots(dir, config, problems);
   return problems;
-}
-
-/** The files checkRunFolder reads in `dir`, relative to it, in the order it reads them. */
-export function checkedFiles(dir: string): string[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
-  const top = [
-    RUN_FILES.config,
-    RUN_FILES.vocab,
-    RUN_FILES.status,
-    RUN_FILES.metrics,
-    RUN_FILES.telemetry,
-    RUN_FILES.events,
-    RUN_FILES.ablations,
-  ].filter((f) => existsSync(join(dir, f)));
-  const under = (sub: string, keep: (name: string) => boolean) =>
-    listFolder(dir, sub)
-      .filter((name) => !TEMP_SUFFIX.test(name) && keep(name))
-      .map((name) => `${sub}/${name}`);
-  return [
-    ...top,
-    ...under(RUN_FILES.checkpoints, (name) => name.endsWith('.safetensors')),
-    ...under(RUN_FILES.snapshots, () => true),
-  ];
 }

@@ -3,13 +3,14 @@
  * prints), each problem a finding with its severity, and the files the check read.
  */
 import { RUN_CHECK_MAX_FINDINGS, type RunCheck } from '../../protocol/runCheck';
-import { checkedFiles, checkRunFolder } from './checkFolder';
+import { checkRunFolder } from './checkFolder';
 
 export function checkRunAt(runDir: string): RunCheck {
-  const problems = checkRunFolder(runDir);
+  const files: string[] = [];
+  const problems = checkRunFolder(runDir, files);
   return {
     runDir,
-    files: checkedFiles(runDir),
+    files,
     ok: problems.length === 0,
     findings: problems.slice(0, RUN_CHECK_MAX_FINDINGS).map((p) => ({ ...p, severity: 'error' as const })),
     omitted: Math.max(0, problems.length - RUN_CHECK_MAX_FINDINGS),
