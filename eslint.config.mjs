@@ -75,8 +75,25 @@ export default tseslint.config(
     },
   },
   {
+    // The extension reads a run's small JSON files with the engine's own readers (a regular file within
+    // its bound: no FIFO hangs the extension host), and imports nothing else of the engine.
     files: ['src/extension/**/*.ts'],
-    rules: forbid([], ['@tensorflow/*'], 'the extension never imports tfjs; the engine process owns it'),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@tensorflow/*'], message: 'the extension never imports tfjs; the engine process owns it' },
+            {
+              regex: '^(\\.\\./)+engine(/(?!(io/json|io/regularFile|run/savedHeadReport)$)|$)',
+              message:
+                'of the engine the extension imports only its pure readers of run files: io/json, io/regularFile, ' +
+                'run/savedHeadReport (docs/ARCHITECTURE.md)',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The debug adapter (src/debug/): a Node process of its own that runs the engine as a child, as the

@@ -1,5 +1,5 @@
 /** The questions Train, Resume and friends ask when their arguments do not answer them. */
-import * as fs from 'node:fs';
+import { readJsonFile } from '../engine/io/json';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ATTENTION_KINDS, headId } from '../protocol/attention';
@@ -230,7 +230,7 @@ type Shape = { heads: number; encoder_layers: number; decoder_layers: number };
 /** The model's shape from a run's config.json (read here, before the engine is asked). */
 function readShape(runDir: string): Shape {
   const file = path.join(runDir, RUN_FILES.config);
-  const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Shape>;
+  const c = readJsonFile(file) as Partial<Shape>;
   if (![c.heads, c.encoder_layers, c.decoder_layers].every((n) => Number.isInteger(n)))
     throw new Error(`${file} does not give heads, encoder_layers and decoder_layers`);
   return c as Shape;

@@ -3,8 +3,8 @@
  * link to the parent run, and the note the views' header shows. A leaf that views.ts and viewer.ts
  * both import, so neither imports the other for it.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readJsonFile } from '../engine/io/json';
 import { describeForkChanges } from '../protocol/fork';
 import type { ForkOrigin } from '../protocol/panelState';
 import { RUN_FILES } from '../protocol/runFolder';
@@ -12,7 +12,7 @@ import { RUN_FILES } from '../protocol/runFolder';
 /** A fork's parent run, step and changes, from its config.json (`fork`); undefined for a run that is no fork. */
 export function forkOf(runDir: string): { parent: string; step: number; changes: Record<string, unknown> } | undefined {
   try {
-    const c = JSON.parse(fs.readFileSync(path.join(runDir, RUN_FILES.config), 'utf8')) as { fork?: unknown };
+    const c = readJsonFile(path.join(runDir, RUN_FILES.config)) as { fork?: unknown };
     const f = c.fork as { parent?: unknown; step?: unknown; changes?: unknown } | undefined;
     const changes = typeof f?.changes === 'object' && f.changes !== null ? (f.changes as Record<string, unknown>) : {};
     return typeof f?.parent === 'string' && typeof f.step === 'number'

@@ -2,8 +2,8 @@
  * A run folder's state as the side bar shows it: status.json's end marker (docs/RUN_FOLDER.md),
  * read whole each time (it is a few bytes, rewritten whole by its writer).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readJsonFile } from '../engine/io/json';
 import { RUN_FILES, RUN_STATES, type RunState } from '../protocol/runFolder';
 
 /** How each state reads in the Runs tree and the Current Run view. */
@@ -27,8 +27,8 @@ export const STATE_ICONS: Partial<Record<RunState, string>> = {
 export function readRunState(runDir: string): { state: RunState; step: number | undefined } | undefined {
   const file = path.join(runDir, RUN_FILES.status);
   try {
-    if (!fs.statSync(file).isFile()) return undefined; // a FIFO or a device is not read
-    const s = JSON.parse(fs.readFileSync(file, 'utf8')) as { state?: unknown; step?: unknown };
+    // A FIFO, a device or a file past the JSON bound is refused unopened (engine/io/regularFile.ts).
+    const s = readJsonFile(file) as { state?: unknown; step?: unknown };
     const state = RUN_STATES.find((k) => k === s.state);
     if (!state) return undefined;
     return { state, step: Number.isInteger(s.step) ? (s.step as number) : undefined };

@@ -52,6 +52,16 @@ test('the extension never imports tfjs', async () => {
   assert.match(found[0], /the extension never imports tfjs/);
 });
 
+test('the extension imports of the engine only its pure readers of run files', async () => {
+  for (const spec of ['../engine/model/transformer', '../engine/server', '../engine', '../../engine/io/atomicFile']) {
+    const found = await problems('src/extension/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);
+    assert.equal(found.length, 1, `${spec} is not reported`);
+    assert.match(found[0], /the extension imports only its pure readers/);
+  }
+  for (const spec of ['../engine/io/json', '../engine/io/regularFile', '../engine/run/savedHeadReport'])
+    assert.deepEqual(await problems('src/extension/planted.ts', `import * as x from '${spec}';\nvoid x;\n`), [], spec);
+});
+
 test('webview code never imports Node, vscode, tfjs or the Node-only wire codec', async () => {
   for (const spec of ['node:fs', 'fs', 'child_process', 'vscode', '@tensorflow/tfjs-core', '../src/protocol/wire']) {
     const found = await problems('webview/planted.ts', `import * as x from '${spec}';\nvoid x;\n`);

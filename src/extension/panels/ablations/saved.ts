@@ -6,22 +6,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { readJsonFile } from '../../../engine/io/json';
 import { ABLATION_RECORDS_KEPT, type AblationRecord, checkAblationRecords } from '../../../protocol/ablation';
 import { RUN_FILES } from '../../../protocol/runFolder';
 import { saveWhole } from '../saveFile';
 
 const fileOf = (runDir: string) => path.join(runDir, RUN_FILES.ablations);
-const MAX_BYTES = 64 * 1024 * 1024;
 
 /** The run's ablations, oldest first ([] when none are saved); throws naming the file when it does not read. */
 function readAblations(runDir: string): AblationRecord[] {
   const file = fileOf(runDir);
   if (!fs.existsSync(file)) return [];
-  // A regular file of at most 64 MiB, as the engine reads a run's JSON (docs/RUN_FOLDER.md "Limits on reading").
-  const stat = fs.statSync(file);
-  if (!stat.isFile()) throw new Error(`${file}: not a regular file`);
-  if (stat.size > MAX_BYTES) throw new Error(`${file}: ${stat.size} bytes, more than the 64 MiB a run's JSON may hold`);
-  const raw: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+  // Read as the engine reads a run's JSON: a regular file within its bound (docs/RUN_FOLDER.md "Limits on reading").
+  const raw = readJsonFile(file);
   const why = checkAblationRecords(raw, RUN_FILES.ablations);
   if (why) throw new Error(`${file}: ${why}`);
   return raw as AblationRecord[];

@@ -7,12 +7,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headId } from '../../../protocol/attention';
-import { headReportFile } from '../../../protocol/heads';
+import { savedHeadReport } from '../../../engine/run/savedHeadReport';
+import { type HeadReport, headReportFile } from '../../../protocol/heads';
 import { type ImportanceFromPage, type ImportanceToPage, importancePage } from '../../../protocol/pages/importance';
 import type { PanelState } from '../../../protocol/webview';
 import { BasePanel } from '../base';
 import { PanelSlot } from '../slot';
-import { newestHeadReport } from './newestReport';
 
 export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromPage> {
   static readonly slot = new PanelSlot({
@@ -41,6 +41,16 @@ export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromP
     return this.chosen ?? this.host.store.header?.runDir ?? null;
   }
 
+  /** The run's newest saved report, by the engine's own reader (null: none reads, or the folder is gone: logged). */
+  private report(runDir: string): HeadReport | null {
+    try {
+      return savedHeadReport(runDir);
+    } catch (err) {
+      this.host.log(`importance panel: ${runDir}: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
   protected async answer(m: ImportanceFromPage): Promise<void> {
     const runDir = this.runDir();
     if (!runDir) return;
@@ -58,9 +68,9 @@ export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromP
         break;
       }
       case 'openMarkdown': {
-        const shown = newestHeadReport(runDir, (l) => this.host.log(l));
+        const shown = this.report(runDir);
         if (!shown) return;
-        const md = path.join(runDir, headReportFile(shown.report.step, 'md'));
+        const md = path.join(runDir, headReportFile(shown.step, 'md'));
         await vscode.commands.executeCommand('markdown.showPreviewToSide', vscode.Uri.file(md));
         break;
       }
@@ -69,7 +79,7 @@ export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromP
 
   protected snapshot(): PanelState {
     const runDir = this.runDir();
-    const shown = runDir ? newestHeadReport(runDir, (l) => this.host.log(l)) : null;
-    return { panel: 'importance', header: this.host.store.header, runDir, report: shown?.report ?? null };
+    const report = runDir ? this.report(runDir) : null;
+    return { panel: 'importance', header: this.host.store.header, runDir, report };
   }
 }
