@@ -20,6 +20,7 @@ import {
   type Check,
   arrayOf,
   describe,
+  isAbsolutePath,
   isBoolean,
   isFiniteNumber,
   isIndex,
@@ -272,6 +273,8 @@ export interface PersistedState {
   snapshotStep?: number;
   /** The attention view draws value-weighted attention ‖α·vW^O‖ instead of the weights. */
   valueWeighted?: boolean;
+  /** The run a report panel was given by its command (panels/runFolderPanel.ts), not the selected one. */
+  runDir?: string;
 }
 
 /** Validates state handed back by deserializeWebviewPanel: it comes from disk and an older build. */
@@ -281,6 +284,7 @@ export function checkPersistedState(v: unknown, panel: PanelKind): string | unde
     head: optional(checkHeadRef),
     snapshotStep: optional(isFiniteNumber),
     valueWeighted: optional(isBoolean),
+    runDir: optional(isAbsolutePath),
   })(v, 'state');
   if (why) return why;
   const rec = v as Record<string, unknown>;

@@ -15,7 +15,7 @@ import type { AblationScore } from '../../../src/protocol/ablation';
 import type { PanelKind } from '../../../src/protocol/webview';
 import { activateExtension } from './api';
 import { test } from './harness';
-import { drawnIn, microConfig, trainAndWait } from './runs';
+import { blankPage, drawnIn, microConfig, trainAndWait, until } from './runs';
 import { answer } from './ui';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-report-panels-'));
@@ -87,6 +87,20 @@ test('Ablate Heads fills a row of the ablation panel, kept in the run folder; th
   await runs(api);
   const slots = api.panels.slots;
   await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: broken });
+  // An ablation an earlier session saved, with numbers worked by hand: 96.0 → 41.5 is −54.5. The
+  // micro run scores 0.0 → 0.0, so this row is what shows the columns' order and Δ's sign.
+  const earlier = {
+    ablation: { heads: ['cross:0.1'], mode: 'mean' },
+    runDir: good,
+    step: 10,
+    metric: 'exact_match_percent',
+    sentences: 200,
+    intact: 96,
+    ablated: 41.5,
+    time: 1,
+  };
+  fs.writeFileSync(path.join(good, 'ablations.json'), JSON.stringify([earlier]));
+  const earlierCells = '1 | cross:0.1 | mean | 10 | exact match % | 96.0 | 41.5 | −54.5 | 200';
   const score = await vscode.commands.executeCommand<AblationScore>('attentionDebugger.ablateHeads', {
     runDir: good,
     heads: ['cross:0.0'],
@@ -98,7 +112,7 @@ test('Ablate Heads fills a row of the ablation panel, kept in the run folder; th
   assert.ok(slots.ablations.current, 'Ablate Heads opened the ablation panel');
   const delta = score.ablated - score.intact;
   const cells = [
-    '1',
+    '2',
     'cross:0.0',
     'zero',
     String(score.step),
@@ -108,13 +122,20 @@ test('Ablate Heads fills a row of the ablation panel, kept in the run folder; th
     `${delta < 0 ? '−' : '+'}${Math.abs(delta).toFixed(1)}`,
     '10',
   ].join(' | ');
-  // The run it scored, though another is selected: one row, the score's numbers.
-  const one = (m: string[]) => m.includes('rows 1') && m.includes(cells);
+  // The run it scored, though another is selected: the earlier row kept, then the score's numbers.
+  const one = (m: string[]) => m.includes('rows 2') && m.includes(earlierCells) && m.includes(cells);
+  await shows(slots, 'ablations', 'reverse-good', one);
+  // A page that never comes up is replaced (panels/slot.ts): the new panel shows the run it was
+  // given, not the selected one.
+  const before = slots.ablations.replaced;
+  await blankPage(slots, 'ablations');
+  await until('the ablation panel replaced', () => slots.ablations.replaced === before + 1, 30_000);
   await shows(slots, 'ablations', 'reverse-good', one);
   const saved = JSON.parse(fs.readFileSync(path.join(good, 'ablations.json'), 'utf8')) as AblationScore[];
-  assert.equal(saved.length, 1, 'one ablation saved in the run folder');
+  assert.equal(saved.length, 2, 'the earlier ablation kept, the new one added in the run folder');
+  assert.deepEqual(saved[0], earlier, 'the earlier ablation as it was');
   assert.deepEqual(
-    { ...saved[0], time: undefined },
+    { ...saved[1], time: undefined },
     { ...score, runDir: good, time: undefined },
     'the score as the engine gave it',
   );

@@ -72,3 +72,15 @@ export async function drawnIn(
   assert.ok(typeof d !== 'string', typeof d === 'string' ? d : '');
   return d as DrawnMsg;
 }
+
+/** Turns the open panel's page into one that never starts (no script): what a user saw as a blank panel. */
+export async function blankPage(slots: AttentionDebuggerApi['panels']['slots'], kind: PanelKind): Promise<void> {
+  const panel = slots[kind].current!;
+  const internals = panel as unknown as { ready: boolean; watchReady(): void };
+  panel.panel.webview.html = '<!DOCTYPE html><html><body></body></html>';
+  // A 'ready' the old page sent just before (the answer to a ping) lands first; it would mark the
+  // blank page ready, and its clock would never run out.
+  await new Promise((r) => setTimeout(r, 2000));
+  internals.ready = false;
+  internals.watchReady();
+}

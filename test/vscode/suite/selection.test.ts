@@ -19,7 +19,7 @@ import { trainResume } from '../../../src/protocol/methods';
 import { ENGINE_ERROR } from '../../../src/protocol/training';
 import { activateExtension } from './api';
 import { test, waitFor } from './harness';
-import { drawnIn, microConfig, snapshotFiles, trainAndWait, until } from './runs';
+import { blankPage, drawnIn, microConfig, snapshotFiles, trainAndWait, until } from './runs';
 import { screenshot } from './screenshot';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attn-sel-'));
@@ -32,18 +32,6 @@ const micro = (steps: number): string => microConfig(tmp, steps);
 type Kind = PanelKind;
 let slots: AttentionDebuggerApi['panels']['slots'];
 const drawn = (kind: Kind, cells: CellRef[] = []): Promise<DrawnMsg> => drawnIn(slots, kind, cells);
-
-/** Turns the open panel's page into one that never starts (no script): what a user saw as a blank panel. */
-async function blankPage(kind: Kind): Promise<void> {
-  const panel = slots[kind].current!;
-  const internals = panel as unknown as { ready: boolean; watchReady(): void };
-  panel.panel.webview.html = '<!DOCTYPE html><html><body></body></html>';
-  // A 'ready' the old page sent just before (the answer to a ping) lands first; it would mark the
-  // blank page ready, and its clock would never run out.
-  await new Promise((r) => setTimeout(r, 2000));
-  internals.ready = false;
-  internals.watchReady();
-}
 
 async function trainMicro(api: AttentionDebuggerApi, runDir: string, task: string, steps: number): Promise<void> {
   await trainAndWait(api, runDir, task, micro(steps));
@@ -282,7 +270,7 @@ test('a blank panel (its page never says ready) is replaced and shows its data a
   const before = slots.dashboard.replaced;
   slots.dashboard.current!.panel.reveal();
   await until('the dashboard shown', () => slots.dashboard.current?.panel.visible === true, 10_000);
-  await blankPage('dashboard');
+  await blankPage(slots, 'dashboard');
   await until('the dashboard replaced', () => slots.dashboard.replaced === before + 1, 30_000);
   const d = await drawn('dashboard');
   assert.equal(d.run, 'reverse-micro');
@@ -295,7 +283,7 @@ test('a blank panel (its page never says ready) is replaced and shows its data a
   api.panels.openHeadInspector(shown);
   await until('the inspector ready', () => slots.head.current?.isReady === true, 30_000);
   const headsBefore = slots.head.replaced;
-  await blankPage('head');
+  await blankPage(slots, 'head');
   await until('the inspector replaced', () => slots.head.replaced === headsBefore + 1, 30_000);
   assert.deepEqual((await drawn('head')).head, shown);
 }, 90_000);

@@ -9,43 +9,26 @@ import * as vscode from 'vscode';
 import type { AblationRecord } from '../../../protocol/ablation';
 import { type AblationsFromPage, type AblationsToPage, ablationsPage } from '../../../protocol/pages/ablations';
 import type { PanelState } from '../../../protocol/webview';
-import { BasePanel } from '../base';
+import { RunFolderPanel } from '../runFolderPanel';
 import { PanelSlot } from '../slot';
 import { savedAblations } from './saved';
 
 /** Ablations of this window its run folder did not take (a file that does not read, a read-only folder), by run. */
 const unsaved = new Map<string, AblationRecord[]>();
 
-export class AblationsPanel extends BasePanel<AblationsToPage, AblationsFromPage> {
+export class AblationsPanel extends RunFolderPanel<AblationsToPage, AblationsFromPage> {
   static readonly slot = new PanelSlot({
     kind: 'ablations',
     viewType: 'attentionDebugger.ablations',
     title: 'Ablation Results',
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new AblationsPanel(panel, host, ablationsPage),
+    restore: RunFolderPanel.restoreRun,
   });
 
   /** An ablation scored in this window that its run folder did not keep: listed while the window lives. */
   static keepUnsaved(runDir: string, record: AblationRecord): void {
     unsaved.set(runDir, [...(unsaved.get(runDir) ?? []), record]);
-  }
-
-  /** The run Ablate Heads last scored, shown until the next selection (undefined: the selected run). */
-  private chosen: string | undefined;
-
-  /** Shows `runDir`'s ablations (Ablate Heads scored it) until a run is selected. */
-  showRun(runDir: string): void {
-    this.chosen = runDir;
-    this.sendState();
-  }
-
-  /** A run was selected (Panels.showRun): the panel shows the selected run again. */
-  followSelection(): void {
-    this.chosen = undefined;
-  }
-
-  private runDir(): string | null {
-    return this.chosen ?? this.host.store.header?.runDir ?? null;
   }
 
   protected async answer(m: AblationsFromPage): Promise<void> {

@@ -11,35 +11,18 @@ import { savedHeadReport } from '../../../engine/run/savedHeadReport';
 import { type HeadReport, headReportFile } from '../../../protocol/heads';
 import { type ImportanceFromPage, type ImportanceToPage, importancePage } from '../../../protocol/pages/importance';
 import type { PanelState } from '../../../protocol/webview';
-import { BasePanel } from '../base';
+import { RunFolderPanel } from '../runFolderPanel';
 import { PanelSlot } from '../slot';
 
-export class ImportancePanel extends BasePanel<ImportanceToPage, ImportanceFromPage> {
+export class ImportancePanel extends RunFolderPanel<ImportanceToPage, ImportanceFromPage> {
   static readonly slot = new PanelSlot({
     kind: 'importance',
     viewType: 'attentionDebugger.importance',
     title: 'Head Importance',
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new ImportancePanel(panel, host, importancePage),
+    restore: RunFolderPanel.restoreRun,
   });
-
-  /** The run Head Importance last ran on, shown until the next selection (undefined: the selected run). */
-  private chosen: string | undefined;
-
-  /** Shows `runDir`'s newest report (Head Importance ran on it) until a run is selected. */
-  showRun(runDir: string): void {
-    this.chosen = runDir;
-    this.sendState();
-  }
-
-  /** A run was selected (Panels.showRun): the panel shows the selected run again. */
-  followSelection(): void {
-    this.chosen = undefined;
-  }
-
-  private runDir(): string | null {
-    return this.chosen ?? this.host.store.header?.runDir ?? null;
-  }
 
   /** The run's newest saved report, by the engine's own reader (null: none reads, or the folder is gone: logged). */
   private report(runDir: string): HeadReport | null {

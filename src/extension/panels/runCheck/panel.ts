@@ -11,7 +11,7 @@ import { runCheck } from '../../../protocol/methods';
 import { type RunCheckFromPage, type RunCheckToPage, runCheckPage } from '../../../protocol/pages/runCheck';
 import type { RunCheck } from '../../../protocol/runCheck';
 import type { PanelState } from '../../../protocol/webview';
-import { BasePanel } from '../base';
+import { RunFolderPanel } from '../runFolderPanel';
 import { PanelSlot } from '../slot';
 
 interface Checked {
@@ -20,42 +20,29 @@ interface Checked {
   error: string | null;
 }
 
-export class RunCheckPanel extends BasePanel<RunCheckToPage, RunCheckFromPage> {
+export class RunCheckPanel extends RunFolderPanel<RunCheckToPage, RunCheckFromPage> {
   static readonly slot = new PanelSlot({
     kind: 'runCheck',
     viewType: 'attentionDebugger.runCheck',
     title: 'Run Check',
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new RunCheckPanel(panel, host, runCheckPage),
+    restore: RunFolderPanel.restoreRun,
   });
 
-  /** The run Check Run Folder was given, shown until the next selection (undefined: the selected run). */
-  private chosen: string | undefined;
   /** The newest answer, for its run folder. */
   private checked: Checked | undefined;
   /** The run folder asked about now, if any. */
   private asking: string | undefined;
 
-  /** Checks `runDir` anew and shows it until a run is selected. */
-  showRun(runDir: string): void {
-    this.chosen = runDir;
-    this.checked = undefined;
-    this.sendState();
-  }
-
-  /** A run was selected (Panels.showRun): the panel checks the selected run. */
-  followSelection(): void {
-    this.chosen = undefined;
+  /** Another run, or the same one given again: it is checked anew. */
+  protected override shownRunChanged(): void {
     this.checked = undefined;
   }
 
   /** The check shown now (undefined while it is being made): for the tests. */
   get shownCheck(): RunCheck | undefined {
     return this.checked?.check ?? undefined;
-  }
-
-  private runDir(): string | null {
-    return this.chosen ?? this.host.store.header?.runDir ?? null;
   }
 
   protected async answer(m: RunCheckFromPage): Promise<void> {
