@@ -17,9 +17,15 @@ import type { ViewHeader } from '../../src/protocol/webview';
 import { renderHeader } from '../common';
 import { lazyPart, markStale } from './lazyParts';
 import { sameValues } from '../heatmap';
-import { HEAD_VIEW_LIMITS, headViewLines } from '../lib/headView';
-import { type HeadViewCard, type HeadViewState, headViewCard, syncHeadViewControls } from '../lib/headViewCard';
-import { KIND_LABELS, headViewPlot, placeLines } from '../lib/headViewPlot';
+import { HEAD_VIEW_LIMITS } from '../lib/headView';
+import {
+  type HeadViewCard,
+  type HeadViewState,
+  headViewCard,
+  plotHeadView,
+  syncHeadViewControls,
+} from '../lib/headViewCard';
+import { KIND_LABELS } from '../lib/headViewPlot';
 
 let card: HeadViewCard | null = null;
 /** The card's kind, layer, heads shown and plot (what its SVG is built for, kept between snapshots). */
@@ -73,16 +79,11 @@ function redraw(): void {
       `The head view draws inputs of up to ${HEAD_VIEW_LIMITS.tokens} tokens a side; this one has ` +
         `${queryTokens.length} × ${keyTokens.length}. Open a head from the grid for its map.`,
     );
-  const { lines, total } = headViewLines(maps.weights, maps.shape, layer, shown);
-  const plotKey = JSON.stringify([kind, heads, queryTokens, keyTokens]);
-  const p = (state.plot = headViewPlot(state.plot, plotKey, heads, queryTokens, keyTokens));
-  placeLines(p, lines, shown);
-  if (c.plotEl.firstChild !== p.svg) c.plotEl.replaceChildren(p.svg);
-  const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
+  const { drawn, total, cut } = plotHeadView(c, state, maps.weights, maps.shape, queryTokens, keyTokens);
   say(
-    `${lines.length} lines${cut}: ${queryTokens.length} queries × ${keyTokens.length} keys × ${shown.filter(Boolean).length} heads shown, ` +
+    `${drawn} lines${cut}: ${queryTokens.length} queries × ${keyTokens.length} keys × ${shown.filter(Boolean).length} heads shown, ` +
       `each as opaque as its ${measure || 'weight'} (under ${HEAD_VIEW_LIMITS.minWeight.toFixed(4)} left out). Hover a token for its lines.`,
-    lines.length,
+    drawn,
     total,
   );
 }

@@ -4,12 +4,21 @@
  * kind and layer selects, an optional header line, the heads' colour switches, a note, the plot),
  * its wiring (a select picks the kind or layer; a click on a head's colour hides or shows its lines,
  * a double click shows that head alone; hovering a token shows only its lines), and the controls
- * brought in line with what a view has. The drawing itself is headViewPlot.ts.
+ * brought in line with what a view has, and a layer's lines drawn on it (with headViewPlot.ts, the
+ * SVG).
  */
 import type { AttentionKind } from '../../src/protocol/attention';
 import { h } from '../common';
-import { headsShown, soloHead, toggleHead } from './headView';
-import { HEAD_VIEW_CSS, KIND_LABELS, type HeadViewPlot, headSwatches, hoverTokens } from './headViewPlot';
+import { headsShown, headViewLines, soloHead, toggleHead } from './headView';
+import {
+  HEAD_VIEW_CSS,
+  KIND_LABELS,
+  type HeadViewPlot,
+  headSwatches,
+  headViewPlot,
+  hoverTokens,
+  placeLines,
+} from './headViewPlot';
 
 /** What the card shows: the kind, the layer, which heads are on, and the plot drawn (kept between draws). */
 export interface HeadViewState {
@@ -112,4 +121,28 @@ export function syncHeadViewControls(
   headSwatches(card.heads, state.shown, state.kind, state.layer);
   card.el.dataset.kind = state.kind;
   card.el.dataset.layer = String(state.layer);
+}
+
+/**
+ * Draws `state`'s layer of `weights` (shape [layers, heads, queries, keys]) on the card, one line
+ * per head and token pair (the plot kept when built for the same kind, heads and tokens); answers
+ * how many lines it drew of how many, and `cut`, what the note says when some were left out.
+ */
+export function plotHeadView(
+  card: HeadViewCard,
+  state: HeadViewState,
+  weights: ArrayLike<number>,
+  shape: readonly number[],
+  queryTokens: string[],
+  keyTokens: string[],
+): { drawn: number; total: number; cut: string } {
+  const { kind, layer, shown } = state;
+  const heads = shape[1]!;
+  const { lines, total } = headViewLines(weights, shape, layer, shown);
+  const key = JSON.stringify([kind, heads, queryTokens, keyTokens]);
+  const plot = (state.plot = headViewPlot(state.plot, key, heads, queryTokens, keyTokens));
+  placeLines(plot, lines, shown);
+  if (card.plotEl.firstChild !== plot.svg) card.plotEl.replaceChildren(plot.svg);
+  const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
+  return { drawn: lines.length, total, cut };
 }

@@ -7,9 +7,9 @@
  */
 import { ATTENTION_KINDS, KIND_AXES } from '../../src/protocol/attention';
 import type { ReportSnapshot } from '../../src/protocol/report';
-import { HEAD_VIEW_LIMITS, headViewLines } from '../lib/headView';
-import { type HeadViewState, headViewCard, syncHeadViewControls } from '../lib/headViewCard';
-import { KIND_LABELS, headViewPlot, placeLines } from '../lib/headViewPlot';
+import { HEAD_VIEW_LIMITS } from '../lib/headView';
+import { type HeadViewState, headViewCard, plotHeadView, syncHeadViewControls } from '../lib/headViewCard';
+import { KIND_LABELS } from '../lib/headViewPlot';
 import { float32Of } from './grid';
 
 /** The head view's card and `show`, which draws it for a snapshot (undefined: none). */
@@ -23,7 +23,7 @@ export function headViewSection(): { el: HTMLElement; show: (s: ReportSnapshot |
     const m = snap?.maps.find((x) => x.kind === state.kind);
     const [layers, count, q, k] = m?.shape ?? [0, 0, 0, 0];
     syncHeadViewControls(card, state, kinds, layers, count);
-    const { kind, layer, shown } = state;
+    const { kind, layer } = state;
     if (!snap || !m) return say('No attention to show.', 0);
     if (m.pool || q > HEAD_VIEW_LIMITS.tokens || k > HEAD_VIEW_LIMITS.tokens)
       return say(
@@ -32,16 +32,11 @@ export function headViewSection(): { el: HTMLElement; show: (s: ReportSnapshot |
       );
     const side = (which: 'src' | 'tgt') => (which === 'src' ? snap!.srcTokens : snap!.tgtTokens);
     const [queryTokens, keyTokens] = [side(KIND_AXES[kind].queries), side(KIND_AXES[kind].keys)];
-    const { lines, total } = headViewLines(float32Of(m.weights), m.shape, layer, shown);
-    const plotKey = JSON.stringify([kind, count, queryTokens, keyTokens]);
-    const plot = (state.plot = headViewPlot(state.plot, plotKey, count, queryTokens, keyTokens));
-    placeLines(plot, lines, shown);
-    if (card.plotEl.firstChild !== plot.svg) card.plotEl.replaceChildren(plot.svg);
-    const cut = total > lines.length ? ` (the strongest ${lines.length} of ${total})` : '';
+    const { drawn, cut } = plotHeadView(card, state, float32Of(m.weights), m.shape, queryTokens, keyTokens);
     say(
-      `step ${snap.step} · ${KIND_LABELS[kind]} · layer ${layer}: ${lines.length} lines${cut}, each as opaque as its ` +
+      `step ${snap.step} · ${KIND_LABELS[kind]} · layer ${layer}: ${drawn} lines${cut}, each as opaque as its ` +
         'weight. Hover a token for its lines; click a head’s colour to hide or show it, double click to show it alone.',
-      lines.length,
+      drawn,
     );
   };
   const card = headViewCard(state, draw, false);
