@@ -8,19 +8,7 @@
 import type { AblationRecord } from '../../src/protocol/ablation';
 import { HEAD_METRIC } from '../../src/protocol/heads';
 import { ablationsPage, type AblationsFromPage, type AblationsToPage } from '../../src/protocol/pages/ablations';
-import {
-  PLOTLY_CONFIG,
-  app,
-  h,
-  imageButton,
-  plotly,
-  poster,
-  purgeOnUnload,
-  readTheme,
-  start,
-  themedLayout,
-  watchTheme,
-} from '../common';
+import { PLOTLY_CONFIG, app, h, imageButton, plotly, poster, purgeOnUnload, readTheme, themedLayout } from '../common';
 import {
   drawRunHeader,
   exportButton,
@@ -28,6 +16,7 @@ import {
   rowTexts,
   runName,
   showNothing,
+  startReportPage,
   statusTexts,
 } from '../lib/reportPage';
 import { sortRows, type SortOrder } from '../lib/sortRows';
@@ -185,18 +174,13 @@ function layoutPage(): void {
   purgeOnUnload(bars);
 }
 
-function handle(m: AblationsToPage): void {
-  if (m.type !== 'state') throw new Error(`the ablations view does not show ${(m as { type: string }).type} messages`);
-  records = m.state.rows;
-  runDir = m.state.runDir;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
+const take = (state: AblationsToPage['state']): void => {
+  records = state.rows;
+  runDir = state.runDir;
+};
 // What it says: how many rows the table has, each row's cells, and its sentence.
-start(ablationsPage, handle, chartImage, () =>
+startReportPage(ablationsPage, 'ablations', take, draw, chartImage, () =>
   reportDrawn(headerEl, records.at(-1)?.step ?? null, [
     ...(records.length ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
     ...rowTexts(table),

@@ -9,9 +9,17 @@
 import { parseHeadId } from '../../src/protocol/attention';
 import type { HeadReport } from '../../src/protocol/heads';
 import { importancePage, type ImportanceFromPage, type ImportanceToPage } from '../../src/protocol/pages/importance';
-import { app, h, imageButton, plotly, poster, purgeOnUnload, readTheme, start, watchTheme } from '../common';
+import { app, h, imageButton, plotly, poster, purgeOnUnload, readTheme } from '../common';
 import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } from '../lib/headReport';
-import { drawRunHeader, exportButton, reportDrawn, runName, showNothing, statusTexts } from '../lib/reportPage';
+import {
+  drawRunHeader,
+  exportButton,
+  reportDrawn,
+  runName,
+  showNothing,
+  startReportPage,
+  statusTexts,
+} from '../lib/reportPage';
 import { type Column, drawSortable } from '../lib/sortTable';
 import {
   type ImportanceRow,
@@ -137,19 +145,16 @@ function layoutPage(): void {
   purgeOnUnload(bars, curves);
 }
 
-function handle(m: ImportanceToPage): void {
-  if (m.type !== 'state') throw new Error(`the importance view does not show ${(m as { type: string }).type} messages`);
-  report = m.state.report;
-  runDir = m.state.runDir;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
-start(
+const take = (state: ImportanceToPage['state']): void => {
+  report = state.report;
+  runDir = state.runDir;
+};
+startReportPage(
   importancePage,
-  handle,
+  'importance',
+  take,
+  draw,
   (format) => figureImage(curves, 'pruning', format),
   // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
   () =>

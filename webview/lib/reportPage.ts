@@ -2,11 +2,12 @@
  * What the three report panels' pages (Ablation Results, Head Importance and Pruning, Run Check)
  * share: the header that says the run and what is shown of it, the status line when there is
  * nothing to show (with the button that makes it), the toolbar's buttons that save a table as
- * text, and what the page says it drew (its run and step from the header, its rows and sentences).
+ * text, what the page says it drew (its run and step from the header, its rows and sentences), and
+ * its start (a state drawn as it comes, and again on a theme change).
  */
 import type { DrawnReport } from '../../src/protocol/drawnReport';
-import type { SaveFormat } from '../../src/protocol/webview';
-import { h, NOTHING_DRAWN, post } from '../common';
+import type { PageProtocol, PanelKind, PanelState, SaveFormat, StateMsg } from '../../src/protocol/webview';
+import { h, type ImageExporter, NOTHING_DRAWN, post, start, watchTheme } from '../common';
 
 /** A run folder's name: the last part of its path. */
 export const runName = (dir: string): string => dir.split(/[\\/]/).pop() ?? dir;
@@ -57,4 +58,26 @@ export const statusTexts = (status: HTMLElement): string[] =>
 /** What a report page drew: the run its header says, `step`, and `marks` (what it says). */
 export function reportDrawn(headerEl: HTMLElement, step: number | null, marks: string[]): DrawnReport {
   return { ...NOTHING_DRAWN, run: headerEl.dataset.run ?? '', step, marks };
+}
+
+/**
+ * Starts a report page whose only message is its `state`: drawn now and on each theme change; each
+ * state is given to `take`, then drawn (another message is an error naming the `view`).
+ */
+export function startReportPage<S extends PanelState>(
+  page: PageProtocol<PanelKind, StateMsg<S>, { type: string }>,
+  view: string,
+  take: (state: S) => void,
+  draw: () => void,
+  exportImage: ImageExporter | undefined,
+  drawn: () => DrawnReport,
+): void {
+  draw();
+  watchTheme(draw);
+  const handle = (m: StateMsg<S>): void => {
+    if (m.type !== 'state') throw new Error(`the ${view} view does not show ${(m as { type: string }).type} messages`);
+    take(m.state);
+    draw();
+  };
+  start(page, handle, exportImage, drawn);
 }

@@ -6,7 +6,7 @@
  */
 import type { RunCheck } from '../../src/protocol/runCheck';
 import { runCheckPage, type RunCheckFromPage, type RunCheckToPage } from '../../src/protocol/pages/runCheck';
-import { app, h, poster, start, watchTheme } from '../common';
+import { app, h, poster } from '../common';
 import {
   drawRunHeader,
   exportButton,
@@ -14,6 +14,7 @@ import {
   rowTexts,
   runName,
   showNothing,
+  startReportPage,
   statusTexts,
 } from '../lib/reportPage';
 import { sortRows, type SortOrder } from '../lib/sortRows';
@@ -89,18 +90,13 @@ function layoutPage(): void {
   app().append(status, shown);
 }
 
-function handle(m: RunCheckToPage): void {
-  if (m.type !== 'state') throw new Error(`the run check view does not show ${(m as { type: string }).type} messages`);
-  runDir = m.state.runDir;
-  check = m.state.check;
-  error = m.state.error;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
+const take = (state: RunCheckToPage['state']): void => {
+  runDir = state.runDir;
+  check = state.check;
+  error = state.error;
+};
 // What it says: its summary (or why there is none) and each finding's row.
-start(runCheckPage, handle, undefined, () =>
+startReportPage(runCheckPage, 'run check', take, draw, undefined, () =>
   reportDrawn(headerEl, null, [...statusTexts(status), ...(check ? rowTexts(table) : [])]),
 );
