@@ -113,7 +113,7 @@ export function imageButton(
 export type { CellRef, DrawnReport } from '../src/protocol/drawnReport';
 
 /** What a page that reports nothing drawn says (a panel without a `report`). */
-const NOTHING_DRAWN: DrawnReport = {
+export const NOTHING_DRAWN: DrawnReport = {
   run: '',
   step: null,
   input: '',

@@ -110,3 +110,44 @@ test('the CLI report --beam FILE embeds a saved tree and refuses a malformed one
   assert.match(b.stderr, new RegExp(`beam\\.nBest\\[0\\] must be a node id, got ${tree.nodes.length}`));
   assert.equal(existsSync(refused), false);
 });
+
+test('the CLI report --beam takes a line of decode --json --tree: the same tree beam/tree answers', () => {
+  const args = ['decode', '--run', run, '--json', '--tree', '--beam', '3', '--backend', 'wasm'];
+  const d = spawnSync(process.execPath, [cliJs, ...args], { input: '4 5 6\n', encoding: 'utf8' });
+  assert.equal(d.status, 0, d.stderr);
+  const line = join(dir, 'decode-tree.jsonl');
+  writeFileSync(line, d.stdout);
+  const out = outFile();
+  const r = spawnSync(process.execPath, [cliJs, 'report', run, '--out', out, '--beam', line], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const beam = dataOf(out).beam!;
+  // The same search, node for node: only the input's wording differs (beam/tree describes its input,
+  // decode keeps the line as given), and the scores by the backends' rounding (serve's is not wasm).
+  const bare = (t: BeamTreeView) => ({ ...t, input: '', nodes: t.nodes.map((n) => ({ ...n, logProb: 0, score: 0 })) });
+  assert.deepEqual(bare(beam), bare(tree));
+  for (const [i, n] of beam.nodes.entries()) {
+    assert.ok(Math.abs(n.logProb - tree.nodes[i]!.logProb) < 1e-4, `node ${i}'s log-prob`);
+    assert.ok(Math.abs(n.score - tree.nodes[i]!.score) < 1e-4, `node ${i}'s score`);
+  }
+  assert.equal(beam.input, '4 5 6');
+
+  // Two sentences' lines: --beam shows one tree and says which to keep; an older line (no src_ids) is named.
+  const two = join(dir, 'decode-two.jsonl');
+  writeFileSync(two, d.stdout + d.stdout);
+  const old = join(dir, 'decode-old.jsonl');
+  const record = JSON.parse(d.stdout) as { tree: Record<string, unknown> };
+  delete record.tree.src_ids;
+  writeFileSync(old, JSON.stringify(record));
+  for (const [file, message] of [
+    [two, /holds 2 lines of decode output: --beam shows one sentence's tree/],
+    [old, /beam\.tree\.src_ids must be an array, got undefined \(a line of decode --json --tree\)/],
+  ] as const) {
+    const refused = outFile();
+    const b = spawnSync(process.execPath, [cliJs, 'report', run, '--out', refused, '--beam', file], {
+      encoding: 'utf8',
+    });
+    assert.notEqual(b.status, 0);
+    assert.match(b.stderr, message);
+    assert.equal(existsSync(refused), false);
+  }
+});

@@ -8,20 +8,17 @@
 import type { AblationRecord } from '../../src/protocol/ablation';
 import { HEAD_METRIC } from '../../src/protocol/heads';
 import { ablationsPage, type AblationsFromPage, type AblationsToPage } from '../../src/protocol/pages/ablations';
+import { PLOTLY_CONFIG, app, h, imageButton, plotly, poster, purgeOnUnload, readTheme, themedLayout } from '../common';
 import {
-  PLOTLY_CONFIG,
-  app,
-  h,
-  imageButton,
-  plotly,
-  post,
-  poster,
-  purgeOnUnload,
-  readTheme,
-  start,
-  themedLayout,
-  watchTheme,
-} from '../common';
+  drawRunHeader,
+  exportButton,
+  reportDrawn,
+  rowTexts,
+  runName,
+  showNothing,
+  startReportPage,
+  statusTexts,
+} from '../lib/reportPage';
 import { sortRows, type SortOrder } from '../lib/sortRows';
 import { type Column, drawSortable } from '../lib/sortTable';
 import {
@@ -45,7 +42,6 @@ const table = h('table', { id: 'ablations-table' });
 const bars = h('div', { class: 'chart', id: 'chart-delta' });
 const shown = h('div', { id: 'ablations' });
 
-const runName = (dir: string) => dir.split(/[\\/]/).pop() ?? dir;
 /** A row's name on the chart's axis: `#2 cross:0.1 (zero)`. */
 const label = (x: AblationRow) => `#${x.n} ${x.heads} (${x.mode})`;
 
@@ -69,19 +65,13 @@ const COLUMNS: Column<AblationRow, AblationKey>[] = [
 function drawHeader(): void {
   const newest = records.at(-1);
   const metrics = [...new Set(records.map((r) => HEAD_METRIC[r.metric]))].join(', ');
-  const parts = !runDir
-    ? ['No run selected']
-    : newest
-      ? [
-          runName(runDir),
-          ` · ${records.length} ablation${records.length === 1 ? '' : 's'}, the newest at step ${newest.step}`,
-          ` · ${metrics}, decoded greedily`,
-        ]
-      : [runName(runDir), ' · no ablations'];
-  headerEl.replaceChildren(...parts.map((p, i) => h('span', i === 0 && runDir ? { class: 'run-name' } : {}, p)));
-  headerEl.title = runDir ?? '';
-  headerEl.dataset.run = runDir ? runName(runDir) : '';
-  headerEl.dataset.step = newest ? String(newest.step) : '';
+  const parts = newest
+    ? [
+        ` · ${records.length} ablation${records.length === 1 ? '' : 's'}, the newest at step ${newest.step}`,
+        ` · ${metrics}, decoded greedily`,
+      ]
+    : [' · no ablations'];
+  drawRunHeader(headerEl, runDir, parts, newest ? newest.step : null);
 }
 
 function drawTable(rows: AblationRow[]): void {
@@ -125,8 +115,7 @@ function draw(): void {
     const none = runDir ? `No ablations of ${runName(runDir)} yet` : 'No run selected';
     const run = h('button', { id: 'ablate' }, 'Ablate Heads…');
     run.addEventListener('click', () => ask({ type: 'ablate' }));
-    status.replaceChildren(h('p', { class: 'muted', id: 'none' }, none), ...(runDir ? [run] : []));
-    shown.hidden = true;
+    showNothing(status, shown, none, runDir ? [run] : []);
     return;
   }
   const worst = records.reduce((a, b) => (b.ablated - b.intact < a.ablated - a.intact ? b : a));
@@ -146,20 +135,13 @@ async function chartImage(format: 'png' | 'svg'): Promise<{ dataUrl: string; nam
 }
 
 function layoutPage(): void {
-  const text = (format: 'csv' | 'json' | 'md') => {
-    const b = h(
-      'button',
-      { class: 'small', id: `export-${format}` },
-      format === 'md' ? 'Markdown' : format.toUpperCase(),
-    );
-    b.addEventListener('click', () => {
-      if (!records.length || !runDir) return;
+  const text = (format: 'csv' | 'json' | 'md') =>
+    exportButton(format, format === 'md' ? 'Markdown' : format.toUpperCase(), () => {
+      if (!records.length || !runDir) return null;
       const rows = sortRows(ablationRows(records), order);
       const make = { csv: ablationsCsv, json: ablationsJson, md: ablationsMarkdown }[format];
-      post({ type: 'export', format, name: `${runName(runDir)}-ablations.${format}`, text: make(rows, runDir) });
+      return { name: `${runName(runDir)}-ablations.${format}`, text: make(rows, runDir) };
     });
-    return b;
-  };
   const more = h('button', { class: 'small', id: 'ablate-more' }, 'Ablate Heads…');
   more.addEventListener('click', () => ask({ type: 'ablate' }));
   shown.append(
@@ -192,29 +174,16 @@ function layoutPage(): void {
   purgeOnUnload(bars);
 }
 
-function handle(m: AblationsToPage): void {
-  if (m.type !== 'state') throw new Error(`the ablations view does not show ${(m as { type: string }).type} messages`);
-  records = m.state.rows;
-  runDir = m.state.runDir;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
-start(ablationsPage, handle, chartImage, () => ({
-  run: headerEl.dataset.run ?? '',
-  step: records.at(-1)?.step ?? null,
-  input: '',
-  activity: '',
-  maps: [],
-  head: null,
-  frames: 0,
-  colors: [],
-  // What it says: how many rows the table has, each row's cells, and its sentence.
-  marks: [
+const take = (state: AblationsToPage['state']): void => {
+  records = state.rows;
+  runDir = state.runDir;
+};
+// What it says: how many rows the table has, each row's cells, and its sentence.
+startReportPage(ablationsPage, 'ablations', take, draw, chartImage, () =>
+  reportDrawn(headerEl, records.at(-1)?.step ?? null, [
     ...(records.length ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
-    ...[...table.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent).join(' | ')),
-    ...[...status.querySelectorAll('p')].map((p) => p.textContent ?? ''),
-  ],
-}));
+    ...rowTexts(table),
+    ...statusTexts(status),
+  ]),
+);

@@ -9,8 +9,17 @@
 import { parseHeadId } from '../../src/protocol/attention';
 import type { HeadReport } from '../../src/protocol/heads';
 import { importancePage, type ImportanceFromPage, type ImportanceToPage } from '../../src/protocol/pages/importance';
-import { app, h, imageButton, plotly, post, poster, purgeOnUnload, readTheme, start, watchTheme } from '../common';
+import { app, h, imageButton, plotly, poster, purgeOnUnload, readTheme } from '../common';
 import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } from '../lib/headReport';
+import {
+  drawRunHeader,
+  exportButton,
+  reportDrawn,
+  runName,
+  showNothing,
+  startReportPage,
+  statusTexts,
+} from '../lib/reportPage';
 import { type Column, drawSortable } from '../lib/sortTable';
 import {
   type ImportanceRow,
@@ -34,21 +43,14 @@ const bars = h('div', { class: 'chart', id: 'chart-importance' });
 const curves = h('div', { class: 'chart', id: 'chart-pruning' });
 const shown = h('div', { id: 'report' });
 
-const runName = (dir: string) => dir.split(/[\\/]/).pop() ?? dir;
 function drawHeader(): void {
-  const parts = !runDir
-    ? ['No run selected']
-    : report
-      ? [
-          runName(runDir),
-          ` · heads report of step ${report.step}`,
-          ` · ${HEAD_METRIC[report.metric]} on ${report.sentences} test sentences`,
-        ]
-      : [runName(runDir), ' · no heads report'];
-  headerEl.replaceChildren(...parts.map((p, i) => h('span', i === 0 && runDir ? { class: 'run-name' } : {}, p)));
-  headerEl.title = runDir ?? '';
-  headerEl.dataset.run = runDir ? runName(runDir) : '';
-  headerEl.dataset.step = report ? String(report.step) : '';
+  const parts = report
+    ? [
+        ` · heads report of step ${report.step}`,
+        ` · ${HEAD_METRIC[report.metric]} on ${report.sentences} test sentences`,
+      ]
+    : [' · no heads report'];
+  drawRunHeader(headerEl, runDir, parts, report ? report.step : null);
 }
 
 function drawTable(r: HeadReport): void {
@@ -82,8 +84,7 @@ function draw(): void {
     const none = runDir ? `No head importance for ${runName(runDir)} yet` : 'No run selected';
     const run = h('button', { id: 'compute' }, 'Run Head Importance and Pruning');
     run.addEventListener('click', () => ask({ type: 'computeImportance' }));
-    status.replaceChildren(h('p', { class: 'muted', id: 'none' }, none), ...(runDir ? [run] : []));
-    shown.hidden = true;
+    showNothing(status, shown, none, runDir ? [run] : []);
     return;
   }
   status.replaceChildren(h('p', { class: 'muted', id: 'prunable' }, prunableSentence(report)));
@@ -117,16 +118,13 @@ function card(title: string, el: HTMLElement, name: string): HTMLElement {
 }
 
 function layoutPage(): void {
-  const text = (format: 'csv' | 'json') => {
-    const b = h('button', { class: 'small', id: `export-${format}` }, format.toUpperCase());
-    b.addEventListener('click', () => {
-      if (!report) return;
+  const text = (format: 'csv' | 'json') =>
+    exportButton(format, format.toUpperCase(), () => {
+      if (!report) return null;
       const rows = sortRows(importanceRows(report), order);
       const body = format === 'csv' ? importanceCsv(rows, report) : importanceJson(rows, report);
-      post({ type: 'export', format, name: `head-importance-step-${report.step}.${format}`, text: body });
+      return { name: `head-importance-step-${report.step}.${format}`, text: body };
     });
-    return b;
-  };
   const md = h(
     'button',
     { class: 'small', id: 'open-markdown', title: 'The Markdown report saved in the run folder' },
@@ -147,33 +145,21 @@ function layoutPage(): void {
   purgeOnUnload(bars, curves);
 }
 
-function handle(m: ImportanceToPage): void {
-  if (m.type !== 'state') throw new Error(`the importance view does not show ${(m as { type: string }).type} messages`);
-  report = m.state.report;
-  runDir = m.state.runDir;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
-start(
+const take = (state: ImportanceToPage['state']): void => {
+  report = state.report;
+  runDir = state.runDir;
+};
+startReportPage(
   importancePage,
-  handle,
+  'importance',
+  take,
+  draw,
   (format) => figureImage(curves, 'pruning', format),
-  () => ({
-    run: headerEl.dataset.run ?? '',
-    step: report ? report.step : null,
-    input: '',
-    activity: '',
-    maps: [],
-    head: null,
-    frames: 0,
-    colors: [],
-    // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
-    marks: [
+  // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
+  () =>
+    reportDrawn(headerEl, report ? report.step : null, [
       ...(report ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
-      ...[...status.querySelectorAll('p')].map((p) => p.textContent ?? ''),
-    ],
-  }),
+      ...statusTexts(status),
+    ]),
 );

@@ -6,7 +6,17 @@
  */
 import type { RunCheck } from '../../src/protocol/runCheck';
 import { runCheckPage, type RunCheckFromPage, type RunCheckToPage } from '../../src/protocol/pages/runCheck';
-import { app, h, post, poster, start, watchTheme } from '../common';
+import { app, h, poster } from '../common';
+import {
+  drawRunHeader,
+  exportButton,
+  reportDrawn,
+  rowTexts,
+  runName,
+  showNothing,
+  startReportPage,
+  statusTexts,
+} from '../lib/reportPage';
 import { sortRows, type SortOrder } from '../lib/sortRows';
 import { type Column, drawSortable } from '../lib/sortTable';
 import { type FindingKey, type FindingRow, findingRows, findingsMarkdown, summaryLine } from './table';
@@ -22,8 +32,6 @@ const status = h('div', { id: 'status' });
 const table = h('table', { id: 'findings-table' });
 const shown = h('div', { id: 'findings' });
 
-const runName = (dir: string) => dir.split(/[\\/]/).pop() ?? dir;
-
 const COLUMNS: Column<FindingRow, FindingKey>[] = [
   { key: 'n', label: '#', cell: (x) => String(x.n) },
   { key: 'file', label: 'file', cell: (x) => x.file },
@@ -34,17 +42,11 @@ const COLUMNS: Column<FindingRow, FindingKey>[] = [
 ];
 
 function drawHeader(): void {
-  const parts = !runDir
-    ? ['No run selected']
-    : [
-        runName(runDir),
-        ' · the whole folder, every step',
-        check ? ` · ${check.files.length} files checked against its format` : error ? ' · not checked' : ' · checking…',
-      ];
-  headerEl.replaceChildren(...parts.map((p, i) => h('span', i === 0 && runDir ? { class: 'run-name' } : {}, p)));
-  headerEl.title = runDir ?? '';
-  headerEl.dataset.run = runDir ? runName(runDir) : '';
-  headerEl.dataset.step = '';
+  const parts = [
+    ' · the whole folder, every step',
+    check ? ` · ${check.files.length} files checked against its format` : error ? ' · not checked' : ' · checking…',
+  ];
+  drawRunHeader(headerEl, runDir, parts, null);
 }
 
 function drawTable(rows: FindingRow[]): void {
@@ -61,8 +63,7 @@ function draw(): void {
   again.addEventListener('click', () => ask({ type: 'recheck' }));
   if (!runDir || !check) {
     const said = !runDir ? 'No run selected' : error ? `Could not check ${runName(runDir)}: ${error}` : 'Checking…';
-    status.replaceChildren(h('p', { class: 'muted', id: 'none' }, said), ...(runDir && error ? [again] : []));
-    shown.hidden = true;
+    showNothing(status, shown, said, runDir && error ? [again] : []);
     return;
   }
   const ok = check.ok ? 'ok' : 'not-ok';
@@ -72,19 +73,16 @@ function draw(): void {
 }
 
 function layoutPage(): void {
-  const text = (format: 'md' | 'json') => {
-    const b = h('button', { class: 'small', id: `export-${format}` }, format === 'md' ? 'Markdown' : 'JSON');
-    b.addEventListener('click', () => {
-      if (!check || !runDir) return;
+  const text = (format: 'md' | 'json') =>
+    exportButton(format, format === 'md' ? 'Markdown' : 'JSON', () => {
+      if (!check || !runDir) return null;
       const rows = sortRows(findingRows(check), order);
       const body =
         format === 'md'
           ? findingsMarkdown(rows, check, runName(runDir))
           : `${JSON.stringify({ ...check, findings: rows }, null, 2)}\n`;
-      post({ type: 'export', format, name: `${runName(runDir)}-check.${format}`, text: body });
+      return { name: `${runName(runDir)}-check.${format}`, text: body };
     });
-    return b;
-  };
   shown.append(
     h('div', { class: 'toolbar' }, h('span', { class: 'muted' }, 'Findings:'), text('md'), text('json')),
     h('section', { class: 'card' }, table),
@@ -92,31 +90,13 @@ function layoutPage(): void {
   app().append(status, shown);
 }
 
-function handle(m: RunCheckToPage): void {
-  if (m.type !== 'state') throw new Error(`the run check view does not show ${(m as { type: string }).type} messages`);
-  runDir = m.state.runDir;
-  check = m.state.check;
-  error = m.state.error;
-  draw();
-}
-
 layoutPage();
-draw();
-watchTheme(draw);
-start(runCheckPage, handle, undefined, () => ({
-  run: headerEl.dataset.run ?? '',
-  step: null,
-  input: '',
-  activity: '',
-  maps: [],
-  head: null,
-  frames: 0,
-  colors: [],
-  // What it says: its summary (or why there is none) and each finding's row.
-  marks: [
-    ...[...status.querySelectorAll('p')].map((p) => p.textContent ?? ''),
-    ...(check
-      ? [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent).join(' | '))
-      : []),
-  ],
-}));
+const take = (state: RunCheckToPage['state']): void => {
+  runDir = state.runDir;
+  check = state.check;
+  error = state.error;
+};
+// What it says: its summary (or why there is none) and each finding's row.
+startReportPage(runCheckPage, 'run check', take, draw, undefined, () =>
+  reportDrawn(headerEl, null, [...statusTexts(status), ...(check ? rowTexts(table) : [])]),
+);

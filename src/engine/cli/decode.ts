@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { initBackend } from '../backend';
 import { checkpointStep, loadRunCheckpoint } from '../checkpoint';
 import { attentionObject } from '../../protocol/export';
-import type { BeamTree } from '../../protocol/beamTree';
+import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
 import type { Transformer } from '../model/transformer';
 import { fitSource, translate, translateWithAttention, type TranslateOptions } from '../decode/translate';
 import { EOS } from '../data/specialTokens';
@@ -30,19 +30,27 @@ const specs: Record<string, OptionSpec> = {
   },
 };
 
-/** The search tree as decode --json --tree prints it: token labels beside ids, and greedy's output. */
+/**
+ * The search tree as decode --json --tree prints it: token labels beside ids, greedy's output, and
+ * the source ids and search settings, so that `report --beam` takes the line (cli/beamFile.ts).
+ */
 async function treeRecord(
   tree: BeamTree,
   model: Transformer,
   src: number[],
   label: (ids: number[]) => string[],
   opts: TranslateOptions,
+  search: { beamSize: number; alpha: number; earlyStop: EarlyStop },
 ) {
   const [greedy] = await translate(model, [src], { ...opts, beamSize: 1 });
   return {
     nodes: tree.nodes.map((n) => ({ ...n, text: label([n.token])[0] })),
     n_best: tree.nBest,
     greedy: { ids: greedy!.tokens, tokens: label(greedy!.tokens), score: greedy!.score, log_prob: greedy!.logProb },
+    src_ids: src,
+    beam: search.beamSize,
+    alpha: search.alpha,
+    early_stop: search.earlyStop,
   };
 }
 
@@ -106,7 +114,7 @@ export async function decodeCommand(argv: string[]): Promise<number> {
           tgtTokens: vocab.tokens([model.config.bos_id, ...t.tokens]),
           maps: t.maps,
         }),
-        ...(t.tree ? { tree: await treeRecord(t.tree, model, src, (ids) => vocab.tokens(ids), heads) } : {}),
+        ...(t.tree ? { tree: await treeRecord(t.tree, model, src, (ids) => vocab.tokens(ids), heads, decoding) } : {}),
         ...(ablated ? { ablation: ablated.ablation } : {}),
       };
       process.stdout.write(`${JSON.stringify(record)}\n`);

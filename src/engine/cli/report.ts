@@ -4,11 +4,9 @@
  * findings and the saved head report, and a beam tree given with --beam; it opens offline in any
  * browser. Prints {out, bytes, steps}.
  */
-import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { BeamTreeView } from '../../protocol/beamTree';
-import { checkReportBeam } from '../../protocol/report';
 import { writeRunReport } from '../server/report';
+import { beamTreeFile } from './beamFile';
 import { type OptionSpec, parseArgs, usage, UsageError } from './args';
 
 const summary =
@@ -19,7 +17,7 @@ const specs: Record<string, OptionSpec> = {
   pairs: { type: 'string', help: 'probe pairs to include, by index from 0, comma-separated (default 0)' },
   beam: {
     type: 'string',
-    help: 'a beam search tree of the run to show, as JSON (the engine’s beam/tree answer, protocol/beamTree.ts BeamTreeView)',
+    help: 'a beam search tree of the run to show, as JSON: the Beam Tree panel’s Export View JSON (the engine’s beam/tree answer, protocol/beamTree.ts BeamTreeView) or one line of decode --json --tree',
   },
   force: { type: 'boolean', help: 'replace --out if it is a regular file already (never a file of a run)' },
   help: { type: 'boolean', help: 'show this help' },
@@ -34,26 +32,6 @@ function wholeNumbers(value: string | boolean | undefined, option: string): numb
   if (parts.some((s) => !/^\d+$/.test(s)))
     throw new UsageError(`report: --${option} takes whole numbers separated by commas, e.g. 0,25,50; got "${value}"`);
   return parts.map(Number);
-}
-
-/** --beam FILE: the tree it holds, checked as report/write checks one (the error names the field). */
-function beamTreeFile(file: string): BeamTreeView {
-  let text: string;
-  try {
-    text = readFileSync(resolve(file), 'utf8');
-  } catch (err) {
-    throw new Error(`report: --beam ${file} cannot be read: ${(err as Error).message}`);
-  }
-  let beam: unknown;
-  try {
-    beam = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`report: --beam ${file} is not JSON: ${(err as Error).message}`);
-  }
-  const why = checkReportBeam(beam, 'beam');
-  if (why)
-    throw new Error(`report: --beam ${file} is not a beam tree (the Beam Tree panel's, beam/tree's answer): ${why}`);
-  return beam as BeamTreeView;
 }
 
 export async function reportCommand(argv: string[]): Promise<number> {

@@ -1,6 +1,7 @@
 /**
- * Export View: what a panel shows, as an image, as data (protocol/export.ts, the one format), or as
- * one self-contained HTML file of the view (made by the page: webview/viewHtml.ts).
+ * Export View: what a panel shows, as an image, as data (protocol/export.ts, the one format; the
+ * Beam Tree panel's tree as its BeamTreeView), or as one self-contained HTML file of the view (made
+ * by the page: webview/viewHtml.ts).
  */
 import * as vscode from 'vscode';
 import {
@@ -18,7 +19,7 @@ import { EXPORT_FORMATS, type ExportFormat, type PanelKind } from '../../protoco
 import { type Cmd, type Ctx, guarded } from '../ctx';
 import { askSaveTarget } from '../panels/base';
 import { announceSaved, saveWhole } from '../panels/saveFile';
-import { HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from '../panels';
+import { BeamTreePanel, HeadInspectorPanel, openPanelKinds, PANEL_SLOTS, type Panels } from '../panels';
 import type { BasePanel } from '../panels/base';
 
 function panelOf(kind: PanelKind): BasePanel | undefined {
@@ -32,19 +33,33 @@ export function activePanelKind(): PanelKind | undefined {
 }
 
 /**
- * The panels whose data Export View writes as CSV or JSON from the store. The others (Heads, Beam
- * Tree and the report panels) draw data the store does not hold as such: they export images and
- * HTML here, and their pages' own buttons save their tables.
+ * The panels whose data Export View writes as CSV or JSON from the store, and the Beam Tree panel,
+ * whose tree it writes as JSON (the BeamTreeView the panel draws, what `report --beam` takes). The
+ * others (Heads and the report panels) draw data the store does not hold as such: they export images
+ * and HTML here, and their pages' own buttons save their tables.
  */
-const DATA_EXPORTS: readonly PanelKind[] = ['dashboard', 'positional', 'attention', 'head'];
+const DATA_EXPORTS: Readonly<Partial<Record<PanelKind, readonly ('csv' | 'json')[]>>> = {
+  dashboard: ['csv', 'json'],
+  positional: ['csv', 'json'],
+  attention: ['csv', 'json'],
+  head: ['csv', 'json'],
+  beam: ['json'],
+};
 
 /** What a panel shows, as JSON or CSV text, built from the panels' store (the extension's copy). */
 export function exportText(panels: Panels, kind: PanelKind, format: 'json' | 'csv'): string {
-  if (!DATA_EXPORTS.includes(kind))
+  if (!DATA_EXPORTS[kind]?.includes(format)) {
+    const offered = EXPORT_FORMATS.filter((f) => offers(kind, f));
     throw new Error(
-      `the ${kind} panel has no ${format.toUpperCase()} export here: choose png, svg or html, ` +
-        'or use the buttons on the panel itself',
+      `the ${kind} panel has no ${format.toUpperCase()} export here: choose ${offered.slice(0, -1).join(', ')} ` +
+        `or ${offered.at(-1)}, or use the buttons on the panel itself`,
     );
+  }
+  if (kind === 'beam') {
+    const tree = BeamTreePanel.slot.current?.shownTree;
+    if (!tree) throw new Error('the beam panel shows no tree yet');
+    return `${JSON.stringify(tree, null, 2)}\n`;
+  }
   const s = panels.store;
   const context = s.header ? { run: s.header.runDir } : {};
   if (kind === 'dashboard') {
@@ -114,8 +129,13 @@ function announce(ctx: Ctx, kind: PanelKind, format: string, file: vscode.Uri): 
   announceSaved(kind, file);
 }
 
+/** Whether Export View writes `kind` as `format`: every panel as images and HTML, some as data. */
+function offers(kind: PanelKind, format: ExportFormat): boolean {
+  return (format !== 'csv' && format !== 'json') || (DATA_EXPORTS[kind]?.includes(format) ?? false);
+}
+
 async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {
-  const offered = EXPORT_FORMATS.filter((f) => DATA_EXPORTS.includes(kind) || (f !== 'csv' && f !== 'json'));
+  const offered = EXPORT_FORMATS.filter((f) => offers(kind, f));
   const items = offered.map((f) => ({
     label: f,
     description:
@@ -123,7 +143,9 @@ async function pickFormat(kind: PanelKind): Promise<ExportFormat | undefined> {
         ? 'the view as one self-contained HTML file'
         : f === 'png' || f === 'svg'
           ? 'an image of the panel'
-          : 'the data shown',
+          : kind === 'beam'
+            ? 'the tree shown, as report --beam takes it'
+            : 'the data shown',
   }));
   return (await vscode.window.showQuickPick(items, { title: `Export the ${kind} view as` }))?.label;
 }

@@ -2,10 +2,12 @@
  * Export Run Report… in a real VS Code (issue 33 item 1): on a finished run it asks where to save
  * (a save dialog), writes the file under a notification and says where it is with an Open button;
  * the file holds the run's name, its steps and its snapshots. With the Beam Tree panel open on a
- * tree of that run, the report holds that tree; with the panel closed, none. A folder that is no run
- * is refused with an error that says what to choose.
+ * tree of that run, the report holds that tree; with the panel closed, none. Export View writes the
+ * panel's tree as JSON (not CSV), and the CLI's report --beam takes that file. A folder that is no
+ * run is refused with an error that says what to choose.
  */
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -81,6 +83,49 @@ test('Report: Export Run Report… holds the tree the Beam Tree panel shows of t
   const without = path.join(tmp, 'without-tree.html');
   await vscode.commands.executeCommand('attentionDebugger.exportRunReport', { runDir: run, out: without });
   assert.equal(reportData(without).beam, null, 'no panel, no tree');
+}, 240_000);
+
+test('Report: Export View writes the Beam Tree panel’s tree as JSON, which report --beam takes', async () => {
+  const api = await activateExtension();
+  if (!fs.existsSync(path.join(run, 'config.json'))) await trainAndWait(api, run, 'reverse', microConfig(tmp, 10, 10));
+  const tree = await vscode.commands.executeCommand<BeamTreeView>('attentionDebugger.beamTree', {
+    runDir: run,
+    text: '5 6 7',
+  });
+  assert.ok(tree, 'Show Beam Tree returned nothing (see the output)');
+  const beam = api.panels.slots.beam;
+  assert.ok(beam.current, 'the Beam Tree panel is open');
+  // Offered: images, JSON and HTML; CSV is refused with what to choose.
+  const file = path.join(tmp, 'beam-tree.json');
+  const csv = path.join(tmp, 'beam-tree.csv');
+  const ui = answer(() => undefined); // the format pick, cancelled
+  try {
+    await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'beam' });
+    await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'beam', format: 'csv', path: csv });
+    await vscode.commands.executeCommand('attentionDebugger.exportView', { panel: 'beam', format: 'json', path: file });
+  } finally {
+    ui.restore();
+  }
+  assert.deepEqual(ui.asked.find((a) => a.fn === 'showQuickPick')?.items, ['png', 'svg', 'json', 'html']);
+  const refused = ui.asked.find((a) => a.fn === 'showErrorMessage')?.text ?? '';
+  assert.match(refused, /the beam panel has no CSV export here: choose png, svg, json or html/);
+  assert.ok(!fs.existsSync(csv), 'no CSV written');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), tree, 'the file holds the tree the panel shows');
+  beam.current.dispose();
+
+  // The CLI's report --beam takes the file: the report holds that tree.
+  const repo = vscode.extensions.getExtension('attention-debugger.attention-debugger')!.extensionPath;
+  const out = path.join(tmp, 'cli-beam.html');
+  const r = spawnSync(
+    process.execPath,
+    [path.join(repo, 'dist', 'cli.js'), 'report', run, '--beam', file, '--out', out],
+    {
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(reportData(out).beam, tree, 'report --beam shows the exported tree');
 }, 240_000);
 
 test('Report: Export Run Report… of a folder that is no run says so and what to choose', async () => {
