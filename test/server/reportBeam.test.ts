@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { BeamTreeView } from '../../src/protocol/beamTree';
@@ -148,6 +148,29 @@ test('the CLI report --beam takes a line of decode --json --tree: the same tree 
     });
     assert.notEqual(b.status, 0);
     assert.match(b.stderr, message);
+    assert.equal(existsSync(refused), false);
+  }
+});
+
+test('the CLI report --beam refuses a FIFO and a link to /dev/zero unopened, naming the file', () => {
+  const fifo = join(dir, 'beam-fifo.json');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  const zero = join(dir, 'beam-zero.json');
+  symlinkSync('/dev/zero', zero);
+  for (const [file, what] of [
+    [fifo, /a FIFO/],
+    [zero, /a character device/],
+  ] as const) {
+    const refused = outFile();
+    // A reader that opens the FIFO waits for a writer forever: the timeout makes that a failure.
+    const b = spawnSync(process.execPath, [cliJs, 'report', run, '--out', refused, '--beam', file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.notEqual(b.status, 0, `refused: ${b.stderr}`);
+    assert.notEqual(b.status, null, 'the report ended by itself');
+    assert.match(b.stderr, new RegExp(`--beam ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be read`));
+    assert.match(b.stderr, what);
     assert.equal(existsSync(refused), false);
   }
 });

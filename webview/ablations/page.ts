@@ -12,7 +12,7 @@ import { PLOTLY_CONFIG, app, h, imageButton, plotly, poster, purgeOnUnload, read
 import {
   drawRunHeader,
   exportButton,
-  reportDrawn,
+  drawnSummary,
   rowTexts,
   runName,
   showNothing,
@@ -181,7 +181,7 @@ const take = (state: AblationsToPage['state']): void => {
 };
 // What it says: how many rows the table has, each row's cells, and its sentence.
 startReportPage(ablationsPage, 'ablations', take, draw, chartImage, () =>
-  reportDrawn(headerEl, records.at(-1)?.step ?? null, [
+  drawnSummary(headerEl, records.at(-1)?.step ?? null, [
     ...(records.length ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
     ...rowTexts(table),
     ...statusTexts(status),

@@ -14,7 +14,7 @@ import { HEAD_METRIC, drawImportanceBars, drawPruningCurves, prunableSentence } 
 import {
   drawRunHeader,
   exportButton,
-  reportDrawn,
+  drawnSummary,
   runName,
   showNothing,
   startReportPage,
@@ -158,7 +158,7 @@ startReportPage(
   (format) => figureImage(curves, 'pruning', format),
   // What it says: how many rows the table has, and its sentence (what can go, or that there is no report).
   () =>
-    reportDrawn(headerEl, report ? report.step : null, [
+    drawnSummary(headerEl, report ? report.step : null, [
       ...(report ? [`rows ${table.querySelectorAll('tbody tr').length}`] : []),
       ...statusTexts(status),
     ]),

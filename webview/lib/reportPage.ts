@@ -55,8 +55,8 @@ export const rowTexts = (table: HTMLElement): string[] =>
 export const statusTexts = (status: HTMLElement): string[] =>
   [...status.querySelectorAll('p')].map((p) => p.textContent ?? '');
 
-/** What a report page drew: the run its header says, `step`, and `marks` (what it says). */
-export function reportDrawn(headerEl: HTMLElement, step: number | null, marks: string[]): DrawnReport {
+/** What a report page drew, for the page hook `start` is given: the run its header says, `step`, and `marks` (what it says). */
+export function drawnSummary(headerEl: HTMLElement, step: number | null, marks: string[]): DrawnReport {
   return { ...NOTHING_DRAWN, run: headerEl.dataset.run ?? '', step, marks };
 }
 

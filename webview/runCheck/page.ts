@@ -10,7 +10,7 @@ import { app, h, poster } from '../common';
 import {
   drawRunHeader,
   exportButton,
-  reportDrawn,
+  drawnSummary,
   rowTexts,
   runName,
   showNothing,
@@ -98,5 +98,5 @@ const take = (state: RunCheckToPage['state']): void => {
 };
 // What it says: its summary (or why there is none) and each finding's row.
 startReportPage(runCheckPage, 'run check', take, draw, undefined, () =>
-  reportDrawn(headerEl, null, [...statusTexts(status), ...(check ? rowTexts(table) : [])]),
+  drawnSummary(headerEl, null, [...statusTexts(status), ...(check ? rowTexts(table) : [])]),
 );

@@ -5,13 +5,13 @@
  * tokens and checkpoint), turned into the view the panel would draw. Checked as report/write checks
  * one: an error names the field.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BeamTreeView, BeamViewNode, EarlyStop } from '../../protocol/beamTree';
 import { arrayOf, isFiniteNumber, isIndex, isPositiveInt, isString, object, oneOf } from '../../protocol/check';
 import { EARLY_STOPS } from '../../protocol/beamTree';
 import { checkReportBeam } from '../../protocol/report';
 import { EOS } from '../data/specialTokens';
+import { readTextFile } from '../io/regularFile';
 
 /** What `decode --json --tree` prints of a line that the view needs (snake_case, as it prints it). */
 interface DecodeTreeLine {
@@ -93,7 +93,8 @@ function jsonValues(text: string, file: string): unknown[] {
 export function beamTreeFile(file: string): BeamTreeView {
   let text: string;
   try {
-    text = readFileSync(resolve(file), 'utf8');
+    // A regular file within the JSON bound, refused unopened otherwise (a FIFO would block, /dev/zero fill memory).
+    text = readTextFile(resolve(file), 'json');
   } catch (err) {
     throw new Error(`report: --beam ${file} cannot be read: ${(err as Error).message}`);
   }
