@@ -289,9 +289,12 @@ export function renderHeader(
   el.dataset.activity = activity;
 }
 
+/** A run folder's name: the last part of its path (a trailing separator ignored). */
+export const runName = (dir: string): string => dir.split(/[\\/]/).filter(Boolean).pop() ?? dir;
+
 /** ` · fork of base at step 40: frozen cross:1.0; lr × 0.5`: what a fork changed, from which run. */
 function forkNote(f: NonNullable<ViewHeader['fork']>): string {
-  const parent = f.parent.split(/[\\/]/).pop() ?? f.parent;
+  const parent = runName(f.parent);
   return ` · fork of ${parent} at step ${f.step}: ${f.edits}`;
 }
 

@@ -5,7 +5,7 @@
  */
 import { type Attention, type AttentionKind, headId, type HeadRef } from '../../src/protocol/attention';
 import type { ViewHeader } from '../../src/protocol/webview';
-import { plotlyText } from '../common';
+import { plotlyText, runName } from '../common';
 
 /** Each kind's title, as the grid and the large card name it. */
 export const KIND_TITLES: Record<AttentionKind, string> = {
@@ -21,8 +21,10 @@ export function sameHead(a: HeadRef | null, b: HeadRef): boolean {
 
 /** The run folder's name and the source of an attention, as the header names them. */
 export function shownOf(a: Attention): { run: string; input: string } {
-  const run = a.source.runDir.split(/[\\/]/).filter(Boolean).pop() ?? a.source.runDir;
-  return { run, input: a.source.input === 'probe' ? 'probe pair' : `“${a.srcTokens.join(' ')}”` };
+  return {
+    run: runName(a.source.runDir),
+    input: a.source.input === 'probe' ? 'probe pair' : `“${a.srcTokens.join(' ')}”`,
+  };
 }
 
 /** What the large head card shows: run, step, input and head, so a change of any of them is seen. */

@@ -7,10 +7,10 @@
  */
 import type { DrawnReport } from '../../src/protocol/drawnReport';
 import type { PageProtocol, PanelKind, PanelState, SaveFormat, StateMsg } from '../../src/protocol/webview';
-import { h, type ImageExporter, NOTHING_DRAWN, post, start, watchTheme } from '../common';
+import { h, type ImageExporter, NOTHING_DRAWN, post, runName, start, watchTheme } from '../common';
 
-/** A run folder's name: the last part of its path. */
-export const runName = (dir: string): string => dir.split(/[\\/]/).pop() ?? dir;
+/** A run folder's name (common.ts), for the three pages beside the rest of what they share. */
+export { runName } from '../common';
 
 /**
  * The page's header: the run's name then `parts` (what is shown of it), or "No run selected"

@@ -66,7 +66,8 @@ const reportData = (file: string): RunReportData =>
     /<script type="application\/json" id="report-data">([^]*?)<\/script>/.exec(fs.readFileSync(file, 'utf8'))![1]!,
   ) as RunReportData;
 
-test('Report: Export Run Report… holds the tree the Beam Tree panel shows of that run, and none once it is closed', async () => {
+/** The run (trained once) with Show Beam Tree of "5 6 7" open: the tree it returned and the panel's slot. */
+async function showBeamTree() {
   const api = await activateExtension();
   if (!fs.existsSync(path.join(run, 'config.json'))) await trainAndWait(api, run, 'reverse', microConfig(tmp, 10, 10));
   const tree = await vscode.commands.executeCommand<BeamTreeView>('attentionDebugger.beamTree', {
@@ -76,6 +77,11 @@ test('Report: Export Run Report… holds the tree the Beam Tree panel shows of t
   assert.ok(tree, 'Show Beam Tree returned nothing (see the output)');
   const beam = api.panels.slots.beam;
   assert.ok(beam.current, 'the Beam Tree panel is open');
+  return { api, tree, beam: beam as typeof beam & { current: NonNullable<typeof beam.current> } };
+}
+
+test('Report: Export Run Report… holds the tree the Beam Tree panel shows of that run, and none once it is closed', async () => {
+  const { tree, beam } = await showBeamTree();
   const withTree = path.join(tmp, 'with-tree.html');
   await vscode.commands.executeCommand('attentionDebugger.exportRunReport', { runDir: run, out: withTree });
   assert.deepEqual(reportData(withTree).beam, tree, 'the report holds the tree the panel shows');
@@ -86,15 +92,7 @@ test('Report: Export Run Report… holds the tree the Beam Tree panel shows of t
 }, 240_000);
 
 test('Report: Export View writes the Beam Tree panel’s tree as JSON, which report --beam takes', async () => {
-  const api = await activateExtension();
-  if (!fs.existsSync(path.join(run, 'config.json'))) await trainAndWait(api, run, 'reverse', microConfig(tmp, 10, 10));
-  const tree = await vscode.commands.executeCommand<BeamTreeView>('attentionDebugger.beamTree', {
-    runDir: run,
-    text: '5 6 7',
-  });
-  assert.ok(tree, 'Show Beam Tree returned nothing (see the output)');
-  const beam = api.panels.slots.beam;
-  assert.ok(beam.current, 'the Beam Tree panel is open');
+  const { tree, beam } = await showBeamTree();
   // Offered: images, JSON and HTML; CSV is refused with what to choose.
   const file = path.join(tmp, 'beam-tree.json');
   const csv = path.join(tmp, 'beam-tree.csv');
