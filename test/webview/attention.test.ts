@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { headMap } from '../../src/protocol/attention';
-import { poolMax, rowEntropy, topK } from '../../webview/lib/attention';
+import { poolMax, poolMaxScalar, rowEntropy, topK } from '../../webview/lib/attention';
+import { poolsWithSimd } from '../../webview/lib/poolMaxSimd';
 
 const near = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps, `${a} ≉ ${b}`);
 
@@ -39,19 +40,48 @@ test('top-k by hand: largest first, ties to the earlier key', () => {
   assert.equal(topK(w, 1, 6, 10).length, 6);
 });
 
-test('max-pooling 4×4 → 2×2 by hand, and 2×2 → 4×4 as blocks', () => {
-  const m = [1, 2, 0, 0, 3, 4, 0, 9, 0, 0, 5, 0, 7, 0, 0, 6];
-  assert.deepEqual(Array.from(poolMax(m, 4, 4, 2, 2)), [4, 9, 7, 6]);
-  assert.deepEqual(Array.from(poolMax([1, 2, 3, 4], 2, 2, 4, 4)), [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
-  // 3 × 5 → 2 × 2, blocks of unequal size: rows {0}, {1, 2}; columns {0, 1}, {2, 3, 4}
-  const odd = [1, 9, 2, 3, 0, 4, 0, 5, 8, 1, 7, 6, 0, 2, 3];
-  assert.deepEqual(Array.from(poolMax(odd, 3, 5, 2, 2)), [9, 3, 7, 8]);
-  // 512 → 96: a single peak survives
-  const big = new Float32Array(512 * 512);
-  big[300 * 512 + 17] = 1;
-  const p = poolMax(big, 512, 512, 96, 96);
-  assert.equal(Math.max(...p), 1);
-  assert.equal(p[Math.floor((300 * 96) / 512) * 96 + Math.floor((17 * 96) / 512)], 1);
+// poolMax runs poolMax.wat on WebAssembly SIMD where it compiles (here: Node), poolMaxScalar in
+// JavaScript: the same hand-worked cells from both. 4 columns take the SIMD lanes only, 2 and 5 the
+// scalar tail too.
+for (const [name, pool] of [
+  ['poolMax', poolMax],
+  ['poolMaxScalar', poolMaxScalar],
+] as const) {
+  test(`max-pooling 4×4 → 2×2 by hand, and 2×2 → 4×4 as blocks (${name})`, () => {
+    const m = [1, 2, 0, 0, 3, 4, 0, 9, 0, 0, 5, 0, 7, 0, 0, 6];
+    assert.deepEqual(Array.from(pool(m, 4, 4, 2, 2)), [4, 9, 7, 6]);
+    assert.deepEqual(Array.from(pool([1, 2, 3, 4], 2, 2, 4, 4)), [1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
+    // 3 × 5 → 2 × 2, blocks of unequal size: rows {0}, {1, 2}; columns {0, 1}, {2, 3, 4}
+    const odd = [1, 9, 2, 3, 0, 4, 0, 5, 8, 1, 7, 6, 0, 2, 3];
+    assert.deepEqual(Array.from(pool(odd, 3, 5, 2, 2)), [9, 3, 7, 8]);
+    // 512 → 96: a single peak survives
+    const big = new Float32Array(512 * 512);
+    big[300 * 512 + 17] = 1;
+    const p = pool(big, 512, 512, 96, 96);
+    assert.equal(Math.max(...p), 1);
+    assert.equal(p[Math.floor((300 * 96) / 512) * 96 + Math.floor((17 * 96) / 512)], 1);
+    // NaN is never the maximum (the scalar loop's v > m, f32x4.pmax's a < b ? b : a)
+    assert.deepEqual(Array.from(pool([NaN, 1, 2, NaN, 0, 0, 0, 0], 2, 4, 1, 1)), [2]);
+  });
+}
+
+test('poolMax on WebAssembly equals poolMaxScalar bit for bit, on random maps of odd shapes', () => {
+  assert.equal(poolsWithSimd(), true, 'Node compiles poolMax.wat: the SIMD path is the one tested');
+  let seed = 7;
+  const rand = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+  for (const [rows, cols, outRows, outCols] of [
+    [512, 512, 96, 96],
+    [300, 301, 96, 97],
+    [7, 9, 3, 4],
+    [5, 5, 9, 9],
+    [1, 1, 1, 1],
+    [130, 77, 64, 64],
+  ] as const) {
+    const map = Float32Array.from({ length: rows * cols }, () => rand());
+    const simd = poolMax(map, rows, cols, outRows, outCols);
+    const scalar = poolMaxScalar(map, rows, cols, outRows, outCols);
+    assert.deepEqual(simd, scalar, `${rows} × ${cols} → ${outRows} × ${outCols}`);
+  }
 });
 
 test('headMap slices layer l, head h of [L, H, Tq, Tk] with the right tokens', () => {

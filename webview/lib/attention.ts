@@ -3,6 +3,7 @@
  * query row and the top-k keys of each query. (Slicing one head out of a [L, H, Tq, Tk] buffer is
  * the protocol's headMap.)
  */
+import { poolMaxSimd } from './poolMaxSimd';
 /**
  * Resamples a rows × cols map to outRows × outCols cells. Where the map is larger than the output,
  * each output cell takes the MAXIMUM of the input cells it covers (a sharp attention peak stays
@@ -11,6 +12,17 @@
  * whose centres fall inside it.
  */
 export function poolMax(
+  src: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  outRows: number,
+  outCols: number,
+): Float32Array {
+  return poolMaxSimd(src, rows, cols, outRows, outCols) ?? poolMaxScalar(src, rows, cols, outRows, outCols);
+}
+
+/** poolMax in JavaScript: where WebAssembly cannot run, and the reference poolMax.wat is tested against. */
+export function poolMaxScalar(
   src: ArrayLike<number>,
   rows: number,
   cols: number,

@@ -80,7 +80,7 @@ export function reportHtml(
     "default-src 'none'",
     'img-src data: blob:',
     "style-src 'unsafe-inline'",
-    `script-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}' 'wasm-unsafe-eval'`, // WebAssembly: webview/lib/poolMax.wat
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');

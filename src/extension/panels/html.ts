@@ -153,7 +153,8 @@ export function panelHtml(o: PanelHtmlOptions): string {
     `img-src ${o.cspSource} data: blob:`,
     `style-src ${o.cspSource} 'unsafe-inline'`,
     `font-src ${o.cspSource}`,
-    `script-src 'nonce-${o.nonce}'`,
+    // 'wasm-unsafe-eval': WebAssembly may be compiled (poolMax.wat), JavaScript still only from nonced scripts.
+    `script-src 'nonce-${o.nonce}' 'wasm-unsafe-eval'`,
   ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">

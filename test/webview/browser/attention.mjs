@@ -1,8 +1,9 @@
 // The attention view: known maps drawn in viridis, clicks, 512-token messages, malformed messages.
 import { join } from 'node:path';
 import { V, VIRIDIS, hexRgb, openPanel, posted, send, assert, POST_ATTENTION, artifacts, test } from './harness.mjs';
-// Issue 34's counting test of a live snapshot, run after these.
+// Issue 34's tests: the counts of a live snapshot, and the pooling on WebAssembly.
 import './drawCounts.mjs';
+import './simdPool.mjs';
 
 test('a known 4×4 attention matrix is drawn with viridis colours in the right cells', async () => {
   const page = await openPanel('attention');
