@@ -9,8 +9,18 @@
 // panel drops the answer as a message its page's protocol does not have. For screenshots it also
 // answers `{type: 'showPart', selector, selects}` (the harness's showPart): each select of
 // `selects` (selector → value) set as a person picks it, then the part scrolled into view, with
-// `{type: 'partShown', found}`.
+// `{type: 'partShown', found}`. The answer also says whether the page may compile WebAssembly
+// (`compilesWasm`), which only a real webview's CSP can tell.
 (() => {
+  // Whether this page may compile WebAssembly (its CSP's 'wasm-unsafe-eval'; webview/lib/poolMax.wat):
+  // the smallest module, its header alone.
+  const compilesWasm = () => {
+    try {
+      return !!new window.WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+    } catch {
+      return false;
+    }
+  };
   const acquire = window.acquireVsCodeApi;
   if (typeof acquire !== 'function') return;
   // VS Code gives its API to one caller: the page's and the hook's calls share it.
@@ -43,7 +53,7 @@
         const drawn = window.attentionDebuggerDrawn;
         const answer =
           typeof drawn === 'function'
-            ? { type: 'drawn', v: m.v, ...drawn(Array.isArray(m.cells) ? m.cells : []) }
+            ? { type: 'drawn', v: m.v, ...drawn(Array.isArray(m.cells) ? m.cells : []), compilesWasm: compilesWasm() }
             : { type: 'drawn', v: m.v, error: 'the page has not started' };
         window.acquireVsCodeApi().postMessage(answer);
       }, 0),

@@ -15,6 +15,8 @@ export const PAGE_HOOK = 'pageHook.js';
 export interface DrawnMsg extends DrawnReport {
   type: 'drawn';
   panel: PanelKind;
+  /** Whether the page may compile WebAssembly under its CSP (the hook tries the smallest module). */
+  compilesWasm: boolean;
 }
 
 /** What requestDrawn needs of a panel (BasePanel; this bundle has its own copy of the class). */

@@ -3,7 +3,7 @@
  * value-weighted toggle (its message, as the page posts it) makes the panel ask the engine for
  * attention/get with valueWeighted, keep the norms beside the weights and the toggle in its saved
  * state, and the page draw the norms, saying so; the head inspector's score request is answered by
- * heads/scores with each key's parts summing to its score.
+ * heads/scores with each key's parts summing to its score. And the page may compile WebAssembly.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -49,6 +49,9 @@ test('the value-weighted toggle asks the engine with valueWeighted and the atten
       marks = (await drawnIn(slots, 'attention')).marks;
     }
     await screenshot('attention-value-weighted', api);
+    // poolMax.wat (issue 34) runs only where VS Code's webview lets the page's CSP allow it.
+    const page = await drawnIn(slots, 'attention');
+    assert.equal(page.compilesWasm, true, 'the attention page cannot compile WebAssembly in VS Code');
 
     // The head inspector's score table: heads/scores for a query row, its parts summing to the score.
     await vscode.commands.executeCommand('attentionDebugger.inspectHead', { runDir, kind: 'cross', layer: 0, head: 1 });
