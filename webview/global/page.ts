@@ -76,7 +76,6 @@ function drawChart(v: GlobalView): void {
     xaxis: { title: { text: axis(0) } },
     yaxis: { title: { text: axis(1) } },
     hovermode: 'closest',
-    title: { text: `${headId(v)} at step ${v.step}: queries (dots) and keys (rings)`, font: { size: t.fontSize } },
   });
   void plotly(() => Plotly.react(chart, traces(v, colourBy, t), layout, PLOTLY_CONFIG)).then((gd) => {
     if (gd && !wired) wire(gd);

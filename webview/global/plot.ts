@@ -77,7 +77,7 @@ export function traces(view: GlobalView, by: ColourBy, t: Theme): Plotly.Data[] 
     return {
       type: TRACE_TYPE,
       mode: 'markers',
-      name: role === 'q' ? 'queries' : 'keys',
+      name: role === 'q' ? 'queries (dots)' : 'keys (rings)',
       x: idx.map((i) => view.points.x[i]!),
       y: idx.map((i) => view.points.y[i]!),
       customdata: idx,

@@ -11,7 +11,7 @@ import { type HeadRef, headId } from '../../../protocol/attention';
 import type { GlobalView, Projection2D } from '../../../protocol/globalView';
 import { headsGlobal } from '../../../protocol/methods';
 import { type GlobalFromPage, type GlobalToPage, globalPage } from '../../../protocol/pages/global';
-import type { PanelState } from '../../../protocol/webview';
+import type { PanelState, PersistedState } from '../../../protocol/webview';
 import { RunFolderPanel } from '../runFolderPanel';
 import { PanelSlot } from '../slot';
 
@@ -28,7 +28,11 @@ export class GlobalPanel extends RunFolderPanel<GlobalToPage, GlobalFromPage> {
     title: 'Global Q/K View',
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new GlobalPanel(panel, host, globalPage),
-    restore: RunFolderPanel.restoreRun,
+    // A panel that replaces a stalled one (slot.ts) shows the same run, head and step.
+    restore: (p, saved) =>
+      saved?.runDir && saved.head
+        ? p.showHead(saved.runDir, saved.head, saved.snapshotStep)
+        : RunFolderPanel.restoreRun(p, saved),
   });
 
   private head: HeadRef | null = null;
@@ -44,6 +48,14 @@ export class GlobalPanel extends RunFolderPanel<GlobalToPage, GlobalFromPage> {
     this.head = head;
     this.step = step;
     this.showRun(runDir);
+  }
+
+  override persisted(): Omit<PersistedState, 'v' | 'panel'> {
+    return {
+      ...super.persisted(),
+      ...(this.head ? { head: this.head } : {}),
+      ...(this.step !== undefined ? { snapshotStep: this.step } : {}),
+    };
   }
 
   protected override shownRunChanged(): void {
