@@ -16,7 +16,7 @@ import { globalViewAt } from '../../src/engine/inspect/globalView';
 import { headVectors } from '../../src/engine/inspect/headVectors';
 import { fitPca, fitUmap } from '../../src/engine/inspect/plane';
 import { ATTENTION_KINDS } from '../../src/protocol/attention';
-import { checkGlobalView, checkGlobalViewParams } from '../../src/protocol/globalView';
+import { UMAP_MAX_POINTS, checkGlobalView, checkGlobalViewParams } from '../../src/protocol/globalView';
 import { micro } from '../cli/malformed-plants';
 import { GOLDEN, maxAbsDiff, type NestedAttention, REPO, readJson } from '../helpers';
 import { scratch } from '../train/helpers';
@@ -189,6 +189,20 @@ test('on a run: the basis fitted at the newest step is kept for step 3, and the 
   near([again.points.x, again.points.y], [early.points.x, early.points.y], 'kept basis = refitted basis', 1e-9);
   const own = await globalViewAt({ ...head, step: 3, basisStep: 3 });
   assert.ok(maxAbsDiff(own.points.x, early.points.x) > 1e-3, "step 3's own basis is another plane");
+
+  // UMAP without a pair count: as many pairs as stay within its points; seeded, so asked twice it
+  // draws the same; another step is placed by its transform.
+  const { pairs: _all, ...noPairs } = head;
+  const umap = await globalViewAt({ ...noPairs, projection: 'umap' });
+  assert.ok(umap.points.x.length <= UMAP_MAX_POINTS, `${umap.points.x.length} points`);
+  assert.ok(umap.points.x.length + 30 > UMAP_MAX_POINTS, `as many pairs as fit: ${umap.points.x.length} points`);
+  await globalViewAt({ ...head, head: 0 }); // nothing kept: the UMAP is fitted again
+  assert.deepEqual((await globalViewAt({ ...noPairs, projection: 'umap' })).points, umap.points, 'UMAP repeats');
+  assert.match((await globalViewAt({ ...head, projection: 'umap', step: 3 })).note, /its transform, not a refit/);
+  await assert.rejects(
+    globalViewAt({ ...head, projection: 'umap', pairs: 500 }),
+    new RegExp(`umap takes at most ${UMAP_MAX_POINTS} points`),
+  );
 
   await assert.rejects(
     globalViewAt({ ...head, layer: 1 }),

@@ -5,7 +5,14 @@
  * placed in the same plane: PCA by the same centring and axes, UMAP by its transform.
  */
 import { type HeadRef, headId } from '../../protocol/attention';
-import { type GlobalPair, type GlobalView, type GlobalViewParams, UMAP_MAX_POINTS } from '../../protocol/globalView';
+import {
+  GLOBAL_MAX_PAIRS,
+  type GlobalPair,
+  type GlobalView,
+  type GlobalViewParams,
+  UMAP_MAX_POINTS,
+  sideOf,
+} from '../../protocol/globalView';
 import { checkpointStep, listCheckpoints, loadCheckpoint } from '../checkpoint';
 import { decoderInput } from '../data/specialTokens';
 import { attentionLayers } from '../model/headParams';
@@ -25,6 +32,23 @@ function checkHead(c: TransformerConfig, { kind, layer, head }: HeadRef): void {
   if (head >= c.heads) throw new RangeError(`heads/global params: head must be below ${c.heads}, got ${head}`);
 }
 
+/**
+ * How many of the first pairs a view takes when the params name none: GLOBAL_MAX_PAIRS, or for UMAP
+ * as many as stay within UMAP_MAX_POINTS queries and keys (the pass's sides: source with EOS, BOS + target).
+ */
+function umapBudget(ref: HeadRef, valid: readonly { src: number[]; tgt: number[] }[], projection: string): number {
+  if (projection !== 'umap') return GLOBAL_MAX_PAIRS;
+  let points = 0;
+  let n = 0;
+  for (const v of valid.slice(0, GLOBAL_MAX_PAIRS)) {
+    const side = (role: 'q' | 'k') => (sideOf(ref.kind, role) === 'source' ? v.src.length : v.tgt.length + 1);
+    points += side('q') + side('k');
+    if (points > UMAP_MAX_POINTS) break;
+    n++;
+  }
+  return Math.max(1, n);
+}
+
 /** Queries then keys, as rows. */
 const rowsOfBoth = (v: HeadVectors) => [...rowsOf(v.queries.vectors, v.dk), ...rowsOf(v.keys.vectors, v.dk)];
 
@@ -40,14 +64,14 @@ async function vectorsAt(weightsPath: string, pairs: PassPair[], ref: HeadRef): 
 export async function globalViewAt(p: GlobalViewParams): Promise<GlobalView> {
   const { run, config, data } = openRun(p.runDir, {}, 'read');
   checkHead(config, p);
-  const valid = data.valid.slice(0, p.pairs ?? 500);
+  const projection = p.projection ?? 'pca';
+  const valid = data.valid.slice(0, p.pairs ?? umapBudget(p, data.valid, projection));
   if (!valid.length) throw new Error(`${run.path} has no validation split to show queries and keys of`);
   const passPairs = valid.map((v) => ({ src: v.src, tgt: decoderInput(v.tgt) }));
   const basisPath = checkpointOf(run, p.basisStep);
   const basisStep = checkpointStep(basisPath);
   const stepPath = p.step === undefined ? basisPath : checkpointOf(run, p.step);
   const step = checkpointStep(stepPath);
-  const projection = p.projection ?? 'pca';
 
   const key = JSON.stringify([run.path, basisStep, headId(p), valid.length, projection]);
   const basisVectors = kept?.key === key && step !== basisStep ? undefined : await vectorsAt(basisPath, passPairs, p);
