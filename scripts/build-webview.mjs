@@ -18,6 +18,7 @@ export const WEBVIEW_PANELS = [
   'importance',
   'ablations',
   'runCheck',
+  'global',
 ];
 /** Pages that are no panel: the run report (webview/report/), which the engine inlines into one HTML file. */
 export const WEBVIEW_PAGES = [...WEBVIEW_PANELS, 'report'];

@@ -51,6 +51,7 @@ import {
   type PositionalParams,
   type SnapshotsParams,
 } from './inspection';
+import { checkGlobalView, checkGlobalViewParams, type GlobalView, type GlobalViewParams } from './globalView';
 import { checkHeadScores, checkHeadScoresParams, type HeadScores, type HeadScoresParams } from './headScores';
 import { checkReplay, checkReplayParams, type Replay, type ReplayParams } from './replay';
 import { checkRunCheck, checkRunCheckParams, type RunCheck, type RunCheckParams } from './runCheck';
@@ -152,6 +153,12 @@ export const headsScores = request<HeadScoresParams, HeadScores>(
   'heads/scores',
   checkHeadScoresParams,
   checkHeadScores,
+);
+/** One head's queries and keys over the validation split in 2-D, on a basis fitted once (globalView.ts). */
+export const headsGlobal = request<GlobalViewParams, GlobalView>(
+  'heads/global',
+  checkGlobalViewParams,
+  checkGlobalView,
 );
 /** The positional encoding of a run (learned rows) or the sinusoid for d_model × positions (§3.5). */
 export const positional = request<PositionalParams, Positional>('positional', checkPositionalParams, checkPositional);

@@ -6,6 +6,7 @@
 import { type Attention, checkAttention, checkHeadRef, type HeadRef } from './attention';
 import { type AblationEffect, type AblationRecord, checkAblationEffect, checkAblationRecords } from './ablation';
 import { type BeamTreeView, checkBeamTreeView } from './beamTree';
+import { checkGlobalView, type GlobalView } from './globalView';
 import { checkHeadReport, type HeadReport } from './heads';
 import {
   type Check,
@@ -37,6 +38,7 @@ export const PANEL_KINDS = [
   'importance',
   'ablations',
   'runCheck',
+  'global',
 ] as const;
 export type PanelKind = (typeof PANEL_KINDS)[number];
 
@@ -185,6 +187,20 @@ export interface RunCheckState {
   /** Why the check could not be made (null: none). */
   error: string | null;
 }
+/** Global Q/K view: one head's queries and keys over the validation split in 2-D (heads/global). */
+export interface GlobalState {
+  panel: 'global';
+  header: ViewHeader | null;
+  /** The run it shows: the selected one, or the one it was opened on (null: none). */
+  runDir: string | null;
+  /** The head it shows (null: none chosen). */
+  head: HeadRef | null;
+  /** The engine's answer for that run, head and step (null: not answered yet, or it failed: `error`). */
+  view: GlobalView | null;
+  /** What is being computed now (null: nothing). */
+  busy: string | null;
+  error: string | null;
+}
 export type PanelState =
   | DashboardState
   | AttentionState
@@ -194,7 +210,8 @@ export type PanelState =
   | BeamState
   | ImportanceState
   | AblationsState
-  | RunCheckState;
+  | RunCheckState
+  | GlobalState;
 
 // ---- checks ----------------------------------------------------------------------------
 
@@ -275,6 +292,14 @@ export const checkPanelState: Check = (v, path) => {
       return object({ runDir: nullable(isString), rows: checkAblationRecords })(v, path);
     case 'runCheck':
       return object({ runDir: nullable(isString), check: nullable(checkRunCheck), error: nullable(isString) })(v, path);
+    case 'global':
+      return object({
+        runDir: nullable(isString),
+        head: nullable(checkHeadRef),
+        view: nullable(checkGlobalView),
+        busy: nullable(isString),
+        error: nullable(isString),
+      })(v, path);
   }
 };
 

@@ -8,6 +8,7 @@ import { headsPage } from '../../src/protocol/pages/heads';
 import { importancePage } from '../../src/protocol/pages/importance';
 import { ablationsPage } from '../../src/protocol/pages/ablations';
 import { runCheckPage } from '../../src/protocol/pages/runCheck';
+import { globalPage } from '../../src/protocol/pages/global';
 import { positionalPage } from '../../src/protocol/pages/positional';
 import {
   checkFromPage,
@@ -28,6 +29,7 @@ const PAGES: Record<PanelKind, PageProtocol> = {
   importance: importancePage,
   ablations: ablationsPage,
   runCheck: runCheckPage,
+  global: globalPage,
 };
 /** The page each message type below is for (a state: its panel's; shared ones: the first page that takes them). */
 const PAGE_OF: Record<string, PageProtocol> = {

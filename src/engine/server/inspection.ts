@@ -4,7 +4,7 @@
  * (the probe's attention history), attention/get (any pair at any checkpoint, decoded when it has no
  * target; past 256 tokens its maps come max-pooled), attention/block (one head's block of a pooled
  * pair, whole or pooled to 256² at most), heads/scores (one head's query row, each key's score split
- * into its parts), beam/tree (a sentence's beam search with its tree),
+ * into its parts), heads/global (one head's queries and keys over the validation split in 2-D), beam/tree (a sentence's beam search with its tree),
  * ablation/effect and ablation/score (what switching heads off does to one input, and to the test
  * split), heads/report (importance and pruning curves), heads/saved (the newest one saved), report/write (the run's HTML report, report.ts)
  * and positional (the encoding of §3.5). Each
@@ -18,6 +18,7 @@ import {
   attentionGet,
   beamTreeGet,
   headsProgress,
+  headsGlobal,
   headsReport,
   headsScores,
   positional,
@@ -38,6 +39,7 @@ import { headReport } from '../ablate/headReport';
 import { ablationEffectAt } from '../ablate/effect';
 import { scoreAblation } from '../ablate/score';
 import { beamTreeAt } from '../inspect/beamTreeAt';
+import { globalViewAt } from '../inspect/globalView';
 import { headScoresAt } from '../inspect/headScores';
 import { firstPoll, pollRun } from '../run/follow';
 import { RunDir } from '../run/runDir';
@@ -93,6 +95,11 @@ export function registerInspectionHandlers(
   handle(conn, headsScores, async (p) => {
     await ensureBackend();
     return headScoresAt(p.runDir, p.step, p.input, p, p.query, p.beam ?? 4);
+  });
+
+  handle(conn, headsGlobal, async (p) => {
+    await ensureBackend();
+    return globalViewAt(p);
   });
 
   handle(conn, beamTreeGet, async (p) => {

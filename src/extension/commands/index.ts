@@ -11,6 +11,7 @@ import type { Cmd, Ctx } from '../ctx';
 import { ablateHeads } from './ablate';
 import { exportView } from './export';
 import { forkRun } from './fork';
+import { openGlobalPair, showGlobalView } from './globalView';
 import { exportRunReport } from './report';
 import { showHeadReport } from './heads';
 import { checkRunFolder, showAblations, showImportance } from './reportPanels';
@@ -40,6 +41,8 @@ const COMMANDS: Record<string, (ctx: Ctx) => Cmd> = {
   'attentionDebugger.showAblations': showAblations,
   'attentionDebugger.checkRun': checkRunFolder,
   'attentionDebugger.inspectHead': inspectHead,
+  'attentionDebugger.showGlobalView': showGlobalView,
+  'attentionDebugger.openGlobalPair': openGlobalPair,
   'attentionDebugger.showCheckpoint': showCheckpoint,
   'attentionDebugger.openBreakpoint': openBreakpoint,
   'attentionDebugger.openHeads': openHeads,

@@ -26,6 +26,7 @@ import { BeamTreePanel } from './beam/panel';
 import { ImportancePanel } from './importance/panel';
 import { AblationsPanel } from './ablations/panel';
 import { RunCheckPanel } from './runCheck/panel';
+import { GlobalPanel } from './global/panel';
 
 export { AttentionPanel } from './attention/panel';
 export { DashboardPanel } from './dashboard/panel';
@@ -38,6 +39,7 @@ export { BeamTreePanel } from './beam/panel';
 export { ImportancePanel } from './importance/panel';
 export { AblationsPanel } from './ablations/panel';
 export { RunCheckPanel } from './runCheck/panel';
+export { GlobalPanel } from './global/panel';
 
 /** Each kind of panel's slot: the open one (`current`), its viewType, createOrShow and revive. */
 export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
@@ -50,6 +52,7 @@ export const PANEL_SLOTS: Record<PanelKind, PanelSlot<BasePanel>> = {
   importance: ImportancePanel.slot,
   ablations: AblationsPanel.slot,
   runCheck: RunCheckPanel.slot,
+  global: GlobalPanel.slot,
 };
 
 /** The viewTypes, for package.json's activationEvents (`onWebviewPanel:<viewType>`). */
@@ -145,6 +148,13 @@ export class Panels implements vscode.Disposable {
   }
 
   /** Opens the Run Check panel on `runDir`, checked anew (the selected run when absent). */
+  /** Opens the Global Q/K view on `head` of `runDir` (at `step`, else the newest checkpoint). */
+  openGlobal(runDir: string, head: HeadRef, step?: number): GlobalPanel {
+    const p = GlobalPanel.slot.createOrShow(this.host);
+    p.showHead(runDir, head, step);
+    return p;
+  }
+
   openRunCheck(runDir?: string): RunCheckPanel {
     const p = RunCheckPanel.slot.createOrShow(this.host);
     if (runDir) p.showRun(runDir);

@@ -27,6 +27,7 @@ import './valueWeighted.test';
 import './report.test';
 import './htmlExport.test';
 import './importance.test';
+import './globalView.test';
 import './reportPanels.test';
 // Last: its run lands in the workspace's own runs/ folder, which the Runs view shows by default.
 import './debugger.test';
