@@ -18,6 +18,20 @@ export function poolMax(
   outRows: number,
   outCols: number,
 ): Float32Array {
+  return poolMaxSimd(src, rows, cols, outRows, outCols)?.slice() ?? poolMaxScalar(src, rows, cols, outRows, outCols);
+}
+
+/**
+ * poolMax's cells where the next pooling may overwrite them (on WebAssembly, its memory: nothing
+ * copied out), for a caller that uses them at once, as drawHeatmap colours them.
+ */
+export function poolMaxTransient(
+  src: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  outRows: number,
+  outCols: number,
+): Float32Array {
   return poolMaxSimd(src, rows, cols, outRows, outCols) ?? poolMaxScalar(src, rows, cols, outRows, outCols);
 }
 
