@@ -126,6 +126,8 @@ export interface HeadsState {
   panel: 'heads';
   header: ViewHeader | null;
   telemetry: TelemetryRow[];
+  /** The logged steps, for the loss its roles over training are drawn under (absent: none). */
+  metrics?: MetricRow[];
   events: RunEvent[];
   cursor: number | null;
 }
@@ -250,6 +252,7 @@ export const checkPanelState: Check = (v, path) => {
     case 'heads':
       return object({
         telemetry: arrayOf(checkTelemetryRow),
+        metrics: optional(arrayOf(checkMetricRow)),
         events: arrayOf(checkRunEvent),
         cursor: nullable(isIndex),
       })(v, path);
