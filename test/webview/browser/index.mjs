@@ -26,6 +26,7 @@ import './htmlExport.mjs';
 import './importance.mjs';
 import './ablations.mjs';
 import './runCheck.mjs';
+import './roles.mjs';
 import { runAll } from './harness.mjs';
 
 await runAll();
