@@ -25,7 +25,7 @@ import {
 } from '../common';
 import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
-import { drawRoles, rolesCard, shownDrops, wireRoles } from './roles';
+import { drawRoles, drawnLanes, rolesCard, shownDrops, wireRoles } from './roles';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headsPage);
@@ -217,6 +217,7 @@ function report(cells: CellRef[]): DrawnReport {
     ...events.map((e) => `${e.check}@${e.step}`),
     ...(hover === null ? [] : [`hover@${hover}`]),
     ...shownDrops.map(({ drop }) => `drop@${drop.from}-${drop.to}`),
+    ...(drawnLanes ? [`lanes@${drawnLanes}`] : []),
   ];
   return { ...shownHeader(headerEl), maps, head: null, frames: view?.steps.length ?? 0, colors, marks };
 }

@@ -55,14 +55,16 @@ export const rolesCard = h(
   caption,
   h(
     'div',
-    { style: 'display:flex;gap:10px;align-items:flex-start' },
-    h('div', { style: 'flex:1 1 auto;min-width:0' }, chart),
-    h('div', { style: 'flex:0 0 300px' }, h('h3', {}, 'Explain this drop'), drops),
+    { style: 'display:flex;flex-wrap:wrap;gap:10px;align-items:flex-start' },
+    h('div', { style: 'flex:1 1 480px;min-width:0' }, chart),
+    h('div', { style: 'flex:1 1 260px;max-width:420px' }, h('h3', {}, 'Explain this drop'), drops),
   ),
 );
 
 /** What was drawn last: the drops found and their explanations, for the page's drawn report. */
 export let shownDrops: { drop: LossPhase; why: DropExplained | undefined }[] = [];
+/** The lanes plotly last drew (0 until it has drawn), for the page's drawn report. */
+export let drawnLanes = 0;
 
 /** Wires the chart's clicks once: `onStep` moves every view, `onHead` opens a head at a step. */
 export function wireRoles(onStep: (step: number) => void): void {
@@ -111,7 +113,7 @@ function listDrops(onStep: (step: number) => void, onHead: (head: string, step: 
   drops.replaceChildren(
     ...shownDrops.map(({ drop, why }, i) => {
       const item = h(
-        'li',
+        'div',
         { class: 'problem', 'data-step': String(drop.at), title: `Move every view to step ${drop.at}` },
         `Drop ${i + 1} · steps ${drop.from}–${drop.to} · loss ${drop.lossFrom.toFixed(3)} → ${drop.lossTo.toFixed(3)}`,
       );
@@ -129,7 +131,7 @@ function listDrops(onStep: (step: number) => void, onHead: (head: string, step: 
       });
       const note = why
         ? `rows ${why.before} → ${why.after}${heads.length ? '' : ': no head changed'}`
-        : 'too few telemetry rows';
+        : 'no telemetry rows on both sides of it';
       return h('li', {}, item, h('div', { class: 'muted' }, note), h('ul', { class: 'problems' }, ...heads));
     }),
   );
@@ -194,13 +196,14 @@ export function drawRoles(
     y: 1,
     yref: 'paper',
     yanchor: 'bottom',
+    yshift: (i % 2) * 12, // neighbours apart
     text: `drop ${i + 1}`,
     showarrow: false,
     font: { color: t.accent2 },
   }));
   const layout = themedLayout(t, 'roles', {
     height: plotH + MARGIN.t + MARGIN.b,
-    width: Math.max(400, chart.clientWidth),
+    ...(chart.clientWidth > 0 ? { width: chart.clientWidth } : {}),
     margin: MARGIN,
     barmode: 'overlay',
     bargap: 0.15,
@@ -224,6 +227,7 @@ export function drawRoles(
   });
   void plotly(async () => {
     await Plotly.react(chart, data, layout, PLOTLY_CONFIG);
+    drawnLanes = lanes.length;
     document.body.dataset.rolesDrawn = String(Number(document.body.dataset.rolesDrawn ?? '0') + 1);
   });
 }

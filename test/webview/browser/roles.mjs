@@ -90,7 +90,7 @@ for (const theme of ['dark', 'light'])
     await page.waitForFunction(() => Number(document.body.dataset.rolesDrawn) >= 1);
     await page.locator('#roles-card').scrollIntoViewIfNeeded();
     // One drop, inside the fall, listed with cross:0.0's change first.
-    const drop = await page.locator('#roles-drops > li > .problem').allInnerTexts();
+    const drop = await page.locator('#roles-drops > li > div.problem').allInnerTexts();
     assert(drop.length === 1, `drops listed: ${JSON.stringify(drop)}`);
     const [, from, to] = drop[0].match(/steps (\d+)–(\d+)/) ?? [];
     assert(Number(from) >= 140 && Number(from) <= 160 && Number(to) >= 190 && Number(to) <= 210, `drop ${drop[0]}`);
@@ -141,7 +141,7 @@ for (const theme of ['dark', 'light'])
       `lane click: ${JSON.stringify(await posted(page, 'cursor'))}`,
     );
     // A click on the drop moves it to the drop's steepest step; a click on its head opens the head.
-    await page.locator('#roles-drops > li > .problem').click();
+    await page.locator('#roles-drops > li > div.problem').click();
     const steep = (await posted(page, 'cursor')).at(-1).step;
     assert(steep >= Number(from) && steep <= Number(to), `drop click posted step ${steep}`);
     await page.locator('#roles-drops .drop-head').first().click();
@@ -154,3 +154,31 @@ for (const theme of ['dark', 'light'])
     );
     await page.close();
   });
+
+test('Roles over training in a narrow panel: the chart takes the card’s width and the drops wrap under it', async () => {
+  const page = await openPanel('heads', { width: 540, height: 900 }, 'dark');
+  await send(page, {
+    type: 'state',
+    v: V,
+    state: {
+      panel: 'heads',
+      header: HEADER,
+      telemetry: TELEMETRY,
+      metrics: metricRows(1, 400, LOSS),
+      events: [],
+      cursor: null,
+    },
+  });
+  await page.waitForFunction(() => Number(document.body.dataset.rolesDrawn) >= 1);
+  const box = (sel) => page.locator(sel).boundingBox();
+  const [chart, card, drops] = [await box('#roles-chart'), await box('#roles-card'), await box('#roles-drops')];
+  assert(chart.width >= 0.9 * card.width, `chart ${chart.width} px wide in a card of ${card.width}`);
+  assert(
+    drops.y >= chart.y + chart.height,
+    `the drops (top ${drops.y}) under the chart (bottom ${chart.y + chart.height})`,
+  );
+  const svg = await page.evaluate(() => document.querySelector('#roles-chart .main-svg').getAttribute('width'));
+  assert(Number(svg) <= card.width, `plotly drew ${svg} px wide in a card of ${card.width}`);
+  await page.screenshot({ path: join(artifacts, 'heads-roles-narrow.png'), fullPage: true });
+  await page.close();
+});
