@@ -28,6 +28,7 @@ import './report.test';
 import './htmlExport.test';
 import './importance.test';
 import './reportPanels.test';
+import './roles.test';
 // Last: its run lands in the workspace's own runs/ folder, which the Runs view shows by default.
 import './debugger.test';
 
