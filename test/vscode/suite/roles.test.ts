@@ -34,6 +34,9 @@ test('a reverse run logs align_err and the Heads panel draws the drops of its lo
       r.heads.map(() => true),
       `step ${r.step}: align_err ${JSON.stringify(r.stats.align_err)} for ${r.heads}`,
     );
+  // Opened afresh after training, its page has the metrics from its state alone (no live messages).
+  api.panels.slots.heads.current?.panel.dispose();
+  await until('the Heads panel closed', () => api.panels.slots.heads.current === undefined, 10_000);
   await vscode.commands.executeCommand('attentionDebugger.openHeads');
   await until('the Heads panel', () => api.panels.slots.heads.current?.isReady === true, 30_000);
   const store = api.panels.store;
