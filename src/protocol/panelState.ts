@@ -128,6 +128,8 @@ export interface HeadsState {
   panel: 'heads';
   header: ViewHeader | null;
   telemetry: TelemetryRow[];
+  /** The logged steps, for the loss its roles over training are drawn under (absent: none). */
+  metrics?: MetricRow[];
   events: RunEvent[];
   cursor: number | null;
 }
@@ -267,6 +269,7 @@ export const checkPanelState: Check = (v, path) => {
     case 'heads':
       return object({
         telemetry: arrayOf(checkTelemetryRow),
+        metrics: optional(arrayOf(checkMetricRow)),
         events: arrayOf(checkRunEvent),
         cursor: nullable(isIndex),
       })(v, path);

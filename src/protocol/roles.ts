@@ -1,10 +1,21 @@
 /**
  * Head roles, by written rules on a telemetry row (docs/TELEMETRY.md). Voita et al. (2019) call a
  * head positional when at least 90% of the time its largest weight goes to one relative position;
- * the same 90% rule labels cross-attention heads that follow the monotone or the mirrored diagonal.
+ * the same 90% rule labels cross-attention heads that follow the monotone or the mirrored diagonal,
+ * and, on a built-in task (copy, reverse, sort), those whose largest weight is on the source token the
+ * task says each target token comes from (`align_err`, the share of rows where it is not, at most 10%).
  */
 
-export const ROLES = ['positional -1', 'positional +1', 'aligned', 'mirrored', 'sink', 'diffuse', 'dead'] as const;
+export const ROLES = [
+  'positional -1',
+  'positional +1',
+  'aligned',
+  'mirrored',
+  'aligned (task)',
+  'sink',
+  'diffuse',
+  'dead',
+] as const;
 export type Role = (typeof ROLES)[number];
 
 /** The rules' thresholds, stated once. */
@@ -33,6 +44,8 @@ export function headRoles(row: { heads: string[]; stats: Record<string, (number 
     if (at('top_next', i) >= ROLE_RULES.share) roles.push('positional +1');
     if (at('top_diagonal', i) >= ROLE_RULES.share) roles.push('aligned');
     if (at('top_mirrored', i) >= ROLE_RULES.share) roles.push('mirrored');
+    const alignErr = row.stats.align_err?.[i];
+    if (alignErr !== undefined && alignErr !== null && 1 - alignErr >= ROLE_RULES.share) roles.push('aligned (task)');
     if (at('sink_first', i) >= ROLE_RULES.sink || at('sink_eos', i) >= ROLE_RULES.sink) roles.push('sink');
     if (at('entropy_norm', i) >= ROLE_RULES.diffuse) roles.push('diffuse');
     const grad = row.stats.grad_norm;

@@ -272,7 +272,8 @@ test('restored webview state is validated', () => {
 test("a page is sent only its own panel's messages, and posts only its own", () => {
   const metrics = { type: 'metrics', v, rows: [] };
   assert.equal(checkToPage(dashboardPage, metrics), undefined);
-  for (const page of [attentionPage, headPage, positionalPage, headsPage, beamPage])
+  assert.equal(checkToPage(headsPage, metrics), undefined, 'the Heads panel draws the loss under its roles');
+  for (const page of [attentionPage, headPage, positionalPage, beamPage])
     assert.match(checkToPage(page, metrics)!, /^message\.type must be one of .*, got "metrics"$/);
   const dashboardState = { panel: 'dashboard', header: null, rows: [], schedule: null, cursor: null, events: [] };
   assert.match(

@@ -2,9 +2,11 @@
  * The Heads panel: one telemetry statistic (docs/TELEMETRY.md) of every head over training, as a
  * heads × steps heatmap. Rows can be sorted and filtered; hovering a step highlights it here and on
  * the dashboard's curves (and the other way round); clicking a cell opens that head at that step
- * in the inspector. Findings of the health checks are marked on their head's row.
+ * in the inspector. Findings of the health checks are marked on their head's row. Under the map,
+ * the heads' roles over training as swimlanes under the loss, with its drops explained (roles.ts).
  */
 import { ATTENTION_KINDS, parseHeadId } from '../../src/protocol/attention';
+import type { MetricRow } from '../../src/protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../src/protocol/telemetry';
 import { type HeadsToPage, headsPage } from '../../src/protocol/pages/heads';
 import type { CellRef } from '../../src/protocol/drawnReport';
@@ -23,6 +25,7 @@ import {
 } from '../common';
 import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
+import { drawRoles, drawnLanes, rolesCard, shownDrops, wireRoles } from './roles';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headsPage);
@@ -32,6 +35,8 @@ const LABEL_W = 130;
 
 let header: ViewHeader | null = null;
 let rows: TelemetryRow[] = [];
+/** The logged steps: the loss the roles are drawn under. */
+let metrics: MetricRow[] = [];
 let events: RunEvent[] = [];
 let cursor: number | null = null;
 let hover: number | null = null;
@@ -94,8 +99,16 @@ function layoutPage(): void {
     readout,
     h('div', { class: 'heads-grid', style: 'display:flex;align-items:flex-start' }, labels, canvas),
     steps,
+    rolesCard,
   );
+  wireRoles(toStep);
 }
+
+const toStep = (step: number): void => ask({ type: 'cursor', step });
+const openAt = (id: string, step: number): void => {
+  const ref = parseHeadId(id);
+  if (ref) ask({ type: 'openHeadAt', ...ref, step });
+};
 
 /** The cell under a mouse event. */
 function cellOf(e: MouseEvent): { row: number; col: number } | undefined {
@@ -122,6 +135,7 @@ function draw(): void {
     canvas.width = 0;
     labels.replaceChildren();
     view = null;
+    rolesCard.hidden = true;
     return;
   }
   const stat = statSel.value || 'entropy_norm';
@@ -146,6 +160,9 @@ function draw(): void {
   steps.textContent = `steps ${view.steps[0]} … ${view.steps[cols - 1]} (${cols} telemetry rows) · ${stat} from ${view.min.toFixed(3)} (dark) to ${view.max.toFixed(3)} (bright)`;
   status.textContent = `${view.heads.length} heads · click a cell to open that head at that step`;
   document.body.dataset.drawnCols = String(cols);
+  rolesCard.hidden = false;
+  const roles = { telemetry: rows, metrics, heads: view.heads, run: header?.run ?? '', cursor, hover };
+  drawRoles(roles, toStep, openAt);
 }
 
 function handle(m: HeadsToPage): void {
@@ -156,6 +173,13 @@ function handle(m: HeadsToPage): void {
         rows.push(r);
       }
       fillStats();
+      break;
+    case 'metrics':
+      if (m.reset) metrics = [];
+      for (const r of m.rows) {
+        while (metrics.length && metrics[metrics.length - 1]!.step >= r.step) metrics.pop();
+        metrics.push(r);
+      }
       break;
     case 'events':
       events = [...events, ...m.events];
@@ -169,6 +193,7 @@ function handle(m: HeadsToPage): void {
     case 'state':
       header = m.state.header;
       rows = [...m.state.telemetry];
+      metrics = [...(m.state.metrics ?? [])];
       events = [...m.state.events];
       cursor = m.state.cursor;
       fillStats();
@@ -188,7 +213,12 @@ function report(cells: CellRef[]): DrawnReport {
     return pixelAt(canvas, ((c.k + 0.5) * canvas.width) / view.steps.length, (r + 0.5) * CELL_H);
   });
   const maps = view ? [{ kind: statSel.value, shape: [view.heads.length, view.steps.length] }] : [];
-  const marks = [...events.map((e) => `${e.check}@${e.step}`), ...(hover === null ? [] : [`hover@${hover}`])];
+  const marks = [
+    ...events.map((e) => `${e.check}@${e.step}`),
+    ...(hover === null ? [] : [`hover@${hover}`]),
+    ...shownDrops.map(({ drop }) => `drop@${drop.from}-${drop.to}`),
+    ...(drawnLanes ? [`lanes@${drawnLanes}`] : []),
+  ];
   return { ...shownHeader(headerEl), maps, head: null, frames: view?.steps.length ?? 0, colors, marks };
 }
 

@@ -41,6 +41,8 @@ export interface PreparedData {
   testText: SentencePair[];
   validText: SentencePair[];
   summary: string;
+  /** The built-in task the pairs come from (its exact alignment: taskAlignment); undefined for corpora. */
+  task?: TaskName | undefined;
   /** Which way a corpus folder translates (files only; undefined for train.tsv, tasks and gettext). */
   direction?: Direction | undefined;
 }
@@ -221,6 +223,7 @@ export function prepareData(
       test: ids(s.test),
       testText: [],
       validText: [],
+      task: spec.task,
       summary: `${spec.task} task: ${spec.train} training, ${spec.valid} validation, ${spec.test} test sequences of ${spec.minLength}–${spec.maxLength} symbols`,
     };
   }

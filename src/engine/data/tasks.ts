@@ -42,6 +42,23 @@ export function solveTask(task: TaskName, src: readonly number[]): number[] {
   }
 }
 
+/**
+ * The exact alignment the task defines: for each target position i, the source position its token
+ * comes from. copy: i; reverse: n − 1 − i; sort: the position of the i-th smallest token, equal
+ * tokens in source order (a stable sort of the positions by token).
+ */
+export function taskAlignment(task: TaskName, src: readonly number[]): number[] {
+  const positions = src.map((_, i) => i);
+  switch (task) {
+    case 'copy':
+      return positions;
+    case 'reverse':
+      return positions.reverse();
+    case 'sort':
+      return positions.sort((a, b) => src[a]! - src[b]! || a - b);
+  }
+}
+
 function checked(options: TaskOptions): { vocabSize: number; minLength: number; maxLength: number } {
   const vocabSize = options.vocabSize ?? 11;
   const minLength = options.minLength ?? 1;

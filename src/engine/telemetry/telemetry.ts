@@ -6,6 +6,7 @@
  */
 import { ATTENTION_KINDS, type AttentionKind, type AttentionMaps, headId } from '../../protocol/attention';
 import type { TelemetryRow } from '../../protocol/telemetry';
+import { alignmentError } from './alignment';
 import { ATTENTION_STATS, headStats, type ProbePair } from './stats';
 
 /** A head's projections, in the order of per-matrix norms (heads.ts): W^Q, W^K, W^V, W^O. */
@@ -18,6 +19,7 @@ export const GRAD_NORM_STATS = PROJECTIONS.map((p) => `${p}_grad_norm`);
 /** Every statistic of a telemetry row: the attention's, and the step's per-head norms (the trainer's). */
 export const HEAD_STATS: readonly string[] = [
   ...ATTENTION_STATS,
+  'align_err',
   'grad_norm',
   'output_norm',
   ...WEIGHT_NORM_STATS,
@@ -58,12 +60,13 @@ export function headIds(layers: Record<AttentionKind, number>, heads: number): s
 }
 
 /**
- * The row of one step: attention statistics of every kind over the probe pairs, and whatever
+ * The row of one step: attention statistics of every kind over the probe pairs, `align_err` of the
+ * cross heads when every pair carries its task's alignment (null for the other heads), and whatever
  * per-head figures the step measured (gradient and output norms), already in head order.
  */
 export function telemetryRow(
   step: number,
-  probe: { maps: AttentionMaps[] }[],
+  probe: { maps: AttentionMaps[]; align?: readonly number[] | undefined }[],
   extra: Record<string, number[]> = {},
 ): TelemetryRow {
   const pairs: ProbePair[] = probe.map((p) => ({ maps: p.maps }));
@@ -76,6 +79,11 @@ export function telemetryRow(
   });
   const stats: Record<string, (number | null)[]> = {};
   for (const name of ATTENTION_STATS) stats[name] = perKind.flatMap(({ s }) => s[name]);
+  if (probe.length && probe.every((p) => p.align)) {
+    const cross = alignmentError(probe.map((p) => ({ maps: p.maps, align: p.align! })));
+    const at = heads.findIndex((id) => id.startsWith('cross:'));
+    stats.align_err = heads.map((id, i) => (id.startsWith('cross:') ? (cross[i - at] ?? null) : null));
+  }
   for (const [name, values] of Object.entries(extra)) {
     if (values.length !== heads.length)
       throw new Error(`telemetry ${name}: ${values.length} values for ${heads.length} heads`);

@@ -15,6 +15,7 @@ import type { Attention } from '../../protocol/attention';
 import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { decoderInput } from '../data/specialTokens';
+import { taskAlignment } from '../data/tasks';
 import { Adam } from './adam';
 import type { Batch, BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
@@ -227,7 +228,9 @@ export class Trainer {
       await headOutputNorms(this.model, src, tgt),
       await headWeightNorms(this.model),
     ]);
-    const row = telemetryRow(this.step, pairs, headNormStats(norms, outputs, weights));
+    const task = this.data.task; // a built-in task: its alignment of each pair (src without EOS) for align_err
+    const aligned = task ? pairs.map((p, i) => ({ ...p, align: taskAlignment(task, src[i]!.slice(0, -1)) })) : pairs;
+    const row = telemetryRow(this.step, aligned, headNormStats(norms, outputs, weights));
     this.run.appendTelemetry(row);
     callbacks.onTelemetry?.(row);
     const findings = [...this.monitor.onTelemetry(row), ...watchFindings(this.watches, row, metrics)];

@@ -200,6 +200,7 @@ export class Panels implements vscode.Disposable {
   appendMetrics(rows: MetricRow[]): void {
     this.store.appendMetrics(rows);
     DashboardPanel.slot.current?.appendMetrics(rows);
+    HeadsPanel.slot.current?.appendMetrics(rows);
   }
   /** Shows an attention outright (a decode, a step chosen): a live one still waiting is dropped. */
   showAttention(attention: Attention): void {

@@ -44,6 +44,9 @@ export interface OverlayMsg extends Versioned {
   runs: OverlayRun[];
 }
 
+/** The check of a metrics message's fields (the Heads panel's page takes the same message). */
+export const checkMetricsMsg = object({ rows: arrayOf(checkMetricRow), reset: optional(isBoolean) });
+
 export type DashboardToPage =
   | StateMsg<DashboardState>
   | MetricsMsg
@@ -58,7 +61,7 @@ export const dashboardPage = pageProtocol<'dashboard', DashboardToPage, Dashboar
   'dashboard',
   checkStateOf('dashboard'),
   {
-    metrics: object({ rows: arrayOf(checkMetricRow), reset: optional(isBoolean) }),
+    metrics: checkMetricsMsg,
     schedule: checkSchedule,
     cursor: sharedChecks.cursor,
     events: sharedChecks.events,

@@ -29,6 +29,7 @@ import './htmlExport.test';
 import './importance.test';
 import './globalView.test';
 import './reportPanels.test';
+import './roles.test';
 // Last: its run lands in the workspace's own runs/ folder, which the Runs view shows by default.
 import './debugger.test';
 

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { type HeadsFromPage, type HeadsToPage, headsPage } from '../../../protocol/pages/heads';
+import type { MetricRow } from '../../../protocol/metrics';
 import type { RunEvent, TelemetryRow } from '../../../protocol/telemetry';
 import type { PanelState } from '../../../protocol/webview';
 import { BasePanel } from '../base';
@@ -19,6 +20,11 @@ export class HeadsPanel extends BasePanel<HeadsToPage, HeadsFromPage> {
     column: vscode.ViewColumn.Beside,
     make: (panel, host) => new HeadsPanel(panel, host, headsPage),
   });
+
+  /** Appended logged steps of the selected run (the loss its roles over training are drawn under). */
+  appendMetrics(rows: MetricRow[]): void {
+    this.post({ type: 'metrics', rows });
+  }
 
   addTelemetry(rows: TelemetryRow[]): void {
     this.post({ type: 'telemetry', rows });
@@ -43,6 +49,13 @@ export class HeadsPanel extends BasePanel<HeadsToPage, HeadsFromPage> {
 
   protected snapshot(): PanelState {
     const s = this.host.store;
-    return { panel: 'heads', header: s.header, telemetry: s.telemetry, events: s.events, cursor: s.cursor };
+    return {
+      panel: 'heads',
+      header: s.header,
+      telemetry: s.telemetry,
+      metrics: s.rows,
+      events: s.events,
+      cursor: s.cursor,
+    };
   }
 }
