@@ -1,0 +1,135 @@
+// README's check of the head-role rules (issue 32 item 5): on trained reverse and sort models, the
+// roles the written rules give each head (src/protocol/roles.ts, on the run's last telemetry row)
+// against the roles a person gave it by looking at its attention map (scripts/hand-roles.json).
+//   node scripts/role-agreement.mjs --sheet RUN [--out FILE]   draws RUN's last probe maps, every
+//       head named and nothing else (no rule's label), for labelling by hand
+//   node scripts/role-agreement.mjs [--runs DIR]               trains the runs hand-roles.json names
+//       (unless DIR holds them), prints each head's two labels and the share that agree
+// A head agrees when both give the same set of roles. `dead` is left out of both: it is a rule on
+// the gradient, which no map shows.
+import { Buffer } from 'node:buffer';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { canvas, drawText, encodeApng, fillRect } from './apng.mjs';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+async function projectCode() {
+  const contents = [
+    "export { readSnapshotFile } from './src/engine/run/snapshots';",
+    "export { headRoles } from './src/protocol/roles';",
+    "export { viridis } from './webview/lib/colormap';",
+  ].join('\n');
+  const out = await build({
+    stdin: { contents, resolveDir: repo, loader: 'ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    logLevel: 'error',
+  });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+}
+
+const lastTelemetry = (run) => {
+  const lines = readFileSync(join(run, 'telemetry.jsonl'), 'utf8').trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]);
+};
+
+function lastSnapshot(run, readSnapshotFile) {
+  const dir = join(run, 'snapshots');
+  const steps = readdirSync(dir)
+    .map((f) => /^step-(\d+)\.(safetensors|json)$/.exec(f))
+    .filter(Boolean)
+    .sort((a, b) => Number(a[1]) - Number(b[1]));
+  return readSnapshotFile(join(dir, steps[steps.length - 1][0]));
+}
+
+/** Every head's map of the run's last snapshot (probe pair 0), a row of heads per kind and layer. */
+function sheet(snap, viridis) {
+  const CELL = 16;
+  const S = 2;
+  const PAD = 16;
+  const { src, tgt } = snap.pairs[0];
+  const kinds = snap.pairs[0].maps;
+  const [layers, heads] = kinds[0].shape;
+  const box = Math.max(src.length, tgt.length) * CELL + 40;
+  const c = canvas(PAD * 2 + heads * box + 40, PAD + 30 + kinds.length * layers * (box + 24), [0x1e, 0x1e, 0x1e]);
+  drawText(c, `step ${snap.step}: source ${src.join(' ')}   target ${tgt.join(' ')}`, PAD, PAD, S, [0xcc, 0xcc, 0xcc]);
+  let y = PAD + 30;
+  for (const m of kinds) {
+    const [, , Q, K] = m.shape;
+    for (let l = 0; l < layers; l++) {
+      for (let h = 0; h < heads; h++) {
+        const x = PAD + h * box;
+        drawText(
+          c,
+          `${m.kind}:${l}.${h}`.replace('encoder_self', 'enc').replace('decoder_self', 'dec'),
+          x,
+          y,
+          S,
+          [0xcc, 0xcc, 0xcc],
+        );
+        const base = (l * heads + h) * Q * K;
+        for (let q = 0; q < Q; q++)
+          for (let k = 0; k < K; k++)
+            fillRect(c, x + k * CELL, y + 20 + q * CELL, CELL - 1, CELL - 1, viridis(m.weights[base + q * K + k]));
+      }
+      y += box + 24;
+    }
+  }
+  return c;
+}
+
+function args(argv) {
+  const o = { sheet: undefined, out: undefined, runs: join(tmpdir(), 'alignment-study') };
+  for (let i = 0; i < argv.length; i += 2) {
+    if (argv[i] === '--sheet') o.sheet = resolve(argv[i + 1]);
+    else if (argv[i] === '--out') o.out = resolve(argv[i + 1]);
+    else if (argv[i] === '--runs') o.runs = resolve(argv[i + 1]);
+    else throw new Error(`role-agreement: unknown argument ${argv[i]}`);
+  }
+  return o;
+}
+
+function trainRun(dir, train) {
+  if (existsSync(join(dir, 'status.json'))) return dir;
+  console.log(`role-agreement: training ${train.join(' ')} --out ${dir}`);
+  const r = spawnSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'train', ...train, '--out', dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`role-agreement: training failed (exit ${r.status})`);
+  return dir;
+}
+
+const o = args(process.argv.slice(2));
+const code = await projectCode();
+if (o.sheet) {
+  const out = o.out ?? join(tmpdir(), 'role-sheet.png');
+  writeFileSync(out, encodeApng([sheet(lastSnapshot(o.sheet, code.readSnapshotFile), code.viridis)], [1000]));
+  console.log(`role-agreement: ${out}`);
+} else {
+  let agree = 0;
+  let all = 0;
+  const hand = JSON.parse(readFileSync(join(repo, 'scripts', 'hand-roles.json'), 'utf8'));
+  for (const [name, run] of Object.entries(hand.runs)) {
+    const dir = trainRun(join(o.runs, name), run.train);
+    const row = lastTelemetry(dir);
+    const rules = code.headRoles(row);
+    console.log(`${name} (step ${row.step}): head, by hand | by the rules`);
+    row.heads.forEach((head, i) => {
+      const given = [...(run.heads[head] ?? [])].sort();
+      const rule = rules[i].filter((r) => r !== 'dead').sort();
+      const same = given.join(',') === rule.join(',');
+      agree += same ? 1 : 0;
+      all++;
+      const cell = (roles) => (roles.length ? roles.join(', ') : '(none)');
+      console.log(`  ${same ? ' ' : '≠'} ${head.padEnd(18)} ${cell(given).padEnd(34)} | ${cell(rule)}`);
+    });
+  }
+  console.log(`role-agreement: ${agree} of ${all} heads agree (${((100 * agree) / all).toFixed(1)}%)`);
+}
