@@ -16,13 +16,12 @@
 // smoothed loss, the last layer's smallest align_err, both steps marked). The runs are kept in DIR.
 //   node scripts/alignment-study.mjs [--seeds 1,2,3] [--steps 600] [--runs DIR] [--out FILE]
 // After `npm run build`; a run already complete in DIR is read, not trained again.
-import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { projectCode } from './projectCode.mjs';
 import { canvas, drawText, encodeApng, fillRect, textWidth } from './apng.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,20 +44,6 @@ function args(argv) {
     throw new Error('alignment-study: --seeds takes whole numbers, e.g. 1,2,3');
   o.out ??= join(repo, 'media', 'readme', 'alignment-study.png');
   return o;
-}
-
-/** The pages' loss phases, bundled from their TypeScript. */
-async function projectCode() {
-  const contents = "export { lossPhases, smoothLoss } from './webview/lib/lossPhases';";
-  const out = await build({
-    stdin: { contents, resolveDir: repo, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    write: false,
-    logLevel: 'error',
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
 }
 
 /** Trains seed `seed` into DIR/seed-N unless a completed run of `steps` steps is there; returns its folder. */
@@ -218,7 +203,7 @@ function figure(results, steps) {
 }
 
 const o = args(process.argv.slice(2));
-const code = await projectCode();
+const code = await projectCode(["export { lossPhases, smoothLoss } from './webview/lib/lossPhases';"]);
 const results = o.seeds.map((seed) => study(trainSeed(o.runs, seed, o.steps), seed, code));
 console.log(
   'seed  plateau ends  drop (start … steepest … end)  align_err falls from  alignment formed  formed − plateau end',

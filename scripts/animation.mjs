@@ -9,13 +9,12 @@
 // arguments; after `npm run build`) in a temporary folder. The head: --head, else the cross head
 // whose last map weighs the anti-diagonal most. FILE: media/readme/anti-diagonal.png.
 // scripts/pictures.mjs anti-diagonal runs this; test/lint/animation.test.ts checks the file.
-import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { projectCode } from './projectCode.mjs';
 import { canvas, drawText, encodeApng, fillRect, textWidth } from './apng.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,23 +28,6 @@ const PAD = 16;
 /** Each frame's time on screen, and the last one's (the learnt map held before the loop restarts). */
 const FRAME_MS = 250;
 const LAST_MS = 2000;
-
-/** The engine's snapshot reader and the pages' viridis, bundled from their TypeScript. */
-async function projectCode() {
-  const contents = [
-    "export { readSnapshotFile } from './src/engine/run/snapshots';",
-    "export { viridis } from './webview/lib/colormap';",
-  ].join('\n');
-  const out = await build({
-    stdin: { contents, resolveDir: repo, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    write: false,
-    logLevel: 'error',
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
-}
 
 function args(argv) {
   const opts = { run: undefined, head: undefined, out: join(repo, 'media', 'readme', 'anti-diagonal.png') };
@@ -145,7 +127,11 @@ function frame(snap, rows, { l, h }, lastStep, viridis) {
 
 async function main() {
   const opts = args(process.argv.slice(2));
-  const { readSnapshotFile, viridis } = await projectCode();
+  // The engine's snapshot reader and the pages' viridis.
+  const { readSnapshotFile, viridis } = await projectCode([
+    "export { readSnapshotFile } from './src/engine/run/snapshots';",
+    "export { viridis } from './webview/lib/colormap';",
+  ]);
   const run = opts.run ?? trainRun();
   try {
     const snaps = snapshots(run, readSnapshotFile);

@@ -7,33 +7,15 @@
 //       (unless DIR holds them), prints each head's two labels and the share that agree
 // A head agrees when both give the same set of roles. `dead` is left out of both: it is a rule on
 // the gradient, which no map shows.
-import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { projectCode } from './projectCode.mjs';
 import { canvas, drawText, encodeApng, fillRect } from './apng.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-async function projectCode() {
-  const contents = [
-    "export { readSnapshotFile } from './src/engine/run/snapshots';",
-    "export { headRoles } from './src/protocol/roles';",
-    "export { viridis } from './webview/lib/colormap';",
-  ].join('\n');
-  const out = await build({
-    stdin: { contents, resolveDir: repo, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    write: false,
-    logLevel: 'error',
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
-}
 
 const lastTelemetry = (run) => {
   const lines = readFileSync(join(run, 'telemetry.jsonl'), 'utf8').trim().split('\n');
@@ -107,7 +89,11 @@ function trainRun(dir, train) {
 }
 
 const o = args(process.argv.slice(2));
-const code = await projectCode();
+const code = await projectCode([
+  "export { readSnapshotFile } from './src/engine/run/snapshots';",
+  "export { headRoles } from './src/protocol/roles';",
+  "export { viridis } from './webview/lib/colormap';",
+]);
 if (o.sheet) {
   const out = o.out ?? join(tmpdir(), 'role-sheet.png');
   writeFileSync(out, encodeApng([sheet(lastSnapshot(o.sheet, code.readSnapshotFile), code.viridis)], [1000]));
