@@ -6,7 +6,7 @@
 // (2) post → drawn for synthetic 3 kinds × 6 layers × 8 heads at 128 and 512 tokens, against
 // matplotlib (bench/draw_peer.py: the same grid as imshow subplots, Agg, saved to PNG);
 // (3) peak RSS of the engine (VmHWM), of this process and of the peer. Needs `npm run build`.
-//   node bench/draw-latency.mjs [--snapshots 20] [--every 2] [--config tiny] [--tokens 128,512] [--reps 3] [--backend wasm]
+//   node bench/draw-latency.mjs [--snapshots 60] [--every 2] [--config tiny] [--tokens 128,512] [--reps 3] [--backend wasm]
 import * as esbuild from 'esbuild';
 import console from 'node:console';
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,7 +22,7 @@ import { root } from './lib/build.mjs';
 import { machine, median, PYTHON, parseArgs, peakRssMiB, runPeer, writeResult } from './lib/common.mjs';
 import { CHROMIUM, launchChromium } from '../scripts/chromium.mjs';
 
-const args = parseArgs({ snapshots: 20, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
+const args = parseArgs({ snapshots: 60, every: 2, config: 'tiny', tokens: '128,512', reps: 3, warmup: 1, backend: '' });
 const L = 6,
   H = 8;
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.95 * xs.length) - 1)];
