@@ -86,7 +86,7 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .card { overflow: hidden; }
 .problems { margin: 0; padding-left: 1.5em; max-height: 9em; overflow-y: auto; font-size: 0.9em; }
-.problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 1.4; }
 .problem:hover { background: var(--vscode-list-hoverBackground); }
 .thumb-cell { display: flex; flex-direction: column; position: relative; }
 .crosshair { position: absolute; pointer-events: none; background: rgba(255, 255, 255, 0.28); outline: 1px solid rgba(255, 255, 255, 0.7); }
