@@ -1,6 +1,7 @@
 /**
  * Head roles, by written rules on a telemetry row (docs/TELEMETRY.md). Voita et al. (2019) call a
- * head positional when at least 90% of the time its largest weight goes to one relative position;
+ * head positional when at least 90% of the time its largest weight goes to one relative position
+ * (±1 from top_prev and top_next; any ±k from top_offset and its share, in self-attention);
  * the same 90% rule labels cross-attention heads that follow the monotone or the mirrored diagonal,
  * and, on a built-in task (copy, reverse, sort), those whose largest weight is on the source token the
  * task says each target token comes from (`align_err`, the share of rows where it is not, at most 10%).
@@ -16,7 +17,20 @@ export const ROLES = [
   'diffuse',
   'dead',
 ] as const;
-export type Role = (typeof ROLES)[number];
+/** Positional at an offset k ≥ 2 back or ahead: `positional -2`, `positional +3`, … */
+export type PositionalRole = `positional ${'-' | '+'}${number}`;
+export type Role = (typeof ROLES)[number] | PositionalRole;
+
+/** The role of a head whose largest weight keeps to offset d (d ≠ 0). */
+export function positionalRole(d: number): PositionalRole {
+  return `positional ${d < 0 ? '-' : '+'}${Math.abs(d)}`;
+}
+
+/** The offset of a positional role (−2 for `positional -2`); undefined for other roles. */
+export function positionalOffset(role: string): number | undefined {
+  const m = /^positional ([-+])(\d+)$/.exec(role);
+  return m ? (m[1] === '-' ? -1 : 1) * Number(m[2]) : undefined;
+}
 
 /** The rules' thresholds, stated once. */
 export const ROLE_RULES = {
@@ -42,6 +56,9 @@ export function headRoles(row: { heads: string[]; stats: Record<string, (number 
     const roles: Role[] = [];
     if (at('top_prev', i) >= ROLE_RULES.share) roles.push('positional -1');
     if (at('top_next', i) >= ROLE_RULES.share) roles.push('positional +1');
+    const d = row.stats.top_offset?.[i];
+    if (d && at('top_offset_share', i) >= ROLE_RULES.share && !roles.includes(positionalRole(d)))
+      roles.push(positionalRole(d));
     if (at('top_diagonal', i) >= ROLE_RULES.share) roles.push('aligned');
     if (at('top_mirrored', i) >= ROLE_RULES.share) roles.push('mirrored');
     const alignErr = row.stats.align_err?.[i];

@@ -103,3 +103,35 @@ test('cross attention on the reverse task: the mirrored diagonal, averaged over 
   near(s.diagonal[0], (1 / 3 + 0.5 / 3) / 2, 'diagonal weight: row 1 only');
   near(s.sink_eos[0], (0.25 + (0.5 * 3 + 1) / 4) / 2, 'weight on EOS, every row');
 });
+
+test('top_offset: the offset the largest weight keeps to most often, and its share where it was possible', () => {
+  // Encoder self, 5 keys. Rows 2–4 look two keys back (offset −2, possible only in those 3 rows);
+  // rows 0 and 1 look at key 4 (offsets +4 and +3, once each): the mode −2, in 3 of 3 rows.
+  const back2 = [0, 1, 2, 3, 4].map((q) => [0, 1, 2, 3, 4].map((k) => (k === (q >= 2 ? q - 2 : 4) ? 0.8 : 0.05)));
+  // Rows 0–2 look one key ahead, rows 3 and 4 at key 0: +1 (3 of the 4 rows where q + 1 exists) beats −3 and −4.
+  const ahead = [0, 1, 2, 3, 4].map((q) => [0, 1, 2, 3, 4].map((k) => (k === (q <= 2 ? q + 1 : 0) ? 0.8 : 0.05)));
+  const s = headStats('encoder_self', [{ maps: [maps('encoder_self', [back2, ahead])] }]);
+  assert.deepEqual(s.top_offset, [-2, 1]);
+  near(s.top_offset_share[0], 1, 'share of −2');
+  near(s.top_offset_share[1], 3 / 4, 'share of +1');
+  near(s.top_next[1], 3 / 4, 'top_next agrees with the share of +1');
+  // A tie (offsets −1 and +1 once each, 0 never): the nearer, then the one back.
+  const tie = headStats('encoder_self', [
+    {
+      maps: [
+        maps('encoder_self', [
+          [
+            [0.1, 0.9],
+            [0.9, 0.1],
+          ],
+        ]),
+      ],
+    },
+  ]);
+  assert.deepEqual(tie.top_offset, [-1]);
+  near(tie.top_offset_share[0], 1, 'share of −1 (one row could)');
+  // Cross attention has no relative position: null.
+  const cross = headStats('cross', [{ maps: [maps('cross', [back2])] }]);
+  assert.deepEqual(cross.top_offset, [null]);
+  assert.deepEqual(cross.top_offset_share, [null]);
+});

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TelemetryRow } from '../../src/protocol/telemetry';
+import { headRoles, positionalOffset } from '../../src/protocol/roles';
 import { explainDrop, laneRole, roleLanes } from '../../webview/lib/roleLanes';
 
 const HEADS = ['cross:0.0', 'cross:0.1', 'cross:0.2'];
@@ -58,4 +59,24 @@ test('explainDrop: rows widened by half the drop each side; role changes first, 
   });
   assert.equal(explainDrop(rows, drop, 1)!.heads.length, 1);
   assert.equal(explainDrop([rows[0]!], drop), undefined, 'one row: nothing to compare');
+});
+
+test('positional ±k: headRoles names the offset at ≥ 90%, once; the lane puts it after ±1', () => {
+  const heads = ['encoder_self:0.0', 'encoder_self:0.1', 'decoder_self:0.0', 'decoder_self:0.1'];
+  const roles = headRoles({
+    heads,
+    stats: {
+      top_prev: [0.1, 0.95, 0, 0],
+      top_offset: [-2, -1, 3, -3],
+      top_offset_share: [0.9, 0.95, 0.92, 0.89],
+    },
+  });
+  assert.deepEqual(roles, [['positional -2'], ['positional -1'], ['positional +3'], []]);
+  assert.equal(positionalOffset('positional -2'), -2);
+  assert.equal(positionalOffset('positional +11'), 11);
+  assert.equal(positionalOffset('sink'), undefined);
+  assert.equal(laneRole(['sink', 'positional -3']), 'positional -3');
+  assert.equal(laneRole(['positional +2', 'positional +1']), 'positional +1');
+  assert.equal(laneRole(['positional +2', 'positional -2', 'diffuse']), 'positional -2');
+  assert.equal(laneRole(['positional +2', 'aligned']), 'aligned');
 });

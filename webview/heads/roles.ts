@@ -6,13 +6,13 @@
  * or a drop moves every view to that step; a click on a listed head opens it there.
  */
 import type { MetricRow } from '../../src/protocol/metrics';
-import type { Role } from '../../src/protocol/roles';
+import { positionalOffset, type Role, type ROLES } from '../../src/protocol/roles';
 import type { TelemetryRow } from '../../src/protocol/telemetry';
 import { PLOTLY_CONFIG, type Theme, h, plotly, purgeOnUnload, readTheme, themedLayout } from '../common';
 import { column, downsampleMinMax } from '../lib/downsample';
 import { lineTrace } from '../lib/lineTrace';
 import { type LossPhase, lossPhases } from '../lib/lossPhases';
-import { type DropExplained, LANE_ORDER, type Lane, explainDrop, roleLanes } from '../lib/roleLanes';
+import { type DropExplained, type Lane, explainDrop, laneRank, roleLanes } from '../lib/roleLanes';
 
 export interface RolesInput {
   telemetry: readonly TelemetryRow[];
@@ -24,20 +24,27 @@ export interface RolesInput {
   hover: number | null;
 }
 
-/** Each role's colour: VS Code's chart colours where the theme has them; no role is the grid's. */
-const ROLE_VARS: Record<Role, [string, string]> = {
+/**
+ * Each role's colour: VS Code's chart colours where the theme has them; no role is the grid's.
+ * Positional ±k (k ≥ 2) takes the colour of its direction's `k` entry.
+ */
+const ROLE_VARS: Record<(typeof ROLES)[number] | 'positional -k' | 'positional +k', [string, string]> = {
   dead: ['--vscode-charts-red', '#f14c4c'],
   'aligned (task)': ['--vscode-charts-green', '#89d185'],
   mirrored: ['--vscode-charts-purple', '#b180d7'],
   aligned: ['--vscode-charts-blue', '#3794ff'],
   'positional -1': ['--vscode-charts-yellow', '#cca700'],
   'positional +1': ['--vscode-charts-orange', '#d18616'],
+  'positional -k': ['--vscode-terminal-ansiMagenta', '#bc3fbc'],
+  'positional +k': ['--vscode-terminal-ansiBrightBlue', '#3b8eea'],
   sink: ['--vscode-terminal-ansiCyan', '#11a8cd'],
   diffuse: ['--vscode-descriptionForeground', '#9d9d9d'],
 };
 export function roleColor(role: Role | null, t: Theme): string {
   if (role === null) return t.grid;
-  const [name, fallback] = ROLE_VARS[role];
+  const d = positionalOffset(role);
+  const key = d !== undefined && Math.abs(d) > 1 ? (d < 0 ? 'positional -k' : 'positional +k') : role;
+  const [name, fallback] = ROLE_VARS[key as keyof typeof ROLE_VARS];
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 }
 
@@ -93,8 +100,8 @@ function laneTraces(lanes: Lane[], t: Theme): Plotly.Data[] {
       b.customdata.push([s.from, s.to]);
     }
   }
-  return [...LANE_ORDER, null]
-    .filter((r) => byRole.has(r))
+  return [...byRole.keys()]
+    .sort((a, b) => (a === null ? Infinity : laneRank(a)) - (b === null ? Infinity : laneRank(b)))
     .map((role) => ({
       type: 'bar',
       orientation: 'h',

@@ -3,11 +3,11 @@
  * telemetry row as segments of a swimlane, and, for a loss drop (lossPhases.ts), the heads whose
  * role changed or whose telemetry moved most across it. Pure, so unit tests run it without a browser.
  */
-import { headRoles, type Role } from '../../src/protocol/roles';
+import { headRoles, positionalOffset, type Role } from '../../src/protocol/roles';
 import type { TelemetryRow } from '../../src/protocol/telemetry';
 import type { LossPhase } from './lossPhases';
 
-/** The role a lane shows when a head has several, first first. */
+/** The role a lane shows when a head has several, first first (positional ±k, k ≥ 2, after ±1). */
 export const LANE_ORDER: readonly Role[] = [
   'dead',
   'aligned (task)',
@@ -26,6 +26,7 @@ export const MOVED_STATS = [
   'top_mirrored',
   'top_prev',
   'top_next',
+  'top_offset_share',
   'sink_first',
   'sink_eos',
   'entropy_norm',
@@ -37,7 +38,15 @@ export const MIN_MOVE = 0.1;
 
 /** The lane's role of a head with these roles: the first of LANE_ORDER it has, null for none. */
 export function laneRole(roles: readonly Role[]): Role | null {
-  return LANE_ORDER.find((r) => roles.includes(r)) ?? null;
+  return [...roles].sort((a, b) => laneRank(a) - laneRank(b))[0] ?? null;
+}
+
+/** A role's place in LANE_ORDER: positional ±k (k ≥ 2) after ±1, by |k|, back before ahead. */
+export function laneRank(role: Role): number {
+  const i = LANE_ORDER.indexOf(role);
+  const d = positionalOffset(role);
+  if (i >= 0 || d === undefined) return i >= 0 ? i : Infinity;
+  return LANE_ORDER.indexOf('positional +1') + 1 - 1 / (2 * Math.abs(d) + (d > 0 ? 1 : 0));
 }
 
 export interface LaneSegment {

@@ -1,7 +1,8 @@
 /**
  * Per-head statistics of attention over a probe batch (docs/TELEMETRY.md defines each one): how
  * spread a head's attention is (entropy), how sure (confidence), whether it parks weight on a sink
- * (first key, EOS), whether it is positional (offsets −1, 0, +1), and, for cross attention, whether
+ * (first key, EOS), whether it is positional (offsets −1, 0, +1, and the offset its largest weight
+ * keeps to most often: Voita et al.'s ±k), and, for cross attention, whether
  * it follows the monotone or the mirrored diagonal. Pure functions of AttentionMaps: the engine
  * computes them from its own snapshots, and from those a PyTorch RunWriter writes.
  */
@@ -23,6 +24,8 @@ export const ATTENTION_STATS = [
   'top_next',
   'top_diagonal',
   'top_mirrored',
+  'top_offset',
+  'top_offset_share',
 ] as const;
 export type AttentionStat = (typeof ATTENTION_STATS)[number];
 
@@ -52,7 +55,33 @@ export function diagonalKey(q: number, rows: number, keys: number): { diagonal: 
   return { diagonal, mirrored: s - 1 - diagonal };
 }
 
-/** Statistics of one kind over a batch of pairs: each is the mean over every (pair, row) it is defined for. */
+/**
+ * Per head, for each offset d = key − query its largest weight took: in how many rows it did, and in
+ * how many rows key q + d existed (a row of n keys allows d from −q to n − 1 − q).
+ */
+type OffsetTally = Map<number, { hits: number; rows: number }>;
+
+/**
+ * The offset taken most often (ties: the smaller |d|, then the negative one) and its share of the
+ * rows where it was possible: top_prev's rule for any d. Null for a head with no rows.
+ */
+export function topOffset(tally: OffsetTally): { offset: number; share: number } | null {
+  let best: [number, { hits: number; rows: number }] | undefined;
+  for (const [d, t] of tally) {
+    if (t.hits === 0) continue;
+    const b = best?.[1].hits ?? 0;
+    const closer =
+      best !== undefined && (Math.abs(d) < Math.abs(best[0]) || (Math.abs(d) === Math.abs(best[0]) && d < best[0]));
+    if (t.hits > b || (t.hits === b && closer)) best = [d, t];
+  }
+  return best ? { offset: best[0], share: best[1].hits / best[1].rows } : null;
+}
+
+/**
+ * Statistics of one kind over a batch of pairs: each is the mean over every (pair, row) it is
+ * defined for, but top_offset (the mode of the largest weight's offset, self-attention only) and
+ * top_offset_share (topOffset's share).
+ */
 export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
   const first = pairs.map((p) => p.maps.find((m) => m.kind === kind)).find((m) => m !== undefined);
   if (!first) throw new Error(`no ${kind} maps in the probe batch`);
@@ -68,6 +97,16 @@ export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
   const add = (stat: AttentionStat, head: number, value: number): void => {
     sums[stat][head] += value;
     counts[stat][head] += 1;
+  };
+  const offsets: OffsetTally[] = Array.from({ length: L * H }, () => new Map());
+  const tally = (head: number, q: number, n: number, top: number): void => {
+    const t = offsets[head]!;
+    for (let d = -q; d < n - q; d++) {
+      const e = t.get(d) ?? { hits: 0, rows: 0 };
+      e.rows += 1;
+      if (d === top - q) e.hits += 1;
+      t.set(d, e);
+    }
   };
   for (const pair of pairs) {
     const m = pair.maps.find((x) => x.kind === kind);
@@ -104,6 +143,7 @@ export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
         // Voita et al.'s positional heads: the share of rows whose largest weight is one step back or ahead.
         if (q > 0) add('top_prev', lh, top === q - 1 ? 1 : 0);
         if (q + 1 < n) add('top_next', lh, top === q + 1 ? 1 : 0);
+        if (kind !== 'cross') tally(lh, q, n, top);
         if (kind === 'cross' && q < Q - 1) {
           const { diagonal, mirrored } = diagonalKey(q, Q, K);
           add('diagonal', lh, row[diagonal]);
@@ -116,5 +156,8 @@ export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
   }
   const out = {} as HeadStats;
   for (const s of ATTENTION_STATS) out[s] = Array.from(sums[s], (v, i) => (counts[s][i] > 0 ? v / counts[s][i] : null));
+  const modes = offsets.map((t) => (kind === 'cross' ? null : topOffset(t)));
+  out.top_offset = modes.map((m) => m?.offset ?? null);
+  out.top_offset_share = modes.map((m) => m?.share ?? null);
   return out;
 }

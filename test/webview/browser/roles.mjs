@@ -18,10 +18,11 @@ const HEADER = {
 };
 // The loss: 2.3 flat to step 150, a fall to 0.3 by step 200, then flat: one drop, about 150–200.
 const LOSS = (s) => (s <= 150 ? 2.3 : s <= 200 ? 2.3 - (2 * (s - 150)) / 50 : 0.3);
-const HEADS = ['encoder_self:0.0', 'cross:0.0', 'cross:0.1', 'cross:0.2'];
+const HEADS = ['encoder_self:0.0', 'cross:0.0', 'cross:0.1', 'cross:0.2', 'decoder_self:0.1'];
 // Telemetry every 25 steps: encoder_self:0.0 positional −1 throughout; cross:0.0 diffuse until
 // step 175, then aligned to the task (align_err 0.02); cross:0.1 an EOS sink; cross:0.2 dead (its
-// gradient 10⁻⁶ of its layer's median).
+// gradient 10⁻⁶ of its layer's median); decoder_self:0.1 positional −2 (its largest weight two
+// keys back in 93% of the rows where that key exists).
 const TELEMETRY = Array.from({ length: 16 }, (_, i) => {
   const step = 25 * (i + 1);
   const aligned = step >= 200;
@@ -30,11 +31,13 @@ const TELEMETRY = Array.from({ length: 16 }, (_, i) => {
     pairs: 4,
     heads: HEADS,
     stats: {
-      top_prev: [0.95, 0, 0, 0],
-      entropy_norm: [0.3, aligned ? 0.2 : 0.95, 0.4, 0.5],
-      align_err: [null, aligned ? 0.02 : 0.85, 0.7, 0.8],
-      sink_eos: [0, 0.1, 0.8, 0.1],
-      grad_norm: [1, 1, 1, 1e-6],
+      top_prev: [0.95, 0, 0, 0, 0.02],
+      top_offset: [-1, null, null, null, -2],
+      top_offset_share: [0.95, null, null, null, 0.93],
+      entropy_norm: [0.3, aligned ? 0.2 : 0.95, 0.4, 0.5, 0.3],
+      align_err: [null, aligned ? 0.02 : 0.85, 0.7, 0.8, null],
+      sink_eos: [0, 0.1, 0.8, 0.1, 0],
+      grad_norm: [1, 1, 1, 1e-6, 1],
     },
   };
 });
@@ -42,6 +45,7 @@ const TELEMETRY = Array.from({ length: 16 }, (_, i) => {
 const COLORS = {
   dark: {
     'positional -1': '#cca700',
+    'positional -k': '#bc3fbc',
     diffuse: '#9d9d9d',
     'aligned (task)': '#89d185',
     sink: '#11a8cd',
@@ -49,6 +53,7 @@ const COLORS = {
   },
   light: {
     'positional -1': '#cca700',
+    'positional -k': '#bc3fbc',
     diffuse: '#717171',
     'aligned (task)': '#388a34',
     sink: '#11a8cd',
@@ -105,10 +110,20 @@ for (const theme of ['dark', 'light'])
       document.getElementById('roles-chart').layout.shapes.find((s) => s.type === 'rect' && s.y0 === 0),
     );
     assert(band && band.x0 === Number(from) && band.x1 === Number(to), `drop band ${JSON.stringify(band)}`);
+    const legend = await page.evaluate(() => document.getElementById('roles-chart').data.map((t) => t.name));
+    assert(legend.includes('positional -2'), `lane legend ${legend}`);
     const caption = await page.locator('#roles-caption').innerText();
     assert(caption.startsWith('reverse-tiny · the training loss (400 logged steps)'), `caption ${caption}`);
 
     // The lanes as drawn: each head's colour at a step, read from the screenshot.
+    // `.problem` clips what overflows it; a stat's underscore (align_err) hangs below the baseline and
+    // was cut off until its line box was 1.4 em (seen in this screenshot of the list alone).
+    await page.locator('#roles-drops').screenshot({ path: join(artifacts, `heads-roles-drops-${theme}.png`) });
+    const lineBox = await page.evaluate(() => {
+      const s = getComputedStyle(document.querySelector('#roles-drops .drop-head'));
+      return parseFloat(s.lineHeight) / parseFloat(s.fontSize);
+    });
+    assert(lineBox >= 1.3, `a drop's head line is ${lineBox} em: its underscores are clipped`);
     const shot = join(artifacts, `heads-roles-${theme}.png`);
     await page.screenshot({ path: shot, fullPage: true });
     const png = decodePng(readFileSync(shot));
@@ -123,6 +138,7 @@ for (const theme of ['dark', 'light'])
       ['cross:0.0', 300, c['aligned (task)']],
       ['cross:0.1', 300, c.sink],
       ['cross:0.2', 300, c.dead],
+      ['decoder_self:0.1', 300, c['positional -k']],
     ];
     for (const [head, step, hex] of want) {
       const got = pixel(await laneAt(page, head, step));
