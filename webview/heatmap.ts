@@ -1,5 +1,5 @@
 /** Canvas heatmaps drawn pixel by pixel with ImageData (fast for 512 × 512 maps, unlike SVG). */
-import { maxOf, poolMaxTransient } from './lib/attention';
+import { maxOf, poolMax } from './lib/attention';
 import { colorize, colormapLut, viridis } from './lib/colormap';
 import type { HeadsView } from './lib/heads';
 
@@ -25,7 +25,7 @@ export function drawHeatmap(
   if (rows <= height && cols <= width) enlarge(colorize(src, vmax ?? maxOf(src), LUT), rows, cols, img);
   else {
     // Every cell of the map falls in some pooled cell, so the pooled map's maximum is the map's.
-    const pooled = poolMaxTransient(src, rows, cols, height, width); // coloured before the next pooling
+    const pooled = poolMax(src, rows, cols, height, width, { transient: true }); // coloured before the next pooling
     colorize(pooled, vmax ?? maxOf(pooled), LUT, img.data);
   }
   img.ctx.putImageData(img, 0, 0);

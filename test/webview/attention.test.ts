@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { headMap } from '../../src/protocol/attention';
-import { poolMax, poolMaxScalar, poolMaxTransient, rowEntropy, topK } from '../../webview/lib/attention';
+import { poolMax, poolMaxScalar, rowEntropy, topK } from '../../webview/lib/attention';
 import { poolsWithSimd } from '../../webview/lib/poolMaxSimd';
 
 const near = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps, `${a} ≉ ${b}`);
@@ -81,7 +81,7 @@ test('poolMax on WebAssembly equals poolMaxScalar bit for bit, on random maps of
     const simd = poolMax(map, rows, cols, outRows, outCols);
     const scalar = poolMaxScalar(map, rows, cols, outRows, outCols);
     assert.deepEqual(simd, scalar, `${rows} × ${cols} → ${outRows} × ${outCols}`);
-    const inPlace = poolMaxTransient(map, rows, cols, outRows, outCols); // the same cells, not copied out
+    const inPlace = poolMax(map, rows, cols, outRows, outCols, { transient: true }); // the same cells, not copied out
     assert.deepEqual(Array.from(inPlace), Array.from(scalar), `in place: ${rows} × ${cols}`);
   }
 });

@@ -17,22 +17,14 @@ export function poolMax(
   cols: number,
   outRows: number,
   outCols: number,
+  /**
+   * `transient`: the cells where the next pooling may overwrite them (on WebAssembly, its memory:
+   * nothing copied out), for a caller that uses them at once, as drawHeatmap colours them.
+   */
+  { transient = false } = {},
 ): Float32Array {
-  return poolMaxSimd(src, rows, cols, outRows, outCols)?.slice() ?? poolMaxScalar(src, rows, cols, outRows, outCols);
-}
-
-/**
- * poolMax's cells where the next pooling may overwrite them (on WebAssembly, its memory: nothing
- * copied out), for a caller that uses them at once, as drawHeatmap colours them.
- */
-export function poolMaxTransient(
-  src: ArrayLike<number>,
-  rows: number,
-  cols: number,
-  outRows: number,
-  outCols: number,
-): Float32Array {
-  return poolMaxSimd(src, rows, cols, outRows, outCols) ?? poolMaxScalar(src, rows, cols, outRows, outCols);
+  const simd = poolMaxSimd(src, rows, cols, outRows, outCols);
+  return (transient ? simd : simd?.slice()) ?? poolMaxScalar(src, rows, cols, outRows, outCols);
 }
 
 /** poolMax in JavaScript: where WebAssembly cannot run, and the reference poolMax.wat is tested against. */
