@@ -76,23 +76,16 @@ function trainSeed(runs, seed, steps) {
   return dir;
 }
 
-/** A run's JSON-lines file (docs/RUN_FOLDER.md), one object a line. */
-const jsonLines = (file) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
-
 /** One run's curves and the two steps the study compares. */
-function study(dir, seed, { lossPhases, smoothLoss }) {
-  const points = jsonLines(join(dir, 'metrics.jsonl'))
+function study(dir, seed, { lossPhases, smoothLoss, readJsonLines }) {
+  const points = readJsonLines(join(dir, 'metrics.jsonl'))
     .filter((m) => typeof m.loss === 'number' && Number.isFinite(m.loss))
     .map((m) => ({ step: m.step, loss: m.loss }));
   const phases = lossPhases(points);
   const drops = phases.filter((p) => p.kind === 'drop');
   // The initial fall is the first drop when it starts at the first steps; the plateau ends at the next.
   const second = drops.find((d, i) => i > 0 || d.from > points[0].step + 0.05 * points.length);
-  const rows = jsonLines(join(dir, 'telemetry.jsonl'));
+  const rows = readJsonLines(join(dir, 'telemetry.jsonl'));
   const last = rows[0].heads.filter((h) => h.startsWith('cross:')).map((h) => Number(h.split(':')[1].split('.')[0]));
   const lastLayer = Math.max(...last);
   const curve = rows.map((r) => {
@@ -203,7 +196,10 @@ function figure(results, steps) {
 }
 
 const o = args(process.argv.slice(2));
-const code = await projectCode(["export { lossPhases, smoothLoss } from './webview/lib/lossPhases';"]);
+const code = await projectCode([
+  "export { lossPhases, smoothLoss } from './webview/lib/lossPhases';",
+  "export { readJsonLines } from './src/engine/io/jsonLines';",
+]);
 const results = o.seeds.map((seed) => study(trainSeed(o.runs, seed, o.steps), seed, code));
 console.log(
   'seed  plateau ends  drop (start … steepest … end)  align_err falls from  alignment formed  formed − plateau end',

@@ -17,11 +17,6 @@ import { canvas, drawText, encodeApng, fillRect } from './apng.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const lastTelemetry = (run) => {
-  const lines = readFileSync(join(run, 'telemetry.jsonl'), 'utf8').trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]);
-};
-
 function lastSnapshot(run, readSnapshotFile) {
   const dir = join(run, 'snapshots');
   const steps = readdirSync(dir)
@@ -92,6 +87,7 @@ const o = args(process.argv.slice(2));
 const code = await projectCode([
   "export { readSnapshotFile } from './src/engine/run/snapshots';",
   "export { headRoles } from './src/protocol/roles';",
+  "export { readJsonLines } from './src/engine/io/jsonLines';",
   "export { viridis } from './webview/lib/colormap';",
 ]);
 if (o.sheet) {
@@ -104,7 +100,7 @@ if (o.sheet) {
   const hand = JSON.parse(readFileSync(join(repo, 'scripts', 'hand-roles.json'), 'utf8'));
   for (const [name, run] of Object.entries(hand.runs)) {
     const dir = trainRun(join(o.runs, name), run.train);
-    const row = lastTelemetry(dir);
+    const row = code.readJsonLines(join(dir, 'telemetry.jsonl')).at(-1);
     const rules = code.headRoles(row);
     console.log(`${name} (step ${row.step}): head, by hand | by the rules`);
     row.heads.forEach((head, i) => {

@@ -26,7 +26,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { listCheckpoints, readConfig } from '../checkpoint';
 import { writeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import { checkReplaceable, TEMP_SUFFIX, writeFileAtomic } from '../io/atomicFile';
-import { folderEntries, readTextFile } from '../io/regularFile';
+import { folderEntries } from '../io/regularFile';
 import type { TransformerConfig } from '../model/config';
 import {
   checkpointName,
@@ -40,24 +40,7 @@ import {
 import { readSnapshotFile, type Snapshot, writeSnapshotFile } from './snapshots';
 import type { RunEvent, TelemetryRow } from '../../protocol/telemetry';
 import { readJsonFile } from '../io/json';
-
-/**
- * Every complete line of a .jsonl file; a torn last line (a kill mid-write) is ignored. A path that
- * is there but not a regular file (a FIFO, a link to /dev/zero) is refused by name (io/regularFile.ts).
- */
-function readJsonLines<T>(path: string): T[] {
-  if (!existsSync(path)) return [];
-  const rows: T[] = [];
-  for (const line of readTextFile(path, 'lines').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      rows.push(JSON.parse(line) as T);
-    } catch {
-      // a partial line from an interrupted append: the step is redone after resuming
-    }
-  }
-  return rows;
-}
+import { readJsonLines } from '../io/jsonLines';
 
 export interface MetricsRow {
   step: number;

@@ -62,6 +62,13 @@ const COLORS = {
 };
 const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 
+/** The Heads panel given the run above; resolves once its roles section is drawn. */
+async function showRoles(page) {
+  const state = { panel: 'heads', header: HEADER, telemetry: TELEMETRY, metrics: metricRows(1, 400, LOSS) };
+  await send(page, { type: 'state', v: V, state: { ...state, events: [], cursor: null } });
+  await page.waitForFunction(() => Number(document.body.dataset.rolesDrawn) >= 1);
+}
+
 /** The page pixel of a lane (head) at a step, from plotly's own axes. */
 const laneAt = (page, head, step) =>
   page.evaluate(
@@ -80,19 +87,7 @@ const laneAt = (page, head, step) =>
 for (const theme of ['dark', 'light'])
   test(`Roles over training (${theme}): lanes by role under the loss, the drop explained, clicks move the step`, async () => {
     const page = await openPanel('heads', { width: 1400, height: 1100 }, theme);
-    await send(page, {
-      type: 'state',
-      v: V,
-      state: {
-        panel: 'heads',
-        header: HEADER,
-        telemetry: TELEMETRY,
-        metrics: metricRows(1, 400, LOSS),
-        events: [],
-        cursor: null,
-      },
-    });
-    await page.waitForFunction(() => Number(document.body.dataset.rolesDrawn) >= 1);
+    await showRoles(page);
     await page.locator('#roles-card').scrollIntoViewIfNeeded();
     // One drop, inside the fall, listed with cross:0.0's change first.
     const drop = await page.locator('#roles-drops > li > div.problem').allInnerTexts();
@@ -173,19 +168,7 @@ for (const theme of ['dark', 'light'])
 
 test('Roles over training in a narrow panel: the chart takes the card’s width and the drops wrap under it', async () => {
   const page = await openPanel('heads', { width: 540, height: 900 }, 'dark');
-  await send(page, {
-    type: 'state',
-    v: V,
-    state: {
-      panel: 'heads',
-      header: HEADER,
-      telemetry: TELEMETRY,
-      metrics: metricRows(1, 400, LOSS),
-      events: [],
-      cursor: null,
-    },
-  });
-  await page.waitForFunction(() => Number(document.body.dataset.rolesDrawn) >= 1);
+  await showRoles(page);
   const box = (sel) => page.locator(sel).boundingBox();
   const [chart, card, drops] = [await box('#roles-chart'), await box('#roles-card'), await box('#roles-drops')];
   assert(chart.width >= 0.9 * card.width, `chart ${chart.width} px wide in a card of ${card.width}`);
