@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -51,6 +51,39 @@ test('the alignment study finds the plateau end, the fall and the alignment step
     assert.equal(seed1!.starts, 60);
     assert.ok(seed1!.plateauEnd >= 56 && seed1!.plateauEnd <= 60, `plateau end ${seed1!.plateauEnd}`);
     assert.ok(readFileSync(out).subarray(1, 4).toString() === 'PNG', 'the figure is a PNG');
+  } finally {
+    rmSync(runs, { recursive: true, force: true });
+  }
+});
+
+test("README's table is what the study reads from the three seeds' stored runs", () => {
+  // test/fixtures/alignment-study: each seed's loss and cross heads' align_err, as trained on 2026-11-27.
+  const runs = mkdtempSync(join(tmpdir(), 'alignment-study-readme-'));
+  try {
+    for (const seed of [1, 2, 3]) {
+      const run = join(runs, `seed-${seed}`);
+      cpSync(join(REPO, 'test', 'fixtures', 'alignment-study', `seed-${seed}`), run, { recursive: true });
+      writeFileSync(join(run, 'status.json'), JSON.stringify({ state: 'completed', step: 600 }));
+    }
+    const r = spawnSync(
+      process.execPath,
+      [join(REPO, 'scripts', 'alignment-study.mjs'), '--runs', runs, '--out', join(runs, 'figure.png')],
+      { cwd: REPO, encoding: 'utf8' },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const results = JSON.parse(readFileSync(join(runs, 'alignment-study.json'), 'utf8')) as {
+      seed: number;
+      plateauEnd: number;
+      drop: { from: number; at: number; to: number };
+      starts: number;
+      formed: number;
+    }[];
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    assert.equal(results.length, 3);
+    for (const x of results) {
+      const row = `| ${x.seed} | ${x.plateauEnd} | ${x.drop.from} … ${x.drop.at} … ${x.drop.to} | ${x.starts} | ${x.formed} | ${x.formed - x.plateauEnd} |`;
+      assert.ok(readme.includes(row), `README lacks the row ${row}`);
+    }
   } finally {
     rmSync(runs, { recursive: true, force: true });
   }
