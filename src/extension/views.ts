@@ -147,9 +147,11 @@ export class RunsProvider implements vscode.TreeDataProvider<RunNode>, vscode.Di
   private listed(): { dir: string; parent?: string }[] {
     const root = runsRoot();
     const runs = root ? listRuns(root) : [];
-    // A live run outside the run folder (tests, a custom path) is shown too.
-    const live = this.training.runDir;
-    if (live && !runs.some((r) => r.dir === live)) runs.unshift({ dir: live, mtime: Date.now() });
+    // A live run, and the run the views show, outside the run folder (tests, a custom path, a run
+    // opened from elsewhere) are listed too: the view never says "No runs yet" beside an open run.
+    const selected = this.viewer.selection?.runDir;
+    for (const dir of [selected && fs.existsSync(selected) ? selected : undefined, this.training.runDir])
+      if (dir && !runs.some((r) => r.dir === dir)) runs.unshift({ dir, mtime: Date.now() });
     const dirs = new Set(runs.map((r) => r.dir));
     return runs.map((r) => {
       const parent = forkOf(r.dir)?.parent;

@@ -60,6 +60,17 @@ test('the Runs view lists run folders with their checkpoints', async () => {
   }
 }, 30_000);
 
+test('the Runs view lists a run opened from outside the run folder while the views show it', async () => {
+  const api = await activateExtension();
+  const outside = path.join(path.dirname(runsDir), 'outside-micro-copy');
+  fs.cpSync(run1, outside, { recursive: true });
+  const listed = () => api.runs.getChildren().some((n) => n.kind === 'run' && n.dir === outside);
+  assert.ok(!listed(), 'not listed before it is opened');
+  await vscode.commands.executeCommand('attentionDebugger.openRun', { runDir: outside });
+  assert.equal(api.viewer.selection?.runDir, outside);
+  assert.ok(listed(), `listed once open (got ${JSON.stringify(api.runs.getChildren())})`);
+});
+
 test('an engine killed mid-training is reported, restarted, and the run resumes from its checkpoint', async () => {
   const api = await activateExtension();
   await vscode.commands.executeCommand('attentionDebugger.train', {
