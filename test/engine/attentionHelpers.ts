@@ -141,4 +141,3 @@ export const padding = (pads: number[], s: number, value = -Infinity) =>
     pads.map((p) => [Array.from({ length: s }, (_, i) => (i >= s - p ? 1 : 0))]),
     value,
   );
-

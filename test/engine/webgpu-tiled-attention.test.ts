@@ -91,7 +91,9 @@ gpuTest('the tiled kernels give what the row kernels give, outputs and gradients
   const tiled = await withKernels(true, self, cross, 3);
   const rows = await withKernels(false, self, cross, 3);
   assert.ok(tiled.ran.includes(TILED_ATTENTION) && !rows.ran.includes(TILED_ATTENTION));
-  tiled.results.forEach((x, i) => assert.ok(relDiff(x, rows.results[i]) <= 1e-5, `result ${i}: ${relDiff(x, rows.results[i])}`));
+  tiled.results.forEach((x, i) =>
+    assert.ok(relDiff(x, rows.results[i]) <= 1e-5, `result ${i}: ${relDiff(x, rows.results[i])}`),
+  );
   tf.dispose([self, cross]);
 });
 

@@ -44,7 +44,12 @@ const run = (name: string, inputs: tf.NamedTensorMap, heads: number): tf.Tensor[
  * softmax(Q·Kᵀ/√dk + mask)·V per head as blockAttention's: self-attention from q [B, T, 3d], or
  * cross-attention from q [B, T, d] and kv [B, S, 2d] → [B, T, d], with the tiled kernels.
  */
-export function tiledAttention(q: tf.Tensor3D, kv: tf.Tensor3D | undefined, mask: tf.Tensor, heads: number): tf.Tensor3D {
+export function tiledAttention(
+  q: tf.Tensor3D,
+  kv: tf.Tensor3D | undefined,
+  mask: tf.Tensor,
+  heads: number,
+): tf.Tensor3D {
   const forward = (ins: tf.NamedTensorMap, save: tf.GradSaveFunc) => {
     const [o, lse] = run(TILED_ATTENTION, ins, heads); // [B, T, d], [B, heads, T]
     save([...Object.values(ins), o!, lse!]);

@@ -171,7 +171,15 @@ const FORWARD = `
 `;
 
 /** A tiled program: one workgroup of NT threads per (tile of `rows` rows among n, head, batch row). */
-export function tileProgram(key: string, names: string[], outputShape: number[], dims: Dims, rows: number, n: number, code: string): WebgpuProgram {
+export function tileProgram(
+  key: string,
+  names: string[],
+  outputShape: number[],
+  dims: Dims,
+  rows: number,
+  n: number,
+  code: string,
+): WebgpuProgram {
   return {
     variableNames: names,
     outputShape,
