@@ -50,26 +50,28 @@ export function tiledAttention(
   mask: tf.Tensor,
   heads: number,
 ): tf.Tensor3D {
+  // The mask is no input of the custom gradient (it is saved beside them): it has no gradient to
+  // compute, where an input would need a tensor of zeros made every step.
   const forward = (ins: tf.NamedTensorMap, save: tf.GradSaveFunc) => {
-    const [o, lse] = run(TILED_ATTENTION, ins, heads); // [B, T, d], [B, heads, T]
-    save([...Object.values(ins), o!, lse!]);
+    const [o, lse] = run(TILED_ATTENTION, { ...ins, mask }, heads); // [B, T, d], [B, heads, T]
+    save([...Object.values(ins), mask, o!, lse!]);
     return o as tf.Tensor3D;
   };
   const backward = (dy: tf.Tensor, saved: tf.Tensor[]) => {
     const [sq, skv, smask, o, lse] = kv ? saved : [saved[0], undefined, ...saved.slice(1)];
     const ins = { dy, q: sq!, ...(skv ? { kv: skv } : {}), mask: smask!, o: o!, lse: lse! };
-    return [...run(TILED_ATTENTION_GRAD, ins, heads), tf.zerosLike(smask!)];
+    return run(TILED_ATTENTION_GRAD, ins, heads);
   };
   if (kv) {
-    const f = tf.customGrad((q, kv, mask, save) => {
-      const value = forward({ q, kv, mask } as tf.NamedTensorMap, save as tf.GradSaveFunc);
+    const f = tf.customGrad((q, kv, save) => {
+      const value = forward({ q, kv } as tf.NamedTensorMap, save as tf.GradSaveFunc);
       return { value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => backward(dy, saved) };
     });
-    return f(q, kv, mask) as tf.Tensor3D;
+    return f(q, kv) as tf.Tensor3D;
   }
-  const f = tf.customGrad((q, mask, save) => {
-    const value = forward({ q, mask } as tf.NamedTensorMap, save as tf.GradSaveFunc);
+  const f = tf.customGrad((q, save) => {
+    const value = forward({ q } as tf.NamedTensorMap, save as tf.GradSaveFunc);
     return { value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => backward(dy, saved) };
   });
-  return f(q, mask) as tf.Tensor3D;
+  return f(q) as tf.Tensor3D;
 }
