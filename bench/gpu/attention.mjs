@@ -21,11 +21,8 @@ const qkv = random([B, T, 3 * d]);
 const q = random([B, T, d]);
 const kv = random([B, T, 2 * d]);
 const dy = random([B, T, d]);
-const causal = tf.linalg
-  .bandPart(tf.ones([T, T]), -1, 0)
-  .sub(1)
-  .mul(1e9)
-  .reshape([1, 1, T, T]);
+const band = tf.linalg.bandPart(tf.ones([T, T]), -1, 0); // 1 on and below the diagonal
+const causal = tf.reshape(tf.mul(tf.sub(band, 1), 1e9), [1, 1, T, T]);
 const padding = tf.zeros([B, 1, 1, T]);
 const run = (name, inputs) => tf.engine().runKernel(name, inputs, { heads });
 
@@ -46,7 +43,7 @@ async function pass(tiled) {
       outs.push(run(name, inputs), ...[run(K.ATTENTION_GRAD, { dy, ...inputs })].flat());
     }
   }
-  const last = tf.slice(outs.at(-1).reshape([-1]), 0, 1);
+  const last = tf.slice(tf.reshape(outs.at(-1), [-1]), 0, 1);
   await last.data();
   const seconds = now() - t0;
   tf.dispose([...outs, last]);
