@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
 # Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
-#   bash bench/gpu/run.sh [all|tests|matmul|train-before|train|profile] [--rehearse]
+#   bash bench/gpu/run.sh [all|tests|matmul|train-before|train|profile|attention] [--rehearse]
 # - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
 # - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
 # - train:  bench/train-throughput.mjs, webgpu against PyTorch CUDA on issue, base and base at ~25k
 #   tokens a batch; train-before: the same with the engine before its webgpu kernels;
 # - profile: bench/gpu/profile.mjs, one step of each config under tf.profile: kernel time by name and
-#   shape, the step's wall time against its kernel time, the GPU buffers' peak (profile.log).
+#   shape, the step's wall time against its kernel time, the GPU buffers' peak (profile.log);
+# - attention: bench/gpu/attention.mjs, the attention kernels alone at base-25k's shapes, the row
+#   kernels against the tiled ones (issue 30 item 1) in one process (attention.log).
 # --rehearse runs the same on a machine without a GPU (Mesa lavapipe, PyTorch on the CPU) with small
 # sizes, to check the kit and the scripts; its figures are labelled a rehearsal. Logs and results go to
 # $OUT when set (the device tool's folder), else bench/results/gpu/ (bench/results/gpu-rehearsal/).
@@ -47,10 +49,12 @@ if [ -n "$rehearse" ]; then
   matmul_flags=(--rehearse --rounds 2 --reps 2 --warmup 1)
   train_flags=(--rehearse --rounds 2 --steps 2 --warmup 1 --probe 1 --batch 8 --len 16)
   profile_flags=(--configs tiny --batch 8 --len 16)
+  attention_flags=(--batch 4 --len 16 --dmodel 64 --heads 2 --reps 2)
 else
   # 3 rounds of 3 steps a config: the whole of `train` must end inside one 10-minute device call.
   device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=(--rounds 3 --steps 3)
   profile_flags=(--configs "$configs")
+  attention_flags=()
 fi
 
 status=0
@@ -71,6 +75,9 @@ fi
 if [ "$what" = all ] || [ "$what" = train ]; then
   node bench/train-throughput.mjs --backend webgpu --device "$device" --configs "$configs" "${train_flags[@]}" 2>&1 |
     tee "$out/train-throughput.log" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = attention ]; then
+  node bench/gpu/attention.mjs "${attention_flags[@]}" 2>&1 | tee "$out/attention.log" || status=1
 fi
 if [ "$what" = all ] || [ "$what" = profile ]; then
   node bench/gpu/profile.mjs "${profile_flags[@]}" 2>&1 | tee "$out/profile.log" || status=1

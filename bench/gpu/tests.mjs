@@ -9,6 +9,7 @@ export const GPU_TESTS = [
   'engine/clipping.test.ts',
   'engine/leaks.test.ts',
   'engine/webgpu-attention.test.ts',
+  'engine/webgpu-tiled-attention.test.ts',
   'engine/webgpu-blocks.test.ts',
   'engine/webgpu-loss-adam.test.ts',
   'engine/webgpu-sum-of-squares.test.ts',

@@ -5,7 +5,8 @@
  * to out/bench/engine.js. One bundle, so one tfjs engine: `tf` here is the engine's own copy.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { DROPOUT } from '../../src/engine/backend/trainingOps';
+import { ATTENTION_GRAD, CROSS_ATTENTION, DROPOUT, SELF_ATTENTION } from '../../src/engine/backend/trainingOps';
+import { TILED_ATTENTION, TILED_ATTENTION_GRAD } from '../../src/engine/backend/tiledAttention';
 export * as tf from '@tensorflow/tfjs-core';
 export { initBackend, currentBackend, matMulDetail } from '../../src/engine/backend';
 export { describeAdapter, probeGpu } from '../../src/engine/backend/gpuProbe';
@@ -22,6 +23,14 @@ export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasm/wasm
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
 export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';
 export { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
+/** The attention kernels' names, row and tiled (bench/gpu/attention.mjs runs them alone). */
+export const attentionKernels = {
+  SELF_ATTENTION,
+  CROSS_ATTENTION,
+  ATTENTION_GRAD,
+  TILED_ATTENTION,
+  TILED_ATTENTION_GRAD,
+};
 
 /**
  * --unfused: the engine without its training kernels, as before issue 18 (`on` false only): with

@@ -18,6 +18,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { LINEAR } from './inferenceOps';
+import { tiledAttention, usesTiledAttention } from './tiledAttention';
 
 export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
 /** x ⊙ m, m from a counter-based draw (native/norm.c): its gradient is the same kernel on dy. */
@@ -132,7 +133,7 @@ export function hasTrainingKernels(): boolean {
  * softmax(Q·Kᵀ/√dk + mask)·V per head, the heads concatenated: self-attention from qkv [B, T, 3d]
  * (Q, K, V side by side), or cross-attention from q [B, T, d] and kv [B, S, 2d] (K, V side by side);
  * mask additive, [B or 1, 1, T or 1, S]. → [B, T, d]; null for a mask of another shape. Needs
- * hasTrainingKernels().
+ * hasTrainingKernels(). With the tiled kernels where the backend has them (tiledAttention.ts).
  */
 export function blockAttention(
   q: tf.Tensor3D,
@@ -144,6 +145,7 @@ export function blockAttention(
   const s = kv ? kv.shape[1] : t;
   const [mb, one, mt, ms] = mask.shape;
   if (mask.rank !== 4 || (mb !== 1 && mb !== b) || one !== 1 || (mt !== 1 && mt !== t) || ms !== s) return null;
+  if (usesTiledAttention((kv ? q.shape[2] : q.shape[2] / 3) / heads)) return tiledAttention(q, kv, mask, heads);
   const name = kv ? CROSS_ATTENTION : SELF_ATTENTION;
   return tf.engine().runKernel(name, kv ? { q, kv, mask } : { q, mask }, { heads, self: !kv }) as tf.Tensor3D;
 }

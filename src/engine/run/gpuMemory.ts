@@ -21,8 +21,9 @@ import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './m
  *   later tensor of the same size, so the pool holds more than the tensors alive at any one time;
  * - the logits [B·T, V]: the product, the fused loss's saved gradient and the gradient passed back.
  * The per-token counts are fitted to the peaks of tiny and issue-sized models (bench/README.md "GPU
- * memory"); they do not count the attention gradient's [B·heads·T, S] scratch, which grows with the
- * sequence length.
+ * memory"); they do not count the row kernels' attention-gradient scratch [2, B·heads·T, S], which
+ * grows with the sequence length (the tiled kernels, the default for heads up to 64 wide, have none:
+ * backend/tiledAttention.ts).
  */
 export const WEBGPU_COUNTS: MemoryCounts = {
   parameterCopies: 8,
@@ -37,7 +38,8 @@ export const WEBGPU_COUNTS: MemoryCounts = {
 /**
  * The largest single buffer of a step, in bytes, and what it holds: the logits [B·T, V] of one
  * micro-batch (its target half), the FFN's hidden layer [B·T, d_ff], or the largest parameter.
- * (The attention gradient's scratch [2, B·heads·T, S] depends on the sequence length, unknown here.)
+ * (The row kernels' attention-gradient scratch [2, B·heads·T, S] depends on the sequence length,
+ * unknown here; the tiled kernels have none.)
  */
 export function largestBuffer(
   config: TransformerConfig,

@@ -9,12 +9,16 @@ import { registerWebgpuAdam } from './adamUpdate';
 import { registerWebgpuAttention } from './attention';
 import { registerWebgpuAttentionGrad } from './attentionGrad';
 import { registerWebgpuBlocks } from './blocks';
+import { registerWebgpuTiledAttentionGrad } from './flashBackward';
+import { registerWebgpuTiledAttention } from './flashForward';
 import { registerWebgpuLoss } from './loss';
 import { registerWebgpuSumOfSquares } from './sumOfSquares';
 
 export function registerWebgpuTrainingOps(): void {
   registerWebgpuAttention();
   registerWebgpuAttentionGrad();
+  registerWebgpuTiledAttention();
+  registerWebgpuTiledAttentionGrad();
   registerWebgpuBlocks();
   registerWebgpuLoss();
   registerWebgpuAdam();
