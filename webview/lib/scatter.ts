@@ -25,8 +25,8 @@ export function linearScale(domain: readonly [number, number], range: readonly [
 }
 
 /**
- * About `count` ticks inside [lo, hi]: multiples of a step of 1, 2 or 5 × 10^k, the step the one
- * whose tick count comes nearest `count`. Each tick rounded to the step's decimals (no 0.30000000000000004).
+ * At most `count` + 1 ticks inside [lo, hi]: the multiples of the smallest step of 1, 2 or 5 × 10^k
+ * that is at least (hi − lo) / count. Each tick rounded to the step's decimals (no 0.6000000000000001).
  */
 export function niceTicks(lo: number, hi: number, count = 6): number[] {
   if (!(Number.isFinite(lo) && Number.isFinite(hi))) return [];
@@ -124,8 +124,8 @@ export function hitGrid(
 }
 
 /**
- * The id of the point nearest (px, py) within `radius` (≤ the grid's cell), or -1. Of points equally
- * near, the one drawn last (on top) wins.
+ * The id of the point nearest (px, py) within `radius` (≤ the grid's cell; a point at exactly `radius`
+ * counts), or -1. Of points equally near, the one drawn last (on top) wins.
  */
 export function nearest(g: HitGrid, px: number, py: number, radius: number): number {
   const cx = Math.floor(px / g.cell);
