@@ -143,7 +143,12 @@ for (const [theme, dpr] of [
       canvas.domain.every((d, i) => Math.abs(d - DOMAIN[i]) < 1e-9),
       `domain ${canvas.domain}, want ${DOMAIN}`,
     );
-    assert((await page.locator('#chart-global .js-plotly-plot').count()) === 0, 'no plotly chart');
+    const plotly = await page.evaluate(() => [
+      typeof window.Plotly,
+      !!document.getElementById('plotly-script'),
+      document.getElementById('error').hidden,
+    ]);
+    assert(plotly.join() === 'undefined,false,true', `no plotly.js loaded, no error shown: ${plotly}`);
 
     // On screen: each query's dot is its token's hue; each key is a ring of its hue round the background.
     let at = await Promise.all(ALL.map((_, i) => pixelOf(page, i)));
