@@ -7,7 +7,19 @@
 // step; the header says run, head, step, basis and pairs; at 420 px wide it fits and still works.
 // Dark at pixel ratio 1, light at 2; screenshots in test-artifacts/webview/.
 import { join } from 'node:path';
-import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, send, test } from './harness.mjs';
+import {
+  DARK_THEME,
+  LIGHT_THEME,
+  V,
+  VIRIDIS,
+  artifacts,
+  assert,
+  hexRgb,
+  openPanel,
+  posted,
+  send,
+  test,
+} from './harness.mjs';
 import { decodePng } from './png.mjs';
 
 const RUN = '/runs/reverse-micro';
@@ -252,6 +264,26 @@ for (const [theme, dpr] of [
     });
     const step = (await posted(page, 'globalStep')).at(-1);
     assert(step?.step === 10, `globalStep ${JSON.stringify(step)}`);
+
+    // A theme switch (VS Code rewrites <html style> and <body class>) redraws in the other theme's colours.
+    const other = theme === 'dark' ? 'light' : 'dark';
+    await page.evaluate(
+      ({ vars, cls }) => {
+        for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
+        document.body.className = cls;
+      },
+      { vars: other === 'light' ? LIGHT_THEME : DARK_THEME, cls: `vscode-${other}` },
+    );
+    await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+    s = await shot(page, join(artifacts, `global-${theme}-to-${other}.png`), dpr);
+    // the data point (0.25, 0.25), between grid lines: a quarter of the way from (0, 0) to x = 1, a twelfth to y = 3
+    const blank = [at[0][0] + (at[1][0] - at[0][0]) / 4, at[0][1] + (at[6][1] - at[0][1]) / 12];
+    assert(
+      near(s.rgb(...blank), hexRgb(BG[other]), 12),
+      `after the switch the plot is ${s.rgb(...blank)}, want ${BG[other]}`,
+    );
+    for (const i of Q)
+      assert(near(s.rgb(...at[i]), hexRgb(ROLE[other][0]), 12), `query ${i} after the switch: ${s.rgb(...at[i])}`);
 
     // Narrow: the scatter fits a 420 px panel, drawn anew at that size, still coloured and hoverable.
     await page.selectOption('#colour-by', 'token');
