@@ -17,6 +17,7 @@ import {
   hexRgb,
   openPanel,
   posted,
+  problems,
   send,
   test,
 } from './harness.mjs';
@@ -298,5 +299,7 @@ for (const [theme, dpr] of [
     assert(near(s.rgb(...narrow[4]), hexRgb(HUE['7'])), `narrow: query 4 ${s.rgb(...narrow[4])}`);
     const text = await hoverAt(page, ...narrow[4]);
     assert(text?.includes('sentence 1 · query “7”'), `narrow hover: ${text}`);
+    const mine = problems.filter((p) => p.startsWith('global:'));
+    assert(mine.length === 0, `no CSP violation, console or page error: ${mine.join('; ')}`);
     await page.close();
   });
