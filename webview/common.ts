@@ -197,7 +197,12 @@ function plotlyLoaded(): Promise<void> {
   });
 }
 
-let queue: Promise<unknown> = plotlyLoaded().catch((err: unknown) => showError((err as Error).message));
+// A page served without plotly.js (src/extension/panels/html.ts PANELS_WITHOUT_PLOTLY) waits for none
+// and says nothing at load; a plotly call there would fail and be shown like any chart error.
+let queue: Promise<unknown> =
+  typeof Plotly === 'undefined' && !document.getElementById(PLOTLY_SCRIPT_ID)
+    ? Promise.resolve()
+    : plotlyLoaded().catch((err: unknown) => showError((err as Error).message));
 
 /** Runs plotly calls one after another; a failure is shown, and the queue goes on. */
 export function plotly<T>(fn: () => Promise<T> | T): Promise<T | undefined> {

@@ -11,6 +11,7 @@ import {
   registerPanels,
 } from '../../src/extension/panels';
 import { WEBVIEW_PROTOCOL_VERSION } from '../../src/protocol/webview';
+import { panelHtml } from '../../src/extension/panels/html';
 
 const v = WEBVIEW_PROTOCOL_VERSION;
 const ext = FakeUri.file('/ext');
@@ -75,6 +76,21 @@ test('HTML: CSP with a fresh random nonce, no eval but of WebAssembly, scripts o
   const nonce2 = /<script nonce="([^"]+)"/.exec(lastPanel().webview.html)![1];
   assert.notEqual(nonce2, nonce, 'a new page gets a new nonce');
   panels.dispose();
+});
+
+test('the Global Q/K page loads no plotly.js (it draws its own canvas); the others do', () => {
+  const page = (panel: 'global' | 'heads') =>
+    panelHtml({
+      panel,
+      title: 't',
+      cspSource: 'src',
+      nonce: 'n0',
+      plotlyUri: 'P/plotly.min.js',
+      scriptUri: `S/${panel}.js`,
+    });
+  const sources = (html: string) => [...html.matchAll(/<script [^>]*src="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(sources(page('global')), ['S/global.js']);
+  assert.deepEqual(sources(page('heads')), ['P/plotly.min.js', 'S/heads.js']);
 });
 
 test('nothing is posted before ready; ready and requestState get the full state', async () => {

@@ -4,27 +4,36 @@
  * engine (heads/global). Its header says run, head, step, basis and pairs; a toolbar chooses the
  * colouring (token, position, query/key) and the projection; a slider over the run's checkpoints
  * moves the points through training on the same basis. Hovering a point names its sentence and
- * token; clicking it opens that pair at that step in the attention view.
+ * token; clicking it opens that pair at that step in the attention view. The scatter is a canvas
+ * of the page's own (canvas.ts), hit-tested through a grid (lib/scatter.ts), one pointer move a
+ * frame; PNG export only (no SVG: 30,000 points as SVG were what made plotly's scatter slow).
  */
 import { headId } from '../../src/protocol/attention';
 import type { GlobalView } from '../../src/protocol/globalView';
 import type { GlobalState } from '../../src/protocol/panelState';
 import { type GlobalFromPage, globalPage } from '../../src/protocol/pages/global';
-import { PLOTLY_CONFIG, app, h, imageButton, plotly, poster, purgeOnUnload, readTheme, themedLayout } from '../common';
+import { app, h, imageButton, poster, readTheme } from '../common';
 import { drawRunHeader, drawnSummary, startReportPage } from '../lib/reportPage';
-import { COLOUR_BY, type ColourBy, traces } from './plot';
+import { nearest } from '../lib/scatter';
+import { HIT_RADIUS, type Painted, paintScatter } from './canvas';
+import { COLOUR_BY, type ColourBy, hoverLines } from './plot';
 
 const ask = poster<GlobalFromPage>(globalPage);
 let state: GlobalState | null = null;
 let colourBy: ColourBy = 'token';
-/** The view drawn last, and with which colouring (a state that changes neither leaves the chart as it is). */
-let drawnOf: { view: GlobalView; by: ColourBy; dark: boolean } | null = null;
+/** What the canvas shows (a state that changes none of it leaves the canvas as it is). */
+let drawnOf: { view: GlobalView; by: ColourBy; theme: string; width: number; height: number; dpr: number } | null =
+  null;
+/** Where the last drawing put the points (for hover and click). */
+let painted: Painted | null = null;
 /** What the last hover said (for the page hook). */
 let hovered = '';
 
 const headerEl = document.getElementById('view-header') ?? h('div');
 const status = h('p', { class: 'muted', id: 'status' });
 const chart = h('div', { class: 'chart tall', id: 'chart-global' });
+const canvas = h('canvas', { id: 'global-canvas', role: 'img' });
+const hoverLabel = h('div', { id: 'global-hover', role: 'tooltip' });
 const colourSelect = h(
   'select',
   { id: 'colour-by', title: 'What a point’s colour says' },
@@ -64,39 +73,84 @@ function drawControls(v: GlobalView | null): void {
   sliderLabel.textContent = v ? `step ${v.step} of ${steps.map(String).join(', ')}` : '';
 }
 
+/** Draws the scatter at the chart's size, unless it already shows this view, colouring, theme and size. */
 function drawChart(v: GlobalView): void {
   const t = readTheme();
-  if (drawnOf && drawnOf.view === v && drawnOf.by === colourBy && drawnOf.dark === t.dark) return;
-  drawnOf = { view: v, by: colourBy, dark: t.dark };
-  const axis = (n: number) =>
-    v.projection === 'pca'
-      ? `PC${n + 1}${v.explained ? ` (${(100 * v.explained[n]!).toFixed(1)}% of the variance)` : ''}`
-      : `UMAP ${n + 1}`;
-  const layout = themedLayout(t, `global:${headId(v)}:${v.projection}`, {
-    xaxis: { title: { text: axis(0) } },
-    yaxis: { title: { text: axis(1) } },
-    hovermode: 'closest',
-  });
-  void plotly(() => Plotly.react(chart, traces(v, colourBy, t), layout, PLOTLY_CONFIG)).then((gd) => {
-    if (gd && !wired) wire(gd);
-  });
+  const theme = `${t.bg} ${t.fg} ${t.grid} ${t.accent} ${t.accent2} ${t.font} ${t.fontSize}`;
+  const width = Math.max(1, chart.clientWidth);
+  const height = Math.max(1, chart.clientHeight);
+  const dpr = window.devicePixelRatio || 1;
+  const d = drawnOf;
+  if (
+    d &&
+    d.view === v &&
+    d.by === colourBy &&
+    d.theme === theme &&
+    d.width === width &&
+    d.height === height &&
+    d.dpr === dpr
+  )
+    return;
+  drawnOf = { view: v, by: colourBy, theme, width, height, dpr };
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  painted = paintScatter(canvas, v, colourBy, t, width, height, dpr);
+  canvas.setAttribute('aria-label', `${v.points.x.length} points, coloured by ${colourBy}`);
+  const { box, x, y } = painted;
+  // Where the plot is and what it spans (for the tests and the bench, which place the pointer on a point).
+  canvas.dataset.box = [box.left, box.top, box.width, box.height].join(' ');
+  canvas.dataset.domain = [...x.domain, ...y.domain].join(' ');
+  canvas.dataset.drawn = `${v.step} ${colourBy} ${v.points.x.length}`;
+  showHover(-1);
 }
 
-/** plotly's events exist once the chart is first drawn: wired then, once. */
-let wired = false;
-function wire(gd: Plotly.PlotlyHTMLElement): void {
-  wired = true;
-  const pointOf = (e: unknown): number | undefined =>
-    (e as { points?: { customdata?: number }[] }).points?.[0]?.customdata;
-  gd.on('plotly_hover', (e) => {
-    const i = pointOf(e);
-    const v = state?.view;
-    if (i !== undefined && v) hovered = `sentence ${v.points.sentence[i]} ${v.points.role[i]} ${v.points.token[i]}`;
+/** Labels point `i` (-1: none) beside it; the text goes in as text, never as markup. */
+function showHover(i: number): void {
+  const v = state?.view;
+  if (i < 0 || !v || !painted) {
+    hoverLabel.hidden = true;
+    return;
+  }
+  const [first, second] = hoverLines(v, i);
+  hoverLabel.replaceChildren(h('div', {}, first), h('div', { class: 'muted' }, second));
+  hoverLabel.dataset.point = String(i);
+  hoverLabel.hidden = false;
+  const px = painted.x(v.points.x[i]!);
+  const py = painted.y(v.points.y[i]!);
+  const w = hoverLabel.offsetWidth;
+  const left = px + 12 + w > chart.clientWidth ? Math.max(0, px - 12 - w) : px + 12;
+  Object.assign(hoverLabel.style, { left: `${left}px`, top: `${Math.max(0, py - 10)}px` });
+  hovered = `sentence ${v.points.sentence[i]} ${v.points.role[i]} ${v.points.token[i]}`;
+}
+
+/** The point under a mouse event (-1: none). */
+function pointAt(e: MouseEvent): number {
+  if (!painted) return -1;
+  const r = canvas.getBoundingClientRect();
+  return nearest(painted.grid, e.clientX - r.left, e.clientY - r.top, HIT_RADIUS);
+}
+
+/** Pointer moves: only the last of each animation frame is looked up. */
+function watchPointer(): void {
+  let last: MouseEvent | null = null;
+  canvas.addEventListener('mousemove', (e) => {
+    if (!last)
+      requestAnimationFrame(() => {
+        const i = last ? pointAt(last) : -1;
+        last = null;
+        if (Number(hoverLabel.dataset.point ?? -1) !== i || hoverLabel.hidden !== i < 0) showHover(i);
+        canvas.style.cursor = i < 0 ? '' : 'pointer';
+      });
+    last = e;
   });
-  gd.on('plotly_click', (e) => {
-    const i = pointOf(e);
+  canvas.addEventListener('mouseleave', () => {
+    last = null;
+    showHover(-1);
+  });
+  canvas.addEventListener('click', (e) => {
+    const i = pointAt(e);
     const v = state?.view;
-    if (i !== undefined && v) ask({ type: 'openPair', sentence: v.points.sentence[i]!, step: v.step });
+    if (i >= 0 && v) ask({ type: 'openPair', sentence: v.points.sentence[i]!, step: v.step });
   });
 }
 
@@ -123,12 +177,29 @@ function layoutPage(): void {
     const step = state?.view?.steps[Number(slider.value)];
     if (step !== undefined) ask({ type: 'globalStep', step });
   });
-  const image = async (format: 'png' | 'svg') => {
-    const v = state?.view;
-    if (!v) return 'no global view is shown';
-    const dataUrl = await plotly(() => Plotly.toImage(chart, { format, width: 1200, height: 900 }));
-    return dataUrl ? { dataUrl, name: `global-${headId(v)}-step-${v.step}.${format}` } : 'plotly could not draw it';
-  };
+  Object.assign(chart.style, { position: 'relative', overflow: 'hidden' });
+  Object.assign(hoverLabel.style, {
+    position: 'absolute',
+    pointerEvents: 'none',
+    whiteSpace: 'nowrap',
+    padding: '3px 6px',
+    color: 'var(--vscode-editorHoverWidget-foreground, var(--vscode-editor-foreground))',
+    background: 'var(--vscode-editorHoverWidget-background, var(--vscode-editor-background))',
+    border: '1px solid var(--vscode-editorHoverWidget-border, var(--vscode-editorWidget-border, #454545))',
+  });
+  hoverLabel.hidden = true;
+  chart.append(canvas, hoverLabel);
+  watchPointer();
+  // A new size (the panel resized, or shown after being hidden) is drawn at the next frame.
+  let resizing = false;
+  new ResizeObserver(() => {
+    if (resizing) return;
+    resizing = true;
+    requestAnimationFrame(() => {
+      resizing = false;
+      if (state?.view && !chart.hidden) drawChart(state.view);
+    });
+  }).observe(chart);
   app().append(
     h(
       'div',
@@ -138,12 +209,20 @@ function layoutPage(): void {
       h('label', {}, 'Step ', slider),
       sliderLabel,
       imageButton('png', image),
-      imageButton('svg', image),
     ),
     status,
     h('section', { class: 'card' }, chart),
   );
-  purgeOnUnload(chart);
+}
+
+/** The view as a PNG, drawn afresh at 1200 × 900 (not the panel's size) in the current theme. */
+async function image(format: 'png' | 'svg') {
+  const v = state?.view;
+  if (!v) return 'no global view is shown';
+  if (format !== 'png') return 'the global view saves PNG only';
+  const c = document.createElement('canvas');
+  paintScatter(c, v, colourBy, readTheme(), 1200, 900, 1);
+  return { dataUrl: c.toDataURL('image/png'), name: `global-${headId(v)}-step-${v.step}.png` };
 }
 
 layoutPage();
@@ -154,7 +233,7 @@ startReportPage(
     state = s;
   },
   draw,
-  undefined,
+  image,
   () => {
     const v = state?.view;
     return {

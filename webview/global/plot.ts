@@ -1,15 +1,12 @@
 /**
- * The Global Q/K view's scatter: one trace of queries (filled dots) and one of keys (rings), coloured by token
- * (one hue a token), position (a colour scale) or role (queries in the theme's first chart colour,
- * keys in its second). Each point's hover names its sentence, role, token and position.
- *
- * SVG (`scatter`), not WebGL (`scattergl`): plotly's WebGL traces compile their shaders' code with
- * eval (regl), which every panel's CSP refuses (no 'unsafe-eval': test/webview/panels.test.ts), so a
- * scattergl trace draws only "WebGL is not supported" there. bench/README.md has what SVG costs.
+ * What the Global Q/K view's scatter shows of each point (pure; no DOM): its colour under each
+ * colouring (token: one hue a token; position: viridis from 0 to the view's last position; role:
+ * queries in the theme's first chart colour, keys in its second), the axes' titles, and what hovering
+ * it says (its sentence, role, token, position and the pair's text). canvas.ts draws them.
  */
-export const TRACE_TYPE = 'scatter';
 import { type GlobalView, type Role, sideOf } from '../../src/protocol/globalView';
-import { type Theme, plotlyText } from '../common';
+import type { Theme } from '../common';
+import { viridis } from '../lib/colormap';
 
 export const COLOUR_BY = ['token', 'position', 'role'] as const;
 export type ColourBy = (typeof COLOUR_BY)[number];
@@ -36,21 +33,48 @@ export function tokenColours(view: GlobalView): Map<string, string> {
   return new Map(tokens.map((t, i) => [t, TOKEN_HUES[i % TOKEN_HUES.length]!]));
 }
 
+/** The last position of any point: the top of the position colouring (at least 1). */
+export const maxPosition = (view: GlobalView): number => Math.max(1, ...view.points.position);
+
+/** Each point's colour (a CSS colour) under colouring `by`. */
+export function pointColours(view: GlobalView, by: ColourBy, t: Theme): string[] {
+  const pt = view.points;
+  if (by === 'role') return pt.role.map((r) => (r === 'q' ? t.accent : t.accent2));
+  if (by === 'token') {
+    const hues = tokenColours(view);
+    return pt.token.map((tok) => hues.get(tok)!);
+  }
+  const top = maxPosition(view);
+  const cache = new Map<number, string>();
+  return pt.position.map((p) => {
+    let c = cache.get(p);
+    if (c === undefined) cache.set(p, (c = `rgb(${viridis(p / top).join(',')})`));
+    return c;
+  });
+}
+
+/** Axis n's title (0: x, 1: y): `PC1 (60.0% of the variance)` or `UMAP 1`. */
+export function axisTitle(view: GlobalView, n: 0 | 1): string {
+  return view.projection === 'pca'
+    ? `PC${n + 1}${view.explained ? ` (${(100 * view.explained[n]!).toFixed(1)}% of the variance)` : ''}`
+    : `UMAP ${n + 1}`;
+}
+
 /** A pair as one line: source → target (the decoder input without BOS). */
 export function pairText(view: GlobalView, sentence: number): string {
   const p = view.pairs[sentence]!;
   return `${p.srcTokens.join(' ')} → ${p.tgtTokens.slice(1).join(' ')}`;
 }
 
-/** What hovering point `i` says (plotly markup: tokens escaped). */
-export function hoverText(view: GlobalView, i: number): string {
+/** What hovering point `i` says: two lines of plain text (shown with textContent). */
+export function hoverLines(view: GlobalView, i: number): [string, string] {
   const pt = view.points;
   const role = pt.role[i]!;
   const side = sideOf(view.kind, role);
-  return (
-    `sentence ${pt.sentence[i]} · ${role === 'q' ? 'query' : 'key'} “${plotlyText(pt.token[i]!)}” at ${side} position ${pt.position[i]}` +
-    `<br>${plotlyText(pairText(view, pt.sentence[i]!))}`
-  );
+  return [
+    `sentence ${pt.sentence[i]} · ${role === 'q' ? 'query' : 'key'} “${pt.token[i]}” at ${side} position ${pt.position[i]}`,
+    pairText(view, pt.sentence[i]!),
+  ];
 }
 
 /** The indices of role `role`'s points, in order. */
@@ -58,45 +82,4 @@ export function pointsOf(view: GlobalView, role: Role): number[] {
   const out: number[] = [];
   view.points.role.forEach((r, i) => r === role && out.push(i));
   return out;
-}
-
-/** The two traces (queries, then keys); each point's customdata is its index in view.points. */
-export function traces(view: GlobalView, by: ColourBy, t: Theme): Plotly.Data[] {
-  const hues = by === 'token' ? tokenColours(view) : undefined;
-  const maxPosition = Math.max(1, ...view.points.position);
-  return (['q', 'k'] as const).map((role) => {
-    const idx = pointsOf(view, role);
-    const colour =
-      by === 'role'
-        ? role === 'q'
-          ? t.accent
-          : t.accent2
-        : by === 'token'
-          ? idx.map((i) => hues!.get(view.points.token[i]!)!)
-          : idx.map((i) => view.points.position[i]!);
-    return {
-      type: TRACE_TYPE,
-      mode: 'markers',
-      name: role === 'q' ? 'queries (dots)' : 'keys (rings)',
-      x: idx.map((i) => view.points.x[i]!),
-      y: idx.map((i) => view.points.y[i]!),
-      customdata: idx,
-      text: idx.map((i) => hoverText(view, i)),
-      hovertemplate: '%{text}<extra></extra>',
-      marker: {
-        size: 6,
-        symbol: role === 'q' ? 'circle' : 'circle-open',
-        color: colour,
-        ...(by === 'position'
-          ? {
-              colorscale: 'Viridis',
-              cmin: 0,
-              cmax: maxPosition,
-              showscale: role === 'q',
-              colorbar: { title: { text: 'position' }, tickfont: { color: t.fg } },
-            }
-          : {}),
-      },
-    } as Plotly.Data;
-  });
 }

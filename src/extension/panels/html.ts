@@ -1,9 +1,9 @@
 /**
  * The HTML of every panel's webview, in one pure function (no vscode import) so the browser test
  * serves exactly what the panel classes give VS Code. Scripts run only with the page's nonce;
- * plotly is loaded from the extension's node_modules (no network) beside the panel's bundle, not
- * before it: its 3.5 MB took seconds on a busy machine, and the page drew nothing until it ran
- * (issue 26 item 7). Maps are canvas and draw at once; charts wait for plotly (webview/common.ts).
+ * plotly is loaded (by every page but PANELS_WITHOUT_PLOTLY's) from the extension's node_modules
+ * (no network) beside the panel's bundle, not before it: its 3.5 MB took seconds on a busy
+ * machine, and the page drew nothing until it ran (issue 26 item 7). Maps are canvas and draw at once; charts wait for plotly (webview/common.ts).
  * style-src allows inline styles because plotly writes style elements and attributes (with a
  * nonce in the list, 'unsafe-inline' would be ignored, so styles carry no nonce).
  */
@@ -147,6 +147,9 @@ const GUARD = `(() => {
   setTimeout(look, 1000);
 })();`;
 
+/** The pages that draw no plotly chart, so load no plotly.js (the Global Q/K view draws its own canvas). */
+export const PANELS_WITHOUT_PLOTLY: readonly PanelKind[] = ['global'];
+
 export function panelHtml(o: PanelHtmlOptions): string {
   const csp = [
     "default-src 'none'",
@@ -170,8 +173,7 @@ export function panelHtml(o: PanelHtmlOptions): string {
 <div id="view-header" class="view-header"></div>
 <div id="app"></div>
 <script nonce="${o.nonce}">${GUARD}</script>
-<script nonce="${o.nonce}" id="${PLOTLY_SCRIPT_ID}" src="${escapeHtml(o.plotlyUri)}" async></script>
-${(o.beforeUris ?? []).map((u) => `<script nonce="${o.nonce}" src="${escapeHtml(u)}"></script>\n`).join('')}<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
+${PANELS_WITHOUT_PLOTLY.includes(o.panel) ? '' : `<script nonce="${o.nonce}" id="${PLOTLY_SCRIPT_ID}" src="${escapeHtml(o.plotlyUri)}" async></script>\n`}${(o.beforeUris ?? []).map((u) => `<script nonce="${o.nonce}" src="${escapeHtml(u)}"></script>\n`).join('')}<script nonce="${o.nonce}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>
 </html>
 `;

@@ -41,7 +41,7 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
   await until('the view of step 20', () => panel()?.shownView?.step === 20, 120_000);
   const at20 = panel().shownView!;
   assert.equal(at20.basisStep, 20);
-  // Its page draws every point (SVG): on a loaded two-core machine it may be opened anew before it says ready.
+  // Its page draws every point: on a loaded two-core machine it may be opened anew before it says ready.
   await until('the global page ready', () => slots.global.current?.isReady === true, 120_000);
   let drawn = await drawnIn(slots, 'global');
   assert.equal(drawn.step, 20);

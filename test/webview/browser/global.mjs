@@ -1,10 +1,26 @@
 // The Global Q/K view (issue 32 item 3, after AttentionViz): one head's queries and keys in 2-D,
-// drawn with plotly's SVG scatter (scattergl needs eval, which the panels' CSP refuses). Checked as drawn, against a hand-made view: the traces hold the
-// queries' and keys' coordinates, a query's dot is its token's hue on screen (a screenshot's pixel), colouring by position and by query/key recolours, hovering a point names its sentence
-// and token, a click asks for that pair at the view's step, the slider asks for another step, and
-// the header says run, head, step, basis and pairs. Dark and light, screenshots in test-artifacts/webview/.
+// drawn on a canvas of the page's own. Checked as drawn, against a hand-made view, in screenshots' pixels
+// at each point's place (mapped here from the plot box and the hand-worked data range): each query's dot
+// is its token's hue and each key a ring of it; colouring by position is matplotlib's viridis and by
+// query/key the theme's chart colours; hovering each point (and 5 px off it) names its sentence, role,
+// token, position and pair; a click asks for that pair at the view's step; the slider asks for another
+// step; the header says run, head, step, basis and pairs; at 420 px wide it fits and still works.
+// Dark at pixel ratio 1, light at 2; screenshots in test-artifacts/webview/.
 import { join } from 'node:path';
-import { V, artifacts, assert, hexRgb, openPanel, posted, send, test } from './harness.mjs';
+import {
+  DARK_THEME,
+  LIGHT_THEME,
+  V,
+  VIRIDIS,
+  artifacts,
+  assert,
+  hexRgb,
+  openPanel,
+  posted,
+  problems,
+  send,
+  test,
+} from './harness.mjs';
 import { decodePng } from './png.mjs';
 
 const RUN = '/runs/reverse-micro';
@@ -63,70 +79,147 @@ const state = (view) => ({
   },
 });
 
-/** Where point i of the view is on the page (plotly's own axis maps). */
-const pixelOf = (page, i) =>
-  page.evaluate(
-    ({ x, y }) => {
-      const gd = document.getElementById('chart-global');
-      const fl = gd._fullLayout;
-      const r = gd.getBoundingClientRect();
-      return [r.left + fl._size.l + fl.xaxis.l2p(x), r.top + fl._size.t + fl.yaxis.l2p(y)];
-    },
-    { x: VIEW.points.x[i], y: VIEW.points.y[i] },
-  );
+// The plot's span by hand: the points' range widened by 5% of it each side (x 0…5, y 0…3).
+const DOMAIN = [-0.25, 5.25, -0.15, 3.15];
 
-for (const theme of ['dark', 'light'])
-  test(`Global Q/K view (${theme}): points, token colours on screen, hover, click and slider`, async () => {
-    const page = await openPanel('global', { width: 1200, height: 900 }, theme);
+/** Where point i of the view is on the page: the canvas's plot box (data-box) and DOMAIN, mapped here. */
+async function pixelOf(page, i) {
+  const { rect, box } = await page.evaluate(() => {
+    const c = document.getElementById('global-canvas');
+    const r = c.getBoundingClientRect();
+    return { rect: [r.left, r.top], box: c.dataset.box.split(' ').map(Number) };
+  });
+  const [left, top, w, hgt] = box;
+  const [x0, x1, y0, y1] = DOMAIN;
+  return [
+    rect[0] + left + ((VIEW.points.x[i] - x0) / (x1 - x0)) * w,
+    rect[1] + top + hgt - ((VIEW.points.y[i] - y0) / (y1 - y0)) * hgt,
+  ];
+}
+
+const near = (got, want, tol = 40) => got.every((c, j) => Math.abs(c - want[j]) <= tol);
+
+/** The screenshot's colour at page point (x, y), and whether any pixel within `r` CSS px is near `want`. */
+async function shot(page, path, dpr) {
+  const png = decodePng(await page.screenshot({ path }));
+  const rgb = (x, y) => {
+    const at = (Math.floor(y * dpr) * png.width + Math.floor(x * dpr)) * png.channels;
+    return [...png.px.subarray(at, at + 3)];
+  };
+  const ringHas = (x, y, want, r = 5) => {
+    for (let dy = -r; dy <= r; dy += 0.5)
+      for (let dx = -r; dx <= r; dx += 0.5) if (dx * dx + dy * dy >= 4 && near(rgb(x + dx, y + dy), want)) return true;
+    return false;
+  };
+  return { rgb, ringHas };
+}
+
+const drawnAs = (page, what) =>
+  page.waitForFunction((w) => document.getElementById('global-canvas')?.dataset.drawn === w, what, {
+    timeout: 20_000,
+  });
+const hoverText = (page) =>
+  page.evaluate(() => {
+    const el = document.getElementById('global-hover');
+    return el.hidden ? null : el.textContent;
+  });
+/** Moves the mouse to (x, y) and waits for the frame that looks it up (pointer moves are coalesced per frame). */
+async function hoverAt(page, x, y) {
+  await page.mouse.move(x, y);
+  await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+  return hoverText(page);
+}
+
+const Q = ALL.flatMap((p, i) => (p[0] === 'q' ? [i] : []));
+const K = ALL.flatMap((p, i) => (p[0] === 'k' ? [i] : []));
+const BG = { dark: '#1f1f1f', light: '#ffffff' }; // scripts/panel-server.mjs's themes
+const GRID = { dark: '#454545', light: '#c8c8c8' };
+const ROLE = { dark: ['#3794ff', '#d18616'], light: ['#1a85ff', '#d18616'] };
+
+for (const [theme, dpr] of [
+  ['dark', 1],
+  ['light', 2],
+])
+  test(`Global Q/K view (${theme}, pixel ratio ${dpr}): points, colours on screen, hover, click, slider, narrow`, async () => {
+    const page = await openPanel('global', { width: 1200, height: 900, deviceScaleFactor: dpr }, theme);
     await send(page, state(VIEW));
-    await page.waitForFunction(() => document.getElementById('chart-global').data?.length === 2, null, {
-      timeout: 20_000,
+    await drawnAs(page, '20 token 12');
+    const canvas = await page.evaluate(() => {
+      const c = document.getElementById('global-canvas');
+      return { w: c.width, cssW: c.getBoundingClientRect().width, domain: c.dataset.domain.split(' ').map(Number) };
     });
-    const data = await page.evaluate(() =>
-      document.getElementById('chart-global').data.map((d) => ({
-        type: d.type,
-        x: [...d.x],
-        y: [...d.y],
-        color: [...d.marker.color],
-        symbol: d.marker.symbol,
-      })),
+    assert(
+      Math.abs(canvas.w - canvas.cssW * dpr) <= 1,
+      `backing store ${canvas.w} for ${canvas.cssW} CSS px at ${dpr}`,
     );
     assert(
-      data.every((d) => d.type === 'scatter'),
-      `types ${data.map((d) => d.type)}`,
+      canvas.domain.every((d, i) => Math.abs(d - DOMAIN[i]) < 1e-9),
+      `domain ${canvas.domain}, want ${DOMAIN}`,
     );
-    const q = ALL.flatMap((p, i) => (p[0] === 'q' ? [i] : []));
-    const k = ALL.flatMap((p, i) => (p[0] === 'k' ? [i] : []));
-    assert(JSON.stringify(data[0].x) === JSON.stringify(q.map((i) => VIEW.points.x[i])), `queries' x ${data[0].x}`);
-    assert(JSON.stringify(data[1].y) === JSON.stringify(k.map(() => 3)), `keys' y ${data[1].y}`);
-    assert((await page.locator('.no-webgl').count()) === 0, 'no "WebGL is not supported" message');
-    assert(data[0].symbol === 'circle' && data[1].symbol === 'circle-open', `symbols ${data.map((d) => d.symbol)}`);
-    const wantQ = q.map((i) => HUE[VIEW.points.token[i]]);
-    assert(JSON.stringify(data[0].color) === JSON.stringify(wantQ), `query hues ${data[0].color}, want ${wantQ}`);
+    const plotly = await page.evaluate(() => [
+      typeof window.Plotly,
+      !!document.getElementById('plotly-script'),
+      document.getElementById('error').hidden,
+    ]);
+    assert(plotly.join() === 'undefined,false,true', `no plotly.js loaded, no error shown: ${plotly}`);
 
-    // On screen: the dot of query 4 (sentence 1's "7" at target position 1) is the hue of "7".
-    const [px, py] = await pixelOf(page, 4);
-    const png = decodePng(await page.screenshot({ path: join(artifacts, `global-${theme}-first.png`) }));
-    const at = (Math.round(py) * png.width + Math.round(px)) * png.channels;
-    const got = [...png.px.subarray(at, at + 3)];
-    const want = hexRgb(HUE['7']);
-    assert(
-      got.every((c, j) => Math.abs(c - want[j]) <= 40),
-      `pixel at query 4: ${got}, want ${want} (${HUE['7']})`,
-    );
+    // On screen: each query's dot is its token's hue; each key is a ring of its hue round the background.
+    let at = await Promise.all(ALL.map((_, i) => pixelOf(page, i)));
+    let s = await shot(page, join(artifacts, `global-${theme}-first.png`), dpr);
+    for (const i of Q) {
+      const got = s.rgb(...at[i]);
+      const want = hexRgb(HUE[VIEW.points.token[i]]);
+      assert(near(got, want), `query ${i} ("${VIEW.points.token[i]}"): ${got}, want ${want}`);
+    }
+    for (const i of K) {
+      const want = hexRgb(HUE[VIEW.points.token[i]]);
+      const centre = s.rgb(...at[i]); // the background, or a grid line through it
+      assert(
+        [BG[theme], GRID[theme]].some((c) => near(centre, hexRgb(c), 12)),
+        `key ${i}'s centre is the background: ${centre}`,
+      );
+      assert(s.ringHas(...at[i], want), `key ${i} ("${VIEW.points.token[i]}") has a ring of ${want}`);
+    }
 
-    // Hover names the sentence and token; the page hook hears it too.
-    await page.mouse.move(px, py);
-    await page.waitForFunction(() => document.querySelector('.hoverlayer .hovertext'), null, { timeout: 5000 });
-    const hover = await page.evaluate(() => document.querySelector('.hoverlayer .hovertext').textContent);
-    assert(hover.includes('sentence 1 · query “7” at target position 1'), `hover: ${hover}`);
-    assert(hover.includes('6 7 </s> → 7 6'), `hover names the pair: ${hover}`);
+    // Hover names the sentence, the role, the token, its position and the pair; the page hook hears it.
+    // Each point hovered on it and 5 px right of and below it (within the 8 px reach), so a hit grid
+    // looking in the wrong cells misses some.
+    for (const i of [...Q, ...K])
+      for (const d of [0, 5]) {
+        const text = await hoverAt(page, at[i][0] + d, at[i][1] + d);
+        const [, sentence, position, token] = ALL[i];
+        const role = ALL[i][0] === 'q' ? 'query' : 'key';
+        const side = ALL[i][0] === 'q' ? 'target' : 'source';
+        const want = `sentence ${sentence} · ${role} “${token}” at ${side} position ${position}`;
+        assert(text?.includes(want), `hover ${d} px from point ${i}: ${text}, want ${want}`);
+        const p = PAIRS[sentence];
+        assert(
+          text.includes(`${p.srcTokens.join(' ')} → ${p.tgtTokens.slice(1).join(' ')}`),
+          `names the pair: ${text}`,
+        );
+      }
+    assert((await hoverAt(page, at[Q[0]][0] + 40, at[Q[0]][1] - 60)) === null, 'no label away from the points');
+    await hoverAt(page, ...at[4]);
+    await page.screenshot({ path: join(artifacts, `global-${theme}-hover.png`) });
+    await send(page, { type: 'reportDrawn', v: V, cells: [] });
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'drawn'));
+    const drawnMsg = (await posted(page, 'drawn')).at(-1);
+    const marks = (drawnMsg.report ?? drawnMsg).marks ?? [];
+    assert(marks.includes('hover sentence 1 q 7') && marks.includes('points 12'), `drawn marks ${marks}`);
 
-    // A click asks for that pair at the view's step.
-    await page.mouse.click(px, py);
-    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'openPair'), null, { timeout: 5000 });
-    const open = (await posted(page, 'openPair')).at(-1);
-    assert(open.sentence === 1 && open.step === 20, `openPair ${JSON.stringify(open)}`);
+    // A click asks for that pair at the view's step: a query of sentence 1, then a key of sentence 0.
+    for (const [i, sentence] of [
+      [4, 1],
+      [8, 0],
+    ]) {
+      await page.mouse.click(...at[i]);
+      await page.waitForFunction(
+        (n) => window.__posted.filter((m) => m.type === 'openPair').length === n,
+        sentence ? 1 : 2,
+      );
+      const open = (await posted(page, 'openPair')).at(-1);
+      assert(open.sentence === sentence && open.step === 20, `click on point ${i}: openPair ${JSON.stringify(open)}`);
+    }
 
     // The header says run, head, step, basis and pairs.
     const header = await page.evaluate(() => document.getElementById('view-header').textContent);
@@ -139,26 +232,74 @@ for (const theme of ['dark', 'light'])
       '6 queries, 6 keys',
     ])
       assert(header.includes(part), `header "${header}" says ${part}`);
+    await page.mouse.move(1, 1);
     await page.screenshot({ path: join(artifacts, `global-${theme}.png`) });
 
-    // Colour by position: a scale over the positions; by query/key: the theme's first two chart colours.
+    // Colour by position: viridis from 0 to the last position (2), matplotlib's values; by query/key:
+    // the theme's blue and orange.
     await page.selectOption('#colour-by', 'position');
-    const pos = await page.evaluate(() => [...document.getElementById('chart-global').data[0].marker.color]);
-    assert(JSON.stringify(pos) === JSON.stringify(q.map((i) => VIEW.points.position[i])), `positions ${pos}`);
+    await drawnAs(page, '20 position 12');
+    at = await Promise.all(ALL.map((_, i) => pixelOf(page, i))); // the colour bar narrows the plot
+    s = await shot(page, join(artifacts, `global-${theme}-position.png`), dpr);
+    const VIR = [VIRIDIS[0], VIRIDIS[0.5], VIRIDIS[1]];
+    for (const i of Q) {
+      const want = hexRgb(VIR[VIEW.points.position[i]]);
+      assert(
+        near(s.rgb(...at[i]), want),
+        `query ${i} at position ${VIEW.points.position[i]}: ${s.rgb(...at[i])}, want ${want}`,
+      );
+    }
     await page.selectOption('#colour-by', 'role');
-    const roles = await page.evaluate(() => [
-      ...document.getElementById('chart-global').data.map((d) => d.marker.color),
-      getComputedStyle(document.documentElement).getPropertyValue('--vscode-charts-blue').trim(),
-      getComputedStyle(document.documentElement).getPropertyValue('--vscode-charts-orange').trim(),
-    ]);
-    assert(roles[0] === (roles[2] || '#3794ff') && roles[1] === (roles[3] || '#d18616'), `role colours ${roles}`);
+    await drawnAs(page, '20 role 12');
+    at = await Promise.all(ALL.map((_, i) => pixelOf(page, i)));
+    s = await shot(page, join(artifacts, `global-${theme}-role.png`), dpr);
+    for (const i of Q) assert(near(s.rgb(...at[i]), hexRgb(ROLE[theme][0])), `query ${i} by role: ${s.rgb(...at[i])}`);
+    for (const i of K)
+      assert(s.ringHas(...at[i], hexRgb(ROLE[theme][1])), `key ${i} by role: a ring of ${ROLE[theme][1]}`);
 
     // The slider: the other checkpoint is asked for.
     await page.evaluate(() => {
-      const s = document.getElementById('step-slider');
-      s.value = '0';
-      s.dispatchEvent(new window.Event('change'));
+      const el = document.getElementById('step-slider');
+      el.value = '0';
+      el.dispatchEvent(new window.Event('change'));
     });
     const step = (await posted(page, 'globalStep')).at(-1);
     assert(step?.step === 10, `globalStep ${JSON.stringify(step)}`);
+
+    // A theme switch (VS Code rewrites <html style> and <body class>) redraws in the other theme's colours.
+    const other = theme === 'dark' ? 'light' : 'dark';
+    await page.evaluate(
+      ({ vars, cls }) => {
+        for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
+        document.body.className = cls;
+      },
+      { vars: other === 'light' ? LIGHT_THEME : DARK_THEME, cls: `vscode-${other}` },
+    );
+    await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+    s = await shot(page, join(artifacts, `global-${theme}-to-${other}.png`), dpr);
+    // the data point (0.25, 0.25), between grid lines: a quarter of the way from (0, 0) to x = 1, a twelfth to y = 3
+    const blank = [at[0][0] + (at[1][0] - at[0][0]) / 4, at[0][1] + (at[6][1] - at[0][1]) / 12];
+    assert(
+      near(s.rgb(...blank), hexRgb(BG[other]), 12),
+      `after the switch the plot is ${s.rgb(...blank)}, want ${BG[other]}`,
+    );
+    for (const i of Q)
+      assert(near(s.rgb(...at[i]), hexRgb(ROLE[other][0]), 12), `query ${i} after the switch: ${s.rgb(...at[i])}`);
+
+    // Narrow: the scatter fits a 420 px panel, drawn anew at that size, still coloured and hoverable.
+    await page.selectOption('#colour-by', 'token');
+    await page.setViewportSize({ width: 420, height: 700 });
+    await page.waitForFunction(() => document.getElementById('global-canvas').getBoundingClientRect().width < 420);
+    await drawnAs(page, '20 token 12');
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert(widths[0] <= widths[1], `page ${widths[0]} px wide in a ${widths[1]} px panel`);
+    await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+    const narrow = await Promise.all(ALL.map((_, i) => pixelOf(page, i)));
+    s = await shot(page, join(artifacts, `global-${theme}-narrow.png`), dpr);
+    assert(near(s.rgb(...narrow[4]), hexRgb(HUE['7'])), `narrow: query 4 ${s.rgb(...narrow[4])}`);
+    const text = await hoverAt(page, ...narrow[4]);
+    assert(text?.includes('sentence 1 · query “7”'), `narrow hover: ${text}`);
+    const mine = problems.filter((p) => p.startsWith('global:'));
+    assert(mine.length === 0, `no CSP violation, console or page error: ${mine.join('; ')}`);
+    await page.close();
   });

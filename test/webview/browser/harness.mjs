@@ -91,7 +91,9 @@ export async function openPanel(
   init = undefined,
   initArg = undefined,
 ) {
-  const page = await browser.newPage({ viewport });
+  // `viewport` may carry a deviceScaleFactor (2: a high-DPI screen).
+  const { deviceScaleFactor, ...size } = viewport;
+  const page = await browser.newPage({ viewport: size, ...(deviceScaleFactor ? { deviceScaleFactor } : {}) });
   page.on('console', (m) => {
     if (m.type() === 'error' || /Content Security Policy/i.test(m.text()))
       problems.push(`${panel}: console ${m.type()}: ${m.text()} ${m.location()?.url ?? ''}`);
