@@ -70,7 +70,7 @@ function drawControls(v: GlobalView | null): void {
   slider.max = String(Math.max(0, steps.length - 1));
   slider.disabled = steps.length < 2;
   if (v) slider.value = String(Math.max(0, steps.indexOf(v.step)));
-  sliderLabel.textContent = v ? `step ${v.step} of ${steps.map(String).join(', ')}` : '';
+  sliderLabel.textContent = v ? `step ${v.step} · checkpoints ${steps.map(String).join(', ')}` : '';
 }
 
 /** Draws the scatter at the chart's size, unless it already shows this view, colouring, theme and size. */

@@ -257,7 +257,9 @@ for (const [theme, dpr] of [
     for (const i of K)
       assert(s.ringHas(...at[i], hexRgb(ROLE[theme][1])), `key ${i} by role: a ring of ${ROLE[theme][1]}`);
 
-    // The slider: the other checkpoint is asked for.
+    // The slider says the step shown among the run's checkpoints, and asks for the other one.
+    const label = await page.locator('#step-label').innerText();
+    assert(label === 'step 20 · checkpoints 10, 20', `slider label ${label}`);
     await page.evaluate(() => {
       const el = document.getElementById('step-slider');
       el.value = '0';
