@@ -5,7 +5,10 @@
 // changes each step. Each case runs in a process of its own (the pool is chosen as the backend
 // loads). Not part of npm test; on lavapipe the base case takes minutes.
 //
-//   node bench/gpu-memory.mjs [--cases tiny,issue,base] [--steps 2]
+//   node bench/gpu-memory.mjs [--cases tiny,issue,base] [--steps 2] [--no-pool]
+//
+// --no-pool: the first table only. BENCH_ENGINE_BUNDLE=<an earlier commit's out/bench/engine.js>
+// measures that commit's engine (bench/lib/build.mjs), for a before → after in one sitting.
 import { spawnSync } from 'node:child_process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
@@ -74,6 +77,7 @@ if (process.argv.includes('--child')) {
         `${(r.e.perBatchToken / 1024).toFixed(1)} |`,
     );
   }
+  if (process.argv.includes('--no-pool')) process.exit(0);
   const varied = Math.max(steps, 6);
   console.log(
     `\nThe pool before (tfjs's own) → after (trimmed each step), ${varied} steps, lengths len, len−4, len−8, len−12, …`,

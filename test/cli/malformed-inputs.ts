@@ -202,7 +202,7 @@ export const MALFORMED: MalformedCase[] = [
     code: 1,
     // 1,074 M parameters: 4 bytes each for weights, gradients and the norm's scratch, 8 for Adam's moments (20 GiB).
     error:
-      '{case}/big.json: 1074.0 M parameters with batch_tokens 200 need about 20.2 GiB to train (weights 4.0 GiB, ' +
+      '{case}/big.json: 1074.0 M parameters with batch_tokens 200 need about 20.1 GiB to train (weights 4.0 GiB, ' +
       "gradients 4.0 GiB, Adam's two moments 8.0 GiB",
   },
   {

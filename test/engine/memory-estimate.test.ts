@@ -51,11 +51,11 @@ test('the estimate of the micro model for 100 batch tokens, worked by hand', () 
   assert.equal(e.gradients, params);
   assert.equal(e.adam, 2 * params);
   assert.equal(e.scratch, params + 32 * 16 * 4 + (1 << 20)); // the norm's squares, the sinusoid table, the runtime
-  // A source token: embedding 8·16, one encoder layer 20·16 + 2·32, cross K, V 4·16 = 576;
-  // a target token: 8·16 + 30·16 + 2·32 = 672; 50 of each.
-  assert.equal(e.activations, 4 * 50 * (576 + 672));
+  // A source token: embedding 4·16, one encoder layer 12·16 + 32, cross K, V 2·16 = 320;
+  // a target token: 4·16 + 17·16 + 32 = 368; 50 of each.
+  assert.equal(e.activations, 4 * 50 * (320 + 368));
   assert.equal(e.logits, 4 * 50 * 4 * 11); // 4 copies of a target token's 11 logits
-  assert.equal(e.bytes, 5 * params + 32 * 16 * 4 + (1 << 20) + 4 * 50 * (576 + 672) + 4 * 50 * 44);
+  assert.equal(e.bytes, 5 * params + 32 * 16 * 4 + (1 << 20) + 4 * 50 * (320 + 368) + 4 * 50 * 44);
 });
 
 /** Trains `steps` steps of a preset on the copy task; the heap's highest byte meanwhile. */

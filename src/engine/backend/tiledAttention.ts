@@ -9,6 +9,7 @@
  * variable ATTENTION_DEBUGGER_ATTENTION=rows or setTiledAttention(false).
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { releaseConsumed } from './releaseConsumed';
 
 /** q [B, T, qWidth], kv? [B, S, kvWidth], mask → [O [B, T, d], L [B, heads, T]]; attrs { heads }. */
 export const TILED_ATTENTION = 'AttentionDebuggerTiledAttention';
@@ -60,7 +61,9 @@ export function tiledAttention(
   const backward = (dy: tf.Tensor, saved: tf.Tensor[]) => {
     const [sq, skv, smask, o, lse] = kv ? saved : [saved[0], undefined, ...saved.slice(1)];
     const ins = { dy, q: sq!, ...(skv ? { kv: skv } : {}), mask: smask!, o: o!, lse: lse! };
-    return run(TILED_ATTENTION_GRAD, ins, heads);
+    const grads = run(TILED_ATTENTION_GRAD, ins, heads);
+    releaseConsumed(dy, saved); // inside a training step's backward pass only (releaseConsumed.ts)
+    return grads;
   };
   if (kv) {
     const f = tf.customGrad((q, kv, save) => {

@@ -18,6 +18,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { LINEAR } from './inferenceOps';
+import { releaseConsumed } from './releaseConsumed';
 import { tiledAttention, usesTiledAttention } from './tiledAttention';
 
 export const LINEAR_GRAD = 'AttentionDebuggerLinearGrad';
@@ -56,13 +57,18 @@ const run = (name: string, inputs: tf.NamedTensorMap, attrs: object): tf.Tensor[
 
 /**
  * The gradients of the kernels above, in terms of the kernels above: the same on every backend that
- * registers them (wasm/trainingKernels.ts, webgpu/). Idempotent.
+ * registers them (wasm/trainingKernels.ts, webgpu/). Each computes its input gradients when called
+ * and, inside releasingConsumed, frees its dy and saved tensors then (releaseConsumed.ts). Idempotent.
  */
 export function registerTrainingGradients(): void {
   if (tf.getGradient(LINEAR)) return; // the gradients below are registered once per process
   tf.registerGradient({
     kernelName: DROPOUT,
-    gradFunc: (dy, _saved, attrs) => ({ x: () => run(DROPOUT, { x: dy as tf.Tensor }, attrs) as unknown as tf.Tensor }),
+    gradFunc: (dy, _saved, attrs) => {
+      const dx = run(DROPOUT, { x: dy as tf.Tensor }, attrs) as unknown as tf.Tensor;
+      releaseConsumed(dy);
+      return { x: () => dx };
+    },
   });
   tf.registerGradient({
     kernelName: LINEAR,
@@ -71,6 +77,7 @@ export function registerTrainingGradients(): void {
     gradFunc: (dy, saved, attrs) => {
       const [x, w, y] = saved as tf.Tensor[];
       const [dx, dw, db] = run(LINEAR_GRAD, { dy: dy as tf.Tensor, x: x!, w: w!, y: y! }, attrs);
+      releaseConsumed(dy, saved);
       return { x: () => dx!, w: () => dw!, b: () => db! };
     },
   });
@@ -80,6 +87,7 @@ export function registerTrainingGradients(): void {
     gradFunc: (dy, saved, attrs) => {
       const [x, r, gain] = saved as tf.Tensor[];
       const [dx, dgain, dbias, dr] = run(NORM_GRAD, { dy: dy as tf.Tensor, x: x!, r: r!, gain: gain! }, attrs);
+      releaseConsumed(dy, saved);
       return { x: () => dx!, r: () => dr!, gain: () => dgain!, bias: () => dbias! };
     },
   });
@@ -89,6 +97,7 @@ export function registerTrainingGradients(): void {
     gradFunc: (dy, saved, attrs) => {
       const [x, gain] = saved as tf.Tensor[];
       const [dx, dgain, dbias] = run(NORM_GRAD, { dy: dy as tf.Tensor, x: x!, gain: gain! }, attrs);
+      releaseConsumed(dy, saved);
       return { x: () => dx!, gain: () => dgain!, bias: () => dbias! };
     },
   });
@@ -97,7 +106,9 @@ export function registerTrainingGradients(): void {
     (dy, saved, attrs) => {
       const [q, kv, mask] = withKV ? (saved as tf.Tensor[]) : [saved[0], undefined, saved[1]];
       const [dq, dkv] = run(ATTENTION_GRAD, { dy: dy as tf.Tensor, q: q!, mask: mask!, ...(kv ? { kv } : {}) }, attrs);
-      return { q: () => dq!, ...(kv ? { kv: () => dkv! } : {}), mask: () => tf.zerosLike(mask!) };
+      const [maskShape, maskDtype] = [mask!.shape, mask!.dtype];
+      releaseConsumed(dy, saved);
+      return { q: () => dq!, ...(kv ? { kv: () => dkv! } : {}), mask: () => tf.zeros(maskShape, maskDtype) };
     };
   tf.registerGradient({ kernelName: SELF_ATTENTION, inputsToSave: ['q', 'mask'], gradFunc: attentionGrad(false) });
   tf.registerGradient({

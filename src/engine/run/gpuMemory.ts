@@ -16,22 +16,24 @@ import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './m
  * - parameters ×8: weights, gradients, Adam's two moments; the clipped gradients (a copy, scaled);
  *   and while Adam's kernels run, the new weights and moments beside the old ones, which the step
  *   keeps until the GPU has checked the update (train/step.ts);
- * - per token, what the backward pass keeps of the forward and its gradients (tfjs keeps every
- *   gradient of the backward pass until it ends), and tfjs's pool: a buffer freed is kept for a
- *   later tensor of the same size, so the pool holds more than the tensors alive at any one time;
- * - the logits [B·T, V]: the product, the fused loss's saved gradient and the gradient passed back.
- * The per-token counts are fitted to the peaks of tiny and issue-sized models (bench/README.md "GPU
- * memory"); they do not count the row kernels' attention-gradient scratch [2, B·heads·T, S], which
- * grows with the sequence length (the tiled kernels, the default for heads up to 64 wide, have none:
+ * - per token, what the forward pass saves for the backward pass (an encoder layer 8d + d_ff, a
+ *   decoder layer 13d + d_ff, cross-attention's K and V 2d a source token) and the few gradients alive
+ *   at once: the backward pass frees each gradient and saved value once used (backend/releaseConsumed.ts).
+ *   The buffers so freed stay in tfjs's pool (a buffer is kept for a later tensor of its exact size)
+ *   through Adam's update, so the peak is the activations' high-water mark and the update's copies;
+ * - the logits [B·T, V]: the product and then the fused loss's saved gradient, the gradient passed back.
+ * The per-token counts are fitted to the peaks of tiny, issue and base (bench/README.md "GPU memory");
+ * they do not count the row kernels' attention-gradient scratch [2, B·heads·T, S], which grows with
+ * the sequence length (the tiled kernels, the default for heads up to 64 wide, have none:
  * backend/tiledAttention.ts).
  */
 export const WEBGPU_COUNTS: MemoryCounts = {
   parameterCopies: 8,
-  encoderLayer: { d: 16, ff: 2 },
-  decoderLayer: { d: 22, ff: 2 },
-  crossKV: 4,
-  embedding: 8,
-  logitCopies: 3,
+  encoderLayer: { d: 9, ff: 1 },
+  decoderLayer: { d: 13, ff: 1 },
+  crossKV: 2,
+  embedding: 6,
+  logitCopies: 2,
   fixedBytes: 1 << 20,
 };
 

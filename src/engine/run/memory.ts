@@ -41,11 +41,12 @@ export interface MemoryCounts {
  * - parameters ×5: weights, gradients, Adam's two moments, and the gradient norm's squares (tfjs's
  *   square of every gradient, held until the norm is read);
  * - an encoder layer keeps Q·K·V (3d), the heads (d), W^O's output (d), the first norm (d), the FFN's
- *   hidden layer (d_ff) and output (d), the second norm (d): 8d + d_ff a source token; tfjs keeps
- *   every gradient of the backward pass until it ends (12d + d_ff more);
+ *   hidden layer (d_ff) and output (d), the second norm (d): 8d + d_ff a source token; the backward
+ *   pass frees each gradient and saved value once used (backend/releaseConsumed.ts), so a few
+ *   gradients of [B·T, d] are alive at once beside them (12d + d_ff in all, fitted);
  * - a decoder layer: 13d + d_ff forward (self-attention as above, cross-attention's Q, heads and
- *   output, a third norm), 17d + d_ff of gradients a target token; cross-attention's K, V 2d a
- *   source token, and as much gradient;
+ *   output, a third norm), 17d + d_ff with its gradients a target token; cross-attention's K, V 2d a
+ *   source token;
  * - the logits [B·T, V]: the product, its bias added, the fused loss's saved gradient and the
  *   gradient passed back (4 copies);
  * - the attention kernels keep no [T, S] weights: they recompute them (native/attention.c), and
@@ -53,10 +54,10 @@ export interface MemoryCounts {
  */
 export const WASM_COUNTS: MemoryCounts = {
   parameterCopies: 5,
-  encoderLayer: { d: 20, ff: 2 },
-  decoderLayer: { d: 30, ff: 2 },
-  crossKV: 4,
-  embedding: 8,
+  encoderLayer: { d: 12, ff: 1 },
+  decoderLayer: { d: 17, ff: 1 },
+  crossKV: 2,
+  embedding: 4,
   logitCopies: 4,
   fixedBytes: 1 << 20,
 };

@@ -7,6 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../backend/fusedKernels';
+import { releaseConsumed } from '../backend/releaseConsumed';
 
 export interface LossResult {
   /** KL(q ‖ p) summed over non-pad positions, divided by their count: the training objective. */
@@ -65,21 +66,25 @@ export interface FusedLossResult {
  * d loss / d logits = (softmax(logits) − q) · keep / tokens, q the smoothed target distribution.
  * Autodiff through logSoftmax and labelSmoothedLoss takes ~15 passes over [N, V]; this takes 3 on
  * wasm (a native kernel, backend/wasm/nativeOps.ts), four dispatches on webgpu (backend/webgpu/loss.ts)
- * and a handful of tfjs ops elsewhere.
- * logits: [N, V], targets: [N] int32
+ * and a handful of tfjs ops elsewhere. Its gradient frees the saved gradient inside releasingConsumed
+ * (backend/releaseConsumed.ts).
+ * logits: [N, V] or [B, T, V] (N = B·T; taken whole, so that no reshape of the logits is on the tape
+ * to keep their gradient alive), targets: [N] int32
  */
 export function smoothedLossFromLogits(
-  logits: tf.Tensor2D,
+  logits: tf.Tensor,
   targets: tf.Tensor1D,
   padId: number,
   smoothing: number,
   tokens: number,
 ): FusedLossResult {
-  const { confidence, spread, entropy } = smoothedTargets(logits.shape[1], smoothing);
+  const v = logits.shape[logits.rank - 1]!;
+  const { confidence, spread, entropy } = smoothedTargets(v, smoothing);
   const scale = 1 / Math.max(tokens, 1);
   let nll: tf.Scalar | undefined;
   const fused = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [x, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    const [input, save] = args as [tf.Tensor, tf.GradSaveFunc];
+    const x = tf.reshape(input, [-1, v]) as tf.Tensor2D; // [N, V]: not on the tape (inside the op)
     const [rowLoss, rowNll, grad] = hasFusedKernel(SMOOTHED_CROSS_ENTROPY)
       ? (tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, { logits: x, targets }, {
           padId,
@@ -90,10 +95,14 @@ export function smoothedLossFromLogits(
         } as unknown as tf.NamedAttrMap) as tf.Tensor[])
       : smoothedCrossEntropyOps(x, targets, padId, confidence, spread, entropy, scale);
     nll = tf.keep(tf.mul(tf.sum(rowNll), scale) as tf.Scalar);
-    save([grad]);
+    save([tf.reshape(grad!, input.shape)]); // [..., V] as the logits came
     return {
       value: tf.mul(tf.sum(rowLoss), scale) as tf.Scalar,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.mul(dy, saved[0]),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const dx = tf.mul(dy, saved[0]!);
+        releaseConsumed(saved); // dy is the root's: variableGrads's own scalar 1
+        return dx;
+      },
     };
   });
   const loss = fused(logits) as tf.Scalar;

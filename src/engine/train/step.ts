@@ -13,6 +13,7 @@ import { smoothedLossFromLogits } from './loss';
 import { microBatches } from './accumulate';
 import { type GpuWatch, watchGpu } from '../backend/webgpu/errors';
 import { trimGpuPool } from '../backend/webgpu/bufferPool';
+import { releasingConsumed } from '../backend/releaseConsumed';
 
 export interface StepOptions {
   lr: number;
@@ -91,18 +92,15 @@ function gradients(
       const tgtIn = tf.tensor2d(part.tgtIn, undefined, 'int32'); // [B, T]
       const tgtOut = tf.reshape(tf.tensor2d(part.tgtOut, undefined, 'int32'), [-1]) as tf.Tensor1D; // [B·T]
       let nllValue: tf.Scalar | undefined;
-      const { value, grads } = tf.variableGrads(() => {
-        const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
-        const r = smoothedLossFromLogits(
-          tf.reshape(logits, [-1, c.tgt_vocab]) as tf.Tensor2D,
-          tgtOut,
-          c.pad_id,
-          opts.labelSmoothing,
-          tokens,
-        );
-        nllValue = r.nll; // kept: survives the gradient scope; disposed below
-        return r.loss;
-      }, vars);
+      // The engine's gradients free what they consumed as the backward pass goes (backend/releaseConsumed.ts).
+      const { value, grads } = releasingConsumed(() =>
+        tf.variableGrads(() => {
+          const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
+          const r = smoothedLossFromLogits(logits, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
+          nllValue = r.nll; // kept: survives the gradient scope; disposed below
+          return r.loss;
+        }, vars),
+      );
       return [value, nllValue!, ...vars.map((v) => grads[v.name]!)];
     });
     const before = sums;
