@@ -17,8 +17,11 @@ import process from 'node:process';
 import { loadEngine } from './lib/build.mjs';
 import { makeBatch, TRAIN_SHAPES } from './lib/trainCase.mjs';
 
-/** name → [rows, len, vocab]: small batches that take a minute or two a case on lavapipe. */
-const CASES = { tiny: [32, 32, 1000], issue: [16, 32, 8000], base: [8, 32, 8000] };
+/**
+ * name → [rows, len, vocab]: small batches that take a minute or two a case on lavapipe; base-16x64
+ * (some 5 minutes) checks the growth per batch token that the projection to 400 × 64 rests on.
+ */
+const CASES = { tiny: [32, 32, 1000], issue: [16, 32, 8000], base: [8, 32, 8000], 'base-16x64': [16, 64, 8000] };
 const POOL_ENV = 'ATTENTION_DEBUGGER_GPU_POOL';
 const mib = (b) => (b / 2 ** 20).toFixed(1);
 const arg = (name, fallback) => {
@@ -30,7 +33,7 @@ async function child(name, steps, vary) {
   const E = await loadEngine();
   await E.initBackend('webgpu');
   const [rows, len, vocab] = CASES[name];
-  const [preset, overrides] = TRAIN_SHAPES[name];
+  const [preset, overrides] = TRAIN_SHAPES[name.split('-')[0]];
   const config = E.configFromPreset(preset, { src_vocab: vocab, tgt_vocab: vocab }, overrides);
   const model = new E.Transformer(config, undefined, 1);
   const adam = new E.Adam(E.PAPER_ADAM);
