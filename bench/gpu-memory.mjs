@@ -19,9 +19,16 @@ import { makeBatch, TRAIN_SHAPES } from './lib/trainCase.mjs';
 
 /**
  * name → [rows, len, vocab]: small batches that take a minute or two a case on lavapipe; base-16x64
- * (some 5 minutes) checks the growth per batch token that the projection to 400 × 64 rests on.
+ * and base-64x64 (some 3 and 12 minutes) check the growth per batch token that the projection to
+ * 400 × 64 rests on.
  */
-const CASES = { tiny: [32, 32, 1000], issue: [16, 32, 8000], base: [8, 32, 8000], 'base-16x64': [16, 64, 8000] };
+const CASES = {
+  tiny: [32, 32, 1000],
+  issue: [16, 32, 8000],
+  base: [8, 32, 8000],
+  'base-16x64': [16, 64, 8000],
+  'base-64x64': [64, 64, 8000],
+};
 const POOL_ENV = 'ATTENTION_DEBUGGER_GPU_POOL';
 const mib = (b) => (b / 2 ** 20).toFixed(1);
 const arg = (name, fallback) => {
