@@ -88,13 +88,7 @@ export function paintScatter(
         ctx.moveTo(px[j]! + DOT_RADIUS, py[j]!);
         ctx.arc(px[j]!, py[j]!, DOT_RADIUS, 0, 2 * Math.PI);
       }
-      if (role === 'q') {
-        ctx.fillStyle = colour;
-        ctx.fill();
-      } else {
-        ctx.strokeStyle = colour;
-        ctx.stroke();
-      }
+      paintMarks(ctx, role, colour);
     }
   }
   ctx.restore();
@@ -153,13 +147,7 @@ function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: Colou
     const colour = by === 'role' ? (role === 'q' ? t.accent : t.accent2) : t.fg;
     ctx.beginPath();
     ctx.arc(at, mid, DOT_RADIUS + 1, 0, 2 * Math.PI);
-    if (role === 'q') {
-      ctx.fillStyle = colour;
-      ctx.fill();
-    } else {
-      ctx.strokeStyle = colour;
-      ctx.stroke();
-    }
+    paintMarks(ctx, role, colour);
     const text = role === 'q' ? 'queries (dots)' : 'keys (rings)';
     ctx.fillStyle = t.fg;
     ctx.fillText(text, at + 8, mid);
@@ -189,4 +177,15 @@ function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top:
   for (const v of ticks) ctx.fillText(String(v), left + w + 4, bar(v));
   ctx.textBaseline = 'bottom';
   ctx.fillText('position', left - 4, box.top - 4);
+}
+
+/** The current path as a role's marks: queries filled (dots), keys stroked (rings). */
+function paintMarks(ctx: CanvasRenderingContext2D, role: 'q' | 'k', colour: string): void {
+  if (role === 'q') {
+    ctx.fillStyle = colour;
+    ctx.fill();
+  } else {
+    ctx.strokeStyle = colour;
+    ctx.stroke();
+  }
 }
