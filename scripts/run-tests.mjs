@@ -10,7 +10,7 @@
 // by name: ATTENTION_DEBUGGER_ALLOW_SKIP=webgpu,gettext-de. Every skip node:test reports is counted
 // and must name an allowed key (as a word of its message, e.g. "webgpu: no adapter"); one that does
 // not fails the run. On CI (env CI set, as .ci/run's `npm test`) no skip may be allowed.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,18 +111,59 @@ if (only.length === 0) {
   suites.python = ['node', ['scripts/test-python.mjs']];
 }
 
+/** A line that starts a failure's report in any suite's output (node:test spec, our runners, unittest). */
+const FAILURE = /^\s*(✖|FAIL\b|not ok\b|ERROR:|FAILED\b)/;
+/** Lines kept after each failure's first, for the recap at the end. */
+const FAILURE_CONTEXT = 8;
+
+/**
+ * Runs a suite with its output passed through as it comes, and returns its exit status and its
+ * failures' lines: the recap at the end repeats them, since a failure 20 minutes into a long run
+ * is otherwise far above the summary a CI log shows.
+ */
+function runSuite(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['inherit', 'pipe', 'pipe'], env });
+    const failures = [];
+    let keep = 0;
+    const scan = (stream, to) => {
+      let rest = '';
+      stream.on('data', (chunk) => {
+        to.write(chunk);
+        const lines = (rest + chunk.toString('utf8')).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) {
+          if (FAILURE.test(line)) keep = FAILURE_CONTEXT + 1;
+          if (keep > 0 && failures.length < 400) failures.push(line);
+          keep = Math.max(0, keep - 1);
+        }
+      });
+    };
+    scan(child.stdout, process.stdout);
+    scan(child.stderr, process.stderr);
+    child.on('error', (err) => resolve({ status: 1, failures: [`could not start ${cmd}: ${err.message}`] }));
+    child.on('close', (status, signal) => resolve({ status: signal ? 1 : status, failures }));
+  });
+}
+
+const recap = [];
 for (const [name, [cmd, args, tap]] of Object.entries(suites)) {
   if (name === 'python' && env.ATTENTION_DEBUGGER_SKIP_PYTHON === '1') {
     console.log('python tests: skipped (allowed: python)');
     suiteTotals.skipped++;
     continue;
   }
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env });
+  const r = await runSuite(cmd, args);
   if (tap) countTap(tap);
   if (r.status === 0) suiteTotals.passed++;
-  else suiteTotals.failed++;
+  else {
+    suiteTotals.failed++;
+    recap.push(`--- ${name} suite failed (exit ${r.status}):`, ...r.failures);
+  }
 }
 rmSync(tapDir, { recursive: true, force: true });
+
+if (recap.length) console.log(['', 'run-tests: what failed, again:', ...recap, ''].join('\n'));
 
 for (const s of totals.refused)
   console.error(`skip not allowed: ${s}\n  (ATTENTION_DEBUGGER_ALLOW_SKIP=<key> allows it; test/README.md, "Skips")`);
