@@ -1,25 +1,49 @@
 // What a training step asks of the GPU, counted rather than timed, so it can be read on any adapter
 // (lavapipe here): compute dispatches (tfjs-backend-webgpu's recordAndSubmit), queue submissions and
 // reads back to the CPU in one step of trainStep on webgpu, and how many reads came before the
-// update was dispatched; for this tree and for the engine before its webgpu kernels (ENGINE_BEFORE
-// in bench/lib/build.mjs, bundled from a worktree and counted in a child process).
-//   node bench/gpu/dispatches.mjs [--configs tiny,issue] [--batch 32] [--len 32] [--vocab 8000]
+// update was dispatched; for this tree and, with --before, for the engine at an earlier commit
+// (bundled from a worktree with this tree's bench/lib/engine.ts and counted in a child process).
+//   node bench/gpu/dispatches.mjs [--configs tiny,issue] [--batch 32] [--len 32] [--vocab 8000] [--before COMMIT]
+// --child is the child's own flag (it counts the bundle BENCH_ENGINE_BUNDLE names).
 import console from 'node:console';
 import { execFileSync } from 'node:child_process';
 import process from 'node:process';
-import { bundleEngineAt, ENGINE_BEFORE, loadEngine } from '../lib/build.mjs';
+import { bundleEngineAt, loadEngine } from '../lib/build.mjs';
 import { engineAdapter, parseArgs, writeResult } from '../lib/common.mjs';
 import { makeBatch, TRAIN_SHAPES } from '../lib/trainCase.mjs';
 
-const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000, child: false });
+const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000, before: '', child: false });
+/**
+ * The engine at args.before bundled, or an exit at once: an older commit's sources may lack what this
+ * tree's bench/lib/engine.ts imports (ENGINE_BEFORE, 198c3d2, does since the memory benches).
+ */
+async function bundleBefore() {
+  try {
+    return await bundleEngineAt(args.before);
+  } catch (err) {
+    const lines = String(err?.message ?? err).split('\n');
+    const first = lines.find((l) => l.includes('ERROR:')) ?? lines[0];
+    console.error(
+      `dispatches: the engine at ${args.before} does not bundle with this tree's bench/lib/engine.ts (${first}).\n` +
+        `Run \`node bench/gpu/dispatches.mjs\` without --before to count this tree alone, or name a later commit.`,
+    );
+    process.exit(2);
+  }
+}
 /** The engine before's rows, counted in its own process (one tfjs per process), back as JSON. */
 async function countBefore() {
-  const env = { ...process.env, BENCH_ENGINE_BUNDLE: await bundleEngineAt(ENGINE_BEFORE) };
-  const argv = [...process.argv.slice(1), '--child'];
+  const env = { ...process.env, BENCH_ENGINE_BUNDLE: await bundleBefore() };
+  const argv = [process.argv[1], ...process.argv.slice(2), '--child'];
   const out = execFileSync(process.execPath, argv, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').at(-1));
 }
-const before = args.child ? [] : await countBefore();
+if (args.child && !process.env.BENCH_ENGINE_BUNDLE) {
+  console.error(
+    'dispatches: --child counts the bundle BENCH_ENGINE_BUNDLE names; run without --child to count this tree',
+  );
+  process.exit(2);
+}
+const before = args.before && !args.child ? await countBefore() : [];
 const engine = await loadEngine();
 const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = engine;
 await initBackend('webgpu');
@@ -71,7 +95,7 @@ for (const name of args.configs.split(',')) {
     });
     adam.dispose();
     model.dispose();
-    const engineName = args.child ? `before (${ENGINE_BEFORE})` : 'this tree';
+    const engineName = args.child ? `before (${args.before})` : 'this tree';
     rows.push({ config: name, engine: engineName, ...tally });
     console.error(`${name}, ${engineName}: ${JSON.stringify(tally)}`);
   }
@@ -80,7 +104,7 @@ if (args.child) {
   console.log(JSON.stringify(rows));
   process.exit(0);
 }
-const table = rows.flatMap((r, i) => [before[i], r]);
+const table = before.length ? rows.flatMap((r, i) => [before[i], r]) : rows;
 console.log(`# one training step on webgpu, batch ${args.batch} x ${args.len}, vocab ${args.vocab}; ${adapter?.line}`);
 console.log('config  engine                    dispatches  submits  reads  reads before the update');
 for (const r of table)

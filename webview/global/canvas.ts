@@ -8,9 +8,8 @@
  */
 import type { GlobalView } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
-import { viridis } from '../lib/colormap';
 import { type HitGrid, type Scale, hitGrid, linearScale, niceTicks, paddedExtent, tickLabel } from '../lib/scatter';
-import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf } from './plot';
+import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf, positionScale } from './plot';
 
 /** A dot's and a ring's radius in CSS pixels, and how near the pointer must come to a point to hover it. */
 export const DOT_RADIUS = 3.5;
@@ -158,13 +157,14 @@ function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: Colou
   ctx.fillText(what, at, mid);
 }
 
-/** The position colouring's scale: viridis from 0 (bottom) to the last position (top), right of the plot. */
+/** The position colouring's scale (positionScale) from 0 (bottom) to the last position (top), right of the plot. */
 function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top: number) {
   const left = box.left + box.width + 14;
   const w = 12;
   const bar = linearScale([0, top], [box.top + box.height, box.top]);
+  const scale = positionScale(t);
   for (let p = 0; p < box.height; p++) {
-    ctx.fillStyle = `rgb(${viridis(1 - p / Math.max(1, box.height - 1)).join(',')})`;
+    ctx.fillStyle = `rgb(${scale(1 - p / Math.max(1, box.height - 1)).join(',')})`;
     ctx.fillRect(left, box.top + p, w, 1);
   }
   ctx.strokeStyle = t.grid;

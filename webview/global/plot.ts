@@ -1,12 +1,14 @@
 /**
  * What the Global Q/K view's scatter shows of each point (pure; no DOM): its colour under each
- * colouring (token: one hue a token; position: viridis from 0 to the view's last position; role:
+ * colouring (token: one hue a token; position: viridis from 0 to the view's last position, on a light
+ * theme stopped before its pale yellow; role:
  * queries in the theme's first chart colour, keys in its second), the axes' titles, and what hovering
  * it says (its sentence, role, token, position and the pair's text). canvas.ts draws them.
  */
 import { type GlobalView, type Role, sideOf } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
-import { viridis } from '../lib/colormap';
+import { type Rgb, viridis } from '../lib/colormap';
+import { cssRgb, viridisEndOn } from '../lib/contrast';
 
 export const COLOUR_BY = ['token', 'position', 'role'] as const;
 export type ColourBy = (typeof COLOUR_BY)[number];
@@ -36,6 +38,20 @@ export function tokenColours(view: GlobalView): Map<string, string> {
 /** The last position of any point: the top of the position colouring (at least 1). */
 export const maxPosition = (view: GlobalView): number => Math.max(1, ...view.points.position);
 
+/** The least contrast a position's colour keeps against a light theme's background (WCAG's for graphics). */
+export const POSITION_CONTRAST = 3;
+
+/**
+ * The position colouring from 0 (the first position) to 1 (the last): viridis whole on a dark theme;
+ * on a light one only as far as it keeps POSITION_CONTRAST against the background (about 0.6 of it on
+ * white, a teal green: its yellow end is faint on a near-white page).
+ */
+export function positionScale(t: Theme): (f: number) => Rgb {
+  const bg = cssRgb(t.bg);
+  const end = t.dark || !bg ? 1 : viridisEndOn(bg, POSITION_CONTRAST);
+  return (f) => viridis(f * end);
+}
+
 /** Each point's colour (a CSS colour) under colouring `by`. */
 export function pointColours(view: GlobalView, by: ColourBy, t: Theme): string[] {
   const pt = view.points;
@@ -45,10 +61,11 @@ export function pointColours(view: GlobalView, by: ColourBy, t: Theme): string[]
     return pt.token.map((tok) => hues.get(tok)!);
   }
   const top = maxPosition(view);
+  const scale = positionScale(t);
   const cache = new Map<number, string>();
   return pt.position.map((p) => {
     let c = cache.get(p);
-    if (c === undefined) cache.set(p, (c = `rgb(${viridis(p / top).join(',')})`));
+    if (c === undefined) cache.set(p, (c = `rgb(${scale(p / top).join(',')})`));
     return c;
   });
 }

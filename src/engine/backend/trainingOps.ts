@@ -101,6 +101,11 @@ export function registerTrainingGradients(): void {
       return { x: () => dx!, gain: () => dgain!, bias: () => dbias! };
     },
   });
+  // The mask is held constant: its thunk below allocates nothing unless called, and tfjs's tape calls
+  // an input's thunk only where that input is a function of the tensors differentiated (tape.ts prunes
+  // the rest). The engine builds masks from token ids, never from a variable, so a training step makes
+  // no zeros here. The tiled path (tiledAttention.ts) is a tf.customGrad, whose
+  // gradients are returned eagerly, so there the mask is saved beside the inputs instead.
   const attentionGrad =
     (withKV: boolean): tf.GradConfig['gradFunc'] =>
     (dy, saved, attrs) => {

@@ -6,6 +6,7 @@
 // [Wu et al., 2016]. … We set the maximum output length during inference to input length + 50,
 // but terminate early when possible."
 
+import { argmax } from '../../algorithms/argmax';
 import type { BeamTree, EarlyStop } from '../../protocol/beamTree';
 
 /**
@@ -46,24 +47,16 @@ export interface GreedyStepOutput<State> {
   state: State;
 }
 
-/** greedyStep from a full step's log-probs: per row the first index of the maximum (NaN never wins after it). */
+/** greedyStep from a full step's log-probs: per row the first index of the maximum (NaN never wins). */
 export function pickGreedy<State>(out: StepOutput<State>, rows: number, eos: number): GreedyStepOutput<State> {
   const V = out.vocab;
   const tokens = new Int32Array(rows);
   const logProbs = new Float32Array(rows);
   const eosLogProbs = new Float32Array(rows);
   for (let row = 0; row < rows; row++) {
-    let best = -1;
-    let bestLp = -Infinity;
-    for (let v = 0; v < V; v++) {
-      const lp = out.logProbs[row * V + v]!;
-      if (best < 0 || lp > bestLp) {
-        best = v;
-        bestLp = lp;
-      }
-    }
+    const best = argmax(out.logProbs, row * V, (row + 1) * V) - row * V;
     tokens[row] = best;
-    logProbs[row] = bestLp;
+    logProbs[row] = out.logProbs[row * V + best]!;
     eosLogProbs[row] = out.logProbs[row * V + eos]!;
   }
   return { tokens, logProbs, eosLogProbs, state: out.state };

@@ -4,6 +4,7 @@
  * target token whose largest weight is not on the source token that target token comes from
  * (docs/TELEMETRY.md). 0 is a head that reads exactly the task's answer; a pure function of the maps.
  */
+import { argmax } from '../../algorithms/argmax';
 import type { AttentionMaps } from '../../protocol/attention';
 
 /** One probe pair's maps, with the task's alignment of its target tokens (source position per target position). */
@@ -32,10 +33,8 @@ export function alignmentError(pairs: readonly AlignedPair[]): (number | null)[]
     for (let lh = 0; lh < L * H; lh++)
       for (let q = 0; q < n; q++) {
         const row = m.weights.subarray((lh * Q + q) * K, (lh * Q + q + 1) * K); // [K]
-        let top = 0;
-        for (let k = 1; k < K; k++) if (row[k] > row[top]) top = k;
         rows[lh] += 1;
-        if (top !== pair.align[q]) misses[lh] += 1;
+        if (argmax(row) !== pair.align[q]) misses[lh] += 1;
       }
   }
   return Array.from(misses, (v, i) => (rows[i] > 0 ? v / rows[i] : null));

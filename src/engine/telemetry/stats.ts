@@ -6,6 +6,7 @@
  * it follows the monotone or the mirrored diagonal. Pure functions of AttentionMaps: the engine
  * computes them from its own snapshots, and from those a PyTorch RunWriter writes.
  */
+import { argmax } from '../../algorithms/argmax';
 import type { AttentionKind, AttentionMaps } from '../../protocol/attention';
 
 /** The statistics telemetry.jsonl carries per head, in this order. */
@@ -119,19 +120,14 @@ export function headStats(kind: AttentionKind, pairs: ProbePair[]): HeadStats {
         const row = m.weights.subarray((lh * Q + q) * K, (lh * Q + q + 1) * K);
         const n = keysOf(kind, q, K);
         let entropy = 0;
-        let max = -Infinity;
-        let top = 0; // argmax, the first of equals
         for (let k = 0; k < n; k++) {
           const p = row[k];
           if (p > 0) entropy -= p * Math.log(p);
-          if (p > max) {
-            max = p;
-            top = k;
-          }
         }
+        const top = argmax(row, 0, n); // the first of equals
         add('entropy', lh, entropy);
         if (n > 1) add('entropy_norm', lh, entropy / Math.log(n));
-        add('confidence', lh, max);
+        add('confidence', lh, row[top]);
         add('sink_first', lh, row[0]);
         if (keysAreSource) add('sink_eos', lh, row[K - 1]);
         for (const [stat, d] of [

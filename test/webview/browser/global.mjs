@@ -1,7 +1,8 @@
 // The Global Q/K view (issue 32 item 3, after AttentionViz): one head's queries and keys in 2-D,
 // drawn on a canvas of the page's own. Checked as drawn, against a hand-made view, in screenshots' pixels
 // at each point's place (mapped here from the plot box and the hand-worked data range): each query's dot
-// is its token's hue and each key a ring of it; colouring by position is matplotlib's viridis and by
+// is its token's hue and each key a ring of it; colouring by position is matplotlib's viridis (on the
+// light theme cut where it falls under 3:1 against the page, read from the pixels) and by
 // query/key the theme's chart colours; hovering each point (and 5 px off it) names its sentence, role,
 // token, position and pair; a click asks for that pair at the view's step; the slider asks for another
 // step; the header says run, head, step, basis and pairs; at 420 px wide it fits and still works.
@@ -98,6 +99,16 @@ async function pixelOf(page, i) {
 }
 
 const near = (got, want, tol = 40) => got.every((c, j) => Math.abs(c - want[j]) <= tol);
+/** WCAG 2's relative luminance of [r, g, b] (0–255) and the contrast ratio of two colours. */
+const luminance = (rgb) =>
+  rgb
+    .map((v) => v / 255)
+    .map((v) => (v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, v, j) => sum + v * [0.2126, 0.7152, 0.0722][j], 0);
+const contrast = (a, b) => {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+};
 
 /** The screenshot's colour at page point (x, y), and whether any pixel within `r` CSS px is near `want`. */
 async function shot(page, path, dpr) {
@@ -241,13 +252,37 @@ for (const [theme, dpr] of [
     await drawnAs(page, '20 position 12');
     at = await Promise.all(ALL.map((_, i) => pixelOf(page, i))); // the colour bar narrows the plot
     s = await shot(page, join(artifacts, `global-${theme}-position.png`), dpr);
-    const VIR = [VIRIDIS[0], VIRIDIS[0.5], VIRIDIS[1]];
-    for (const i of Q) {
-      const want = hexRgb(VIR[VIEW.points.position[i]]);
-      assert(
-        near(s.rgb(...at[i]), want),
-        `query ${i} at position ${VIEW.points.position[i]}: ${s.rgb(...at[i])}, want ${want}`,
-      );
+    if (theme === 'dark') {
+      const VIR = [VIRIDIS[0], VIRIDIS[0.5], VIRIDIS[1]];
+      for (const i of Q) {
+        const want = hexRgb(VIR[VIEW.points.position[i]]);
+        assert(
+          near(s.rgb(...at[i]), want),
+          `query ${i} at position ${VIEW.points.position[i]}: ${s.rgb(...at[i])}, want ${want}`,
+        );
+      }
+    } else {
+      // Light: viridis's pale yellow end is cut, so every position, and the colour bar's top, stands
+      // at least 3:1 from the page; position 0 is still viridis's start, and the colours still rise
+      // in luminance with the position (the last one near 3:1: the scale runs as far as it may).
+      const white = hexRgb(BG.light);
+      const byPosition = Q.map((i) => [VIEW.points.position[i], s.rgb(...at[i])]).sort((a, b) => a[0] - b[0]);
+      for (const [p, rgb] of byPosition)
+        assert(contrast(rgb, white) >= 3, `position ${p}: ${rgb} has ${contrast(rgb, white).toFixed(2)}:1 on white`);
+      assert(near(byPosition[0][1], hexRgb(VIRIDIS[0])), `position 0: ${byPosition[0][1]}`);
+      for (let j = 1; j < byPosition.length; j++) {
+        const [[p0, a], [p1, b]] = [byPosition[j - 1], byPosition[j]];
+        if (p1 > p0) assert(luminance(b) > luminance(a), `position ${p1} (${b}) lighter than ${p0} (${a})`);
+      }
+      assert(contrast(byPosition.at(-1)[1], white) < 3.5, `the last position ${byPosition.at(-1)[1]} near 3:1`);
+      const barTop = await page.evaluate(() => {
+        const c = document.getElementById('global-canvas');
+        const r = c.getBoundingClientRect();
+        const [left, top, w] = c.dataset.box.split(' ').map(Number);
+        return [r.left + left + w + 14 + 6, r.top + top + 2]; // canvas.ts: the bar 14 px right of the plot, 12 wide
+      });
+      const bar = s.rgb(...barTop);
+      assert(contrast(bar, white) >= 3 && contrast(bar, white) < 3.5, `the colour bar's top ${bar} on white`);
     }
     await page.selectOption('#colour-by', 'role');
     await drawnAs(page, '20 role 12');

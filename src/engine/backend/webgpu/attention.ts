@@ -119,6 +119,34 @@ export const ROW_SNIPPET = `
   }
 `;
 
+/**
+ * A program of the attention kernels over UNIFORMS, `threads` a workgroup and `groups` workgroups:
+ * one per (query row, head, batch row) for the row programs (rowProgram), per (tile, head, batch
+ * row) for the tiled ones (flashForward.ts tileProgram), ⌈n / threads⌉ in a line for those with one
+ * thread an output element (`perElement`: tfjs's `size`, the output's length as uniforms.size).
+ */
+export function attentionProgram(
+  key: string,
+  names: string[],
+  outputShape: number[],
+  groups: [number, number, number],
+  threads: number,
+  code: string,
+  perElement = false,
+): WebgpuProgram {
+  return {
+    variableNames: names,
+    outputShape,
+    shaderKey: key,
+    dispatchLayout: { x: outputShape.map((_, i) => i) },
+    dispatch: groups,
+    workgroupSize: [threads, 1, 1],
+    ...(perElement ? { size: true } : {}),
+    uniforms: UNIFORMS,
+    getUserCode: () => code,
+  };
+}
+
 /** A program with one workgroup per (t, j, b): [T, heads, B] workgroups of WG threads. */
 export function rowProgram(
   key: string,
@@ -127,15 +155,13 @@ export function rowProgram(
   dims: Dims,
   code: string,
 ): WebgpuProgram {
-  return {
-    variableNames: names,
+  return attentionProgram(
+    key,
+    names,
     outputShape,
-    shaderKey: key,
-    dispatchLayout: { x: outputShape.map((_, i) => i) },
-    dispatch: [dims.t, dims.heads, dims.b],
-    workgroupSize: [WG, 1, 1],
-    uniforms: UNIFORMS,
-    getUserCode: () => `
+    [dims.t, dims.heads, dims.b],
+    WG,
+    `
       ${ROW_SNIPPET}
       ${code}
       fn main(index : i32) {
@@ -146,7 +172,7 @@ export function rowProgram(
         body(b, j, t, tid);
       }
     `,
-  };
+  );
 }
 
 /**

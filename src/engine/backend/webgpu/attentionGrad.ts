@@ -12,7 +12,7 @@ import type * as tf from '@tensorflow/tfjs-core';
 import { ATTENTION_GRAD } from '../trainingOps';
 import { addKernel, type KernelFunc } from '../kernels';
 import type { WebgpuBackend, WebgpuProgram } from './program';
-import { attentionDims, type Dims, rowProgram, uniformData, UNIFORMS, WG } from './attention';
+import { attentionDims, attentionProgram, type Dims, rowProgram, uniformData, WG } from './attention';
 
 /** What a block of d output columns holds (the uniforms op0, op1, op2). */
 const DQ = 0;
@@ -114,17 +114,8 @@ const SUMS = `
 /** The gradient-sum program for an output of this shape. */
 function sumsProgram(outputShape: number[]): WebgpuProgram {
   const n = outputShape.reduce((a, x) => a * x, 1);
-  return {
-    variableNames: ['G', 'Q', 'KV', 'dO'],
-    outputShape,
-    shaderKey: 'AttentionDebuggerAttentionGradSums',
-    dispatchLayout: { x: outputShape.map((_, i) => i) },
-    dispatch: [Math.ceil(n / WG), 1, 1],
-    workgroupSize: [WG, 1, 1],
-    size: true,
-    uniforms: UNIFORMS,
-    getUserCode: () => SUMS,
-  };
+  const key = 'AttentionDebuggerAttentionGradSums';
+  return attentionProgram(key, ['G', 'Q', 'KV', 'dO'], outputShape, [Math.ceil(n / WG), 1, 1], WG, SUMS, true);
 }
 
 type GradInputs = { dy: tf.TensorInfo; q: tf.TensorInfo; kv?: tf.TensorInfo; mask: tf.TensorInfo };

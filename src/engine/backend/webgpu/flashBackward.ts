@@ -16,7 +16,7 @@ import type * as tf from '@tensorflow/tfjs-core';
 import { TILED_ATTENTION_GRAD } from '../tiledAttention';
 import { addKernel, type KernelFunc } from '../kernels';
 import type { WebgpuBackend, WebgpuProgram } from './program';
-import { attentionDims, type Dims, uniformData, UNIFORMS } from './attention';
+import { attentionDims, attentionProgram, type Dims, uniformData } from './attention';
 import { DMAX, loadTile, TILE_SNIPPET, tileProgram } from './flashForward';
 
 /** Program 2: keys held per workgroup, and queries per streamed tile. */
@@ -208,17 +208,8 @@ type GradInputs = {
 /** The program of D [B, heads, T]. */
 function rowDotProgram(dims: Dims): WebgpuProgram {
   const n = dims.b * dims.heads * dims.t;
-  return {
-    variableNames: ['dO', 'O'],
-    outputShape: [n],
-    shaderKey: 'AttentionDebuggerTiledRowDot',
-    dispatchLayout: { x: [0] },
-    dispatch: [Math.ceil(n / 64), 1, 1],
-    workgroupSize: [64, 1, 1],
-    size: true,
-    uniforms: UNIFORMS,
-    getUserCode: () => ROW_DOT,
-  };
+  const key = 'AttentionDebuggerTiledRowDot';
+  return attentionProgram(key, ['dO', 'O'], [n], [Math.ceil(n / 64), 1, 1], 64, ROW_DOT, true);
 }
 
 /** dy [B, T, d], q (and kv), mask, o, lse → [dq] (self-attention) or [dq, dkv] (cross-attention). */

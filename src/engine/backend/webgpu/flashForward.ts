@@ -15,7 +15,7 @@ import type * as tf from '@tensorflow/tfjs-core';
 import { TILED_ATTENTION } from '../tiledAttention';
 import { addKernel, type KernelFunc } from '../kernels';
 import { disposeAll, reshape, sliceRows, type WebgpuBackend, type WebgpuProgram } from './program';
-import { attentionDims, type Dims, uniformData, UNIFORMS } from './attention';
+import { attentionDims, attentionProgram, type Dims, uniformData } from './attention';
 
 /** Threads per workgroup of every tiled program: a 16 × 16 grid. */
 export const NT = 256;
@@ -180,16 +180,7 @@ export function tileProgram(
   n: number,
   code: string,
 ): WebgpuProgram {
-  return {
-    variableNames: names,
-    outputShape,
-    shaderKey: key,
-    dispatchLayout: { x: outputShape.map((_, i) => i) },
-    dispatch: [Math.ceil(n / rows), dims.heads, dims.b],
-    workgroupSize: [NT, 1, 1],
-    uniforms: UNIFORMS,
-    getUserCode: () => code,
-  };
+  return attentionProgram(key, names, outputShape, [Math.ceil(n / rows), dims.heads, dims.b], NT, code);
 }
 
 type Inputs = { q: tf.TensorInfo; kv?: tf.TensorInfo; mask: tf.TensorInfo };
