@@ -6,7 +6,7 @@
 // repository's tracked files travel beside it (fixtures, bench scripts, Python peers).
 //   node bench/gpu/pack.mjs [--before COMMIT]   (builds first: npm run build's bundles and the tests;
 //   and the engine at COMMIT, default ENGINE_BEFORE in bench/lib/build.mjs, as "before")
-// Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|train|all]
+// Then, on the GPU machine, from the repository's root: bash bench/gpu/run.sh [tests|matmul|gemm|train|all]
 import console from 'node:console';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -85,5 +85,5 @@ const total = Number(mib(archive)) + readdirSync(debs).reduce((n, f) => n + Numb
 console.log(`${relative(root, archive)}: ${mib(archive)} MiB; debs: ${readdirSync(debs).join(', ')}`);
 console.log(`carry: .gpu-kit (${total.toFixed(1)} MiB of the device's 64 MiB, plus the tracked tree)`);
 console.log(
-  'on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, train-before, train)',
+  'on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, gemm, train-before, train)',
 );

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
 # Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
-#   bash bench/gpu/run.sh [all|tests|matmul|train-before|train|profile|attention] [--rehearse]
+#   bash bench/gpu/run.sh [all|tests|matmul|gemm|train-before|train|profile|attention] [--rehearse]
 # - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
 # - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
+# - gemm:   bench/gpu/gemm.mjs, our own GEMM (issue 30 item 2) under several tiles against tfjs's
+#   matMul at 4096² and base-25k's step shapes, in one process (gemm.log): the tile sweep;
 # - train:  bench/train-throughput.mjs, webgpu against PyTorch CUDA on issue, base and base at ~25k
 #   tokens a batch; train-before: the same with the engine before its webgpu kernels;
 # - profile: bench/gpu/profile.mjs, one step of each config under tf.profile: kernel time by name and
@@ -50,11 +52,13 @@ if [ -n "$rehearse" ]; then
   train_flags=(--rehearse --rounds 2 --steps 2 --warmup 1 --probe 1 --batch 8 --len 16)
   profile_flags=(--configs tiny --batch 8 --len 16)
   attention_flags=(--batch 4 --len 16 --dmodel 64 --heads 2 --reps 2)
+  gemm_flags=(--rehearse)
 else
   # 3 rounds of 3 steps a config: the whole of `train` must end inside one 10-minute device call.
   device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=(--rounds 3 --steps 3)
   profile_flags=(--configs "$configs")
   attention_flags=()
+  gemm_flags=()
 fi
 
 status=0
@@ -66,6 +70,9 @@ fi
 if [ "$what" = all ] || [ "$what" = matmul ]; then
   node bench/matmul.mjs --backend webgpu --device "$device" --sizes "$sizes" "${matmul_flags[@]}" 2>&1 |
     tee "$out/matmul.log" || status=1
+fi
+if [ "$what" = all ] || [ "$what" = gemm ]; then
+  node bench/gpu/gemm.mjs "${gemm_flags[@]}" 2>&1 | tee "$out/gemm.log" || status=1
 fi
 if [ "$what" = all ] || [ "$what" = train-before ]; then
   # The engine before its webgpu kernels (pack.mjs --before), the same bench: issue 15's "before".

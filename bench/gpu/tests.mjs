@@ -11,6 +11,8 @@ export const GPU_TESTS = [
   'engine/webgpu-attention.test.ts',
   'engine/webgpu-tiled-attention.test.ts',
   'engine/webgpu-blocks.test.ts',
+  'engine/webgpu-gemm.test.ts',
+  'engine/webgpu-gemm-engine.test.ts',
   'engine/webgpu-loss-adam.test.ts',
   'engine/webgpu-sum-of-squares.test.ts',
   'engine/adam-gate.test.ts',

@@ -23,6 +23,9 @@ export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasm/wasm
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
 export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';
 export { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
+/** Our GEMM and tfjs's, called directly (bench/gpu/gemm.mjs sweeps the tiles). */
+export { gemm, checkTiles } from '../../src/engine/backend/webgpu/gemm';
+export { tfjsMatMul } from '../../src/engine/backend/webgpu/program';
 /** The attention kernels' names, row and tiled (bench/gpu/attention.mjs runs them alone). */
 export const attentionKernels = {
   SELF_ATTENTION,

@@ -14,6 +14,7 @@ import { noteAdapter } from './webgpu/errors';
 import { countGpuAllocations } from './webgpu/allocations';
 import { noteAdapterMemory } from './webgpu/memorySize';
 import { POOL_ENV, watchBufferPool } from './webgpu/bufferPool';
+import { gemmFromEnv } from './webgpu/gemmSwitch';
 
 export const BACKENDS = ['webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -28,6 +29,7 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (
 const loaded = new Map<BackendName, string | null>(); // backend → null when registered, else why it failed
 
 async function loadWebgpu(): Promise<void> {
+  gemmFromEnv(); // ATTENTION_DEBUGGER_GEMM: a bad value fails webgpu's load, naming the variable
   const webgpu = (await importEsm('webgpu')) as {
     create(flags: string[]): { requestAdapter(): Promise<unknown> };
     globals: object;

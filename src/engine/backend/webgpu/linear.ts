@@ -1,7 +1,7 @@
 /**
  * LINEAR and LINEAR_GRAD on webgpu: y = act(x·Wᵀ + b) and its gradient through the ReLU. The
- * products are tfjs-backend-webgpu's own tuned matMul (program.ts matMul; bias and ReLU fused into
- * the forward product); WGSL only for what it lacks: the ReLU's mask on dy, db as a column sum, and
+ * products are gemmSwitch.ts matMul (tfjs-backend-webgpu's tuned matMul or our gemm.ts; bias and ReLU
+ * fused into the forward product); WGSL only for what it lacks: the ReLU's mask on dy, db as a column sum, and
  * dW's rows placed in a zero [out, in] when attrs.rows picks a block of rows of W (W^Q, W^K or W^V
  * of the stacked [3d, d]). Those rows of W and b are a copy here (tfjs's Slice, [count, in]): WebGPU
  * bindings cannot start inside a tensor's buffer, and the copy is a fraction of the product.
@@ -11,16 +11,8 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import { linearRows } from '../inferenceOps';
 import { type KernelFunc, product } from '../kernels';
-import {
-  columnSum,
-  disposeAll,
-  matMul,
-  perElement,
-  reshape,
-  runProgram,
-  sliceRows,
-  type WebgpuBackend,
-} from './program';
+import { columnSum, disposeAll, perElement, reshape, runProgram, sliceRows, type WebgpuBackend } from './program';
+import { matMul } from './gemmSwitch';
 
 interface LinearAttrs {
   relu: boolean;

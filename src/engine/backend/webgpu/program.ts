@@ -31,6 +31,7 @@ export interface WebgpuProgram {
   workgroupSize: [number, number, number];
   uniforms?: string;
   size?: boolean;
+  variableComponents?: number[];
   getUserCode: () => string;
 }
 
@@ -57,6 +58,8 @@ export interface ProgramSpec {
   main: string;
   /** WGSL declared before main (workgroup memory, helpers). */
   prelude?: string;
+  /** Words per element of each input as bound (4: array<vec4<f32>>); 1 each by default. */
+  components?: number[];
 }
 
 /** Runs one WGSL program → its float32 output (outputShape). */
@@ -71,6 +74,7 @@ export function runProgram(backend: WebgpuBackend, spec: ProgramSpec): tf.Tensor
     workgroupSize: [spec.workgroup, 1, 1],
     uniforms: uniforms.map((u) => `${u.name} : ${u.type}, `).join(''),
     size: true,
+    ...(spec.components ? { variableComponents: spec.components } : {}),
     getUserCode: () => `
       const WG = ${spec.workgroup};
       ${spec.prelude ?? ''}
@@ -133,9 +137,10 @@ export const sliceRows = (backend: WebgpuBackend, x: tf.TensorInfo, from: number
 
 /**
  * op(a)·op(b) (+ bias, then ReLU) for a, b of rank 2: tfjs-backend-webgpu's own matMul
- * (batchMatMulImpl, the _FusedMatMul kernel), with bias and ReLU fused into it.
+ * (batchMatMulImpl, the _FusedMatMul kernel), with bias and ReLU fused into it. gemmSwitch.ts
+ * matMul picks it or our own (gemm.ts).
  */
-export function matMul(
+export function tfjsMatMul(
   backend: WebgpuBackend,
   a: tf.TensorInfo,
   b: tf.TensorInfo,
