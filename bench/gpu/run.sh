@@ -75,9 +75,13 @@ if [ "$what" = all ] || [ "$what" = gemm ]; then
   node bench/gpu/gemm.mjs "${gemm_flags[@]}" 2>&1 | tee "$out/gemm.log" || status=1
 fi
 if [ "$what" = all ] || [ "$what" = train-before ]; then
-  # The engine before its webgpu kernels (pack.mjs --before), the same bench: issue 15's "before".
-  BENCH_ENGINE_BUNDLE=out/bench/engine-before.js node bench/train-throughput.mjs --backend webgpu --device "$device" \
-    --configs "$configs" --name "train-throughput-gpu-before${rehearse:+-rehearsal}" "${train_flags[@]}" 2>&1 | tee "$out/train-before.log" || status=1
+  if [ ! -f out/bench/engine-before.js ]; then
+    echo "train-before: skipped, the kit has no before engine: $(cat out/bench/engine-before.commit)" | tee "$out/train-before.log"
+  else
+    # The engine before its webgpu kernels (pack.mjs --before), the same bench: issue 15's "before".
+    BENCH_ENGINE_BUNDLE=out/bench/engine-before.js node bench/train-throughput.mjs --backend webgpu --device "$device" \
+      --configs "$configs" --name "train-throughput-gpu-before${rehearse:+-rehearsal}" "${train_flags[@]}" 2>&1 | tee "$out/train-before.log" || status=1
+  fi
 fi
 if [ "$what" = all ] || [ "$what" = train ]; then
   node bench/train-throughput.mjs --backend webgpu --device "$device" --configs "$configs" "${train_flags[@]}" 2>&1 |
