@@ -1,9 +1,9 @@
 /**
  * The Global Q/K view (after AttentionViz, Yeh et al., IEEE VIS 2023): one head's queries and keys
  * over many validation pairs, in one 2-D plane fitted at a basis step (PCA, or seeded UMAP) by the
- * engine (heads/global). Its header says run, head, step, basis and pairs; a toolbar chooses the
- * colouring (token, position, query/key) and the projection; a slider over the run's checkpoints
- * moves the points through training on the same basis. Hovering a point names its sentence and
+ * engine (heads/global). Its header says run, head, step, basis and pairs (wrapped between them,
+ * never cut); a toolbar chooses the colouring (token, position, query/key) and the projection; a
+ * slider over the run's checkpoints moves the points through training on the same basis. Hovering a point names its sentence and
  * token; clicking it opens that pair at that step in the attention view. The scatter is a canvas
  * of the page's own (canvas.ts), hit-tested through a grid (lib/scatter.ts), one pointer move a
  * frame; PNG export only (no SVG: 30,000 points as SVG were what made plotly's scatter slow).
@@ -30,6 +30,8 @@ let painted: Painted | null = null;
 let hovered = '';
 
 const headerEl = document.getElementById('view-header') ?? h('div');
+// It says run, head, step, basis, pairs and counts: more than an editor column holds on one line.
+headerEl.classList.add('wraps');
 const status = h('p', { class: 'muted', id: 'status' });
 const chart = h('div', { class: 'chart tall', id: 'chart-global' });
 const canvas = h('canvas', { id: 'global-canvas', role: 'img' });

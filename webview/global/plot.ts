@@ -1,14 +1,14 @@
 /**
  * What the Global Q/K view's scatter shows of each point (pure; no DOM): its colour under each
  * colouring (token: one hue a token; position: viridis from 0 to the view's last position, on a light
- * theme stopped before its pale yellow; role:
+ * theme stopped before its pale yellow, on a dark one started after its dark violet; role:
  * queries in the theme's first chart colour, keys in its second), the axes' titles, and what hovering
  * it says (its sentence, role, token, position and the pair's text). canvas.ts draws them.
  */
 import { type GlobalView, type Role, sideOf } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
 import { type Rgb, viridis } from '../lib/colormap';
-import { cssRgb, viridisEndOn } from '../lib/contrast';
+import { cssRgb, viridisSpanOn } from '../lib/contrast';
 
 export const COLOUR_BY = ['token', 'position', 'role'] as const;
 export type ColourBy = (typeof COLOUR_BY)[number];
@@ -38,18 +38,21 @@ export function tokenColours(view: GlobalView): Map<string, string> {
 /** The last position of any point: the top of the position colouring (at least 1). */
 export const maxPosition = (view: GlobalView): number => Math.max(1, ...view.points.position);
 
-/** The least contrast a position's colour keeps against a light theme's background (WCAG's for graphics). */
+/** The least contrast a position's colour keeps against the theme's background (WCAG's for graphics). */
 export const POSITION_CONTRAST = 3;
 
 /**
- * The position colouring from 0 (the first position) to 1 (the last): viridis whole on a dark theme;
- * on a light one only as far as it keeps POSITION_CONTRAST against the background (about 0.6 of it on
- * white, a teal green: its yellow end is faint on a near-white page).
+ * The position colouring from 0 (the first position) to 1 (the last): the part of viridis that keeps
+ * POSITION_CONTRAST against the background throughout (lib/contrast.ts viridisSpanOn). On a light
+ * theme viridis from its dark violet up to about 0.6 of it (a teal green on white: its yellow end is
+ * faint on a near-white page); on a dark theme from about 0.375 of it (a steel blue on VS Code's
+ * #1f1f1f: its violet start is near-invisible on a dark page) up to its yellow end. Viridis whole
+ * where the background is not a colour cssRgb reads.
  */
 export function positionScale(t: Theme): (f: number) => Rgb {
   const bg = cssRgb(t.bg);
-  const end = t.dark || !bg ? 1 : viridisEndOn(bg, POSITION_CONTRAST);
-  return (f) => viridis(f * end);
+  const [start, end] = bg ? viridisSpanOn(bg, POSITION_CONTRAST) : [0, 1];
+  return (f) => viridis(start + f * (end - start));
 }
 
 /** Each point's colour (a CSS colour) under colouring `by`. */

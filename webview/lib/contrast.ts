@@ -1,6 +1,7 @@
 /**
  * How far a colour stands from a background, by WCAG 2's contrast ratio (pure; no DOM): what keeps
- * a light theme's marks readable where a colour map ends near white (viridis's yellow on #ffffff).
+ * marks readable where a colour map ends near the page's colour (viridis's yellow on #ffffff, its
+ * violet on a dark theme's #1f1f1f).
  */
 import { type Rgb, viridis } from './colormap';
 
@@ -29,13 +30,20 @@ export function contrastRatio(a: Rgb, b: Rgb): number {
 }
 
 /**
- * The largest t (in steps of 1/256) up to which viridis(t) keeps a contrast of at least `min` against
- * `bg`, for a light background, where viridis fades as t rises: 0.6 on #ffffff at 3:1. 1 where every
- * t does, or where even t = 0 does not (stopping early would then only lose colours).
+ * The part [start, end] of viridis (in steps of 1/256) whose every colour keeps a contrast of at least
+ * `min` against `bg`, reaching one of viridis's ends. Viridis's luminance rises with t, so its colours
+ * that keep `min` are a dark run from t = 0 and a light run up to t = 1: on a light background the dark
+ * one ([0, about 0.6] on #ffffff at 3:1, its pale yellow cut), on a dark background the light one ([0.375, 1]
+ * on #1f1f1f, its dark violet cut); where both exist, the longer. [0, 1] where every t keeps `min`, or
+ * where none does (cutting would then only lose colours).
  */
-export function viridisEndOn(bg: Rgb, min: number): number {
-  if (contrastRatio(viridis(0), bg) < min) return 1;
-  let end = 0;
-  for (let i = 1; i <= 256 && contrastRatio(viridis(i / 256), bg) >= min; i++) end = i / 256;
-  return end;
+export function viridisSpanOn(bg: Rgb, min: number): readonly [number, number] {
+  const N = 256;
+  const keeps = (i: number) => contrastRatio(viridis(i / N), bg) >= min;
+  let end = -1; // the dark run: 0 … end
+  while (end < N && keeps(end + 1)) end++;
+  let start = N + 1; // the light run: start … N
+  while (start > 0 && keeps(start - 1)) start--;
+  if (end < 0 && start > N) return [0, 1];
+  return end >= N - start ? [0, end / N] : [start / N, 1];
 }
