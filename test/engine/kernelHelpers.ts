@@ -65,7 +65,7 @@ export function worstRelative(a: ArrayLike<number>[], b: ArrayLike<number>[]): n
 }
 
 /** Every parameter and Adam moment by name, as plain arrays. */
-export async function snapshot(model: Transformer, adam: Adam): Promise<Map<string, Float32Array>> {
+export async function snapshot(model: Transformer, adam: Pick<Adam, 'state'>): Promise<Map<string, Float32Array>> {
   const named = namedVariables(model.params);
   const out = new Map<string, Float32Array>();
   for (const [name, p] of named) out.set(name, (await p.data()) as Float32Array);

@@ -85,9 +85,13 @@ export class RecordingAdam extends Adam {
     super();
   }
 
-  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor): void {
-    for (const v of vars) this.seen.set(v.name, tf.keep(tf.clone(grads[v.name]!)));
-    if (this.update) super.apply(vars, grads, lr, ok);
+  /** Records each gradient as the update takes it: times the clipping factor `scale` where given. */
+  override apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor, scale?: tf.Tensor): void {
+    for (const v of vars) {
+      const g = grads[v.name]!;
+      this.seen.set(v.name, tf.keep(scale ? tf.mul(g, scale) : tf.clone(g)));
+    }
+    if (this.update) super.apply(vars, grads, lr, ok, scale);
   }
 
   /** The recorded gradients by parameter name; disposes them. */

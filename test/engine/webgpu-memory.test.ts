@@ -14,7 +14,7 @@ import { configFromPreset, type TransformerConfig } from '../../src/engine/model
 import { Transformer } from '../../src/engine/model/transformer';
 import { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
 import { trainingMemory } from '../../src/engine/run/memory';
-import { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
+import { createOptimizer } from '../../src/engine/train/optimizer';
 import { trainStep } from '../../src/engine/train/step';
 import { useWebgpu } from './kernelHelpers';
 
@@ -46,7 +46,7 @@ async function measuredPeak(config: TransformerConfig, rows: number, len: number
   const before = gpuAllocations()!.current;
   resetGpuAllocationPeak();
   const model = new Transformer(config, undefined, 1);
-  const adam = new Adam(PAPER_ADAM);
+  const adam = createOptimizer(); // the flat layout, webgpu's default (train/optimizer.ts)
   try {
     for (let s = 0; s < steps; s++)
       await trainStep(model, adam, fixedBatch(config, rows, lens?.[s] ?? len), {

@@ -13,9 +13,12 @@ import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './m
 /**
  * The webgpu backend with its training kernels, counted from the buffers the device holds at the
  * peak of a step (tfjs's pool included), on lavapipe:
- * - parameters ×8: weights, gradients, Adam's two moments; the clipped gradients (a copy, scaled);
- *   and while Adam's kernels run, the new weights and moments beside the old ones, which the step
- *   keeps until the GPU has checked the update (train/step.ts);
+ * - parameters ×13 with the flat Adam (train/flatAdam.ts, webgpu's default): weights, gradients,
+ *   Adam's state θ | m | v (3), the weights and gradients gathered for it (2), and while its kernel
+ *   runs the new state (3) and the new weights beside the old ones, which the step keeps until the
+ *   GPU has checked the update (train/step.ts): 11, and 13 measured (tfjs's pool holds some copies
+ *   through the step). The per-parameter Adam (ATTENTION_DEBUGGER_ADAM=per-parameter) takes 8,
+ *   which this overstates: weights, gradients, the two moments, and the new ones beside the old;
  * - per token, what the forward pass saves for the backward pass (an encoder layer 8d + d_ff, a
  *   decoder layer 13d + d_ff, cross-attention's K and V 2d a source token) and the few gradients alive
  *   at once: the backward pass frees each gradient and saved value once used (backend/releaseConsumed.ts).
@@ -28,7 +31,7 @@ import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './m
  * backend/tiledAttention.ts).
  */
 export const WEBGPU_COUNTS: MemoryCounts = {
-  parameterCopies: 8,
+  parameterCopies: 13,
   encoderLayer: { d: 9, ff: 1 },
   decoderLayer: { d: 13, ff: 1 },
   crossKV: 2,

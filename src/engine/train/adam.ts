@@ -5,7 +5,7 @@
  * saved and restored so that a resumed run continues exactly.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { ADAM_UPDATE, hasFusedKernel } from '../backend/fusedKernels';
+import { ADAM_UPDATE, type AdamAttrs, hasFusedKernel } from '../backend/fusedKernels';
 
 export interface AdamOptions {
   beta1: number;
@@ -13,6 +13,53 @@ export interface AdamOptions {
   epsilon: number;
 }
 export const PAPER_ADAM: AdamOptions = { beta1: 0.9, beta2: 0.98, epsilon: 1e-9 };
+
+/** The attributes of update number `step` (t, from 1) at rate `lr`. */
+export function adamAttrs(opts: AdamOptions, step: number, lr: number): AdamAttrs {
+  return { ...opts, lr, c1: 1 - opts.beta1 ** step, c2: 1 - opts.beta2 ** step };
+}
+
+/** The gate of an update: the bool scalar `ok`, and ok broadcast to a tensor's shape. */
+export interface AdamGate {
+  ok: tf.Tensor;
+  okLike: (x: tf.Tensor) => tf.Tensor;
+}
+
+/**
+ * θ', m', v' of one parameter, or of all of them laid end to end (flatAdam.ts): the fused kernel
+ * where the backend has it (backend/wasm/nativeOps.ts, webgpu/adamUpdate.ts: one pass instead of
+ * ~12 kernels, gated inside), else tfjs's ops, each gated against the old value. Ungated without `gate`.
+ */
+export function adamUpdate(
+  p: tf.Tensor,
+  g: tf.Tensor,
+  m: tf.Tensor,
+  v: tf.Tensor,
+  a: AdamAttrs,
+  gate?: AdamGate,
+): tf.Tensor[] {
+  const ok = gate?.ok;
+  if (hasFusedKernel(ADAM_UPDATE))
+    return tf.engine().runKernel(ADAM_UPDATE, ok ? { p, g, m, v, ok } : { p, g, m, v }, { ...a }) as tf.Tensor[];
+  const m1 = tf.add(tf.mul(m, a.beta1), tf.mul(g, 1 - a.beta1));
+  const v1 = tf.add(tf.mul(v, a.beta2), tf.mul(tf.square(g), 1 - a.beta2));
+  const step = tf.div(tf.div(m1, a.c1), tf.add(tf.sqrt(tf.div(v1, a.c2)), a.epsilon));
+  const next = [tf.sub(p, tf.mul(step, a.lr)), m1, v1];
+  return gate ? next.map((x, i) => tf.where(gate.okLike(x), x, [p, m, v][i]!)) : next;
+}
+
+/** Adam's moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */
+export type AdamState = Map<string, { shape: number[]; data: Float32Array }>;
+
+/** Parameter `name`'s two moments in `state`, checked: both present, each with p's size. */
+export function savedMoments(state: AdamState, name: string, p: tf.Variable, source: string) {
+  const m = state.get(`${name}.exp_avg`);
+  const v = state.get(`${name}.exp_avg_sq`);
+  if (!m || !v) throw new Error(`${source}: no Adam moments for "${name}"`);
+  if (m.data.length !== p.size || v.data.length !== p.size)
+    throw new Error(`${source}: Adam moments of "${name}" have ${m.data.length} values, the parameter ${p.size}`);
+  return { m: m.data, v: v.data };
+}
 
 export class Adam {
   /** Number of updates applied so far (t). */
@@ -29,51 +76,34 @@ export class Adam {
   }
 
   /**
-   * Applies one update with gradients keyed by variable name. With `ok` (a bool scalar on the
+   * Applies one update with gradients keyed by variable name, each first multiplied by `scale` (a
+   * float32 scalar on the device: the clipping factor) where given. With `ok` (a bool scalar on the
    * device) the update is gated there: where `ok` is false every parameter and moment keeps its old
    * value bit for bit (select, not a 0/1 factor: NaN·0 is NaN). `step` counts the update either way;
    * the caller puts it back when it reads that `ok` was false (train/step.ts).
    */
-  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor): void {
+  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor, scale?: tf.Tensor): void {
     this.step++;
-    const { beta1, beta2, epsilon } = this.opts;
-    const c1 = 1 - beta1 ** this.step;
-    const c2 = 1 - beta2 ** this.step;
-    const fused = hasFusedKernel(ADAM_UPDATE);
-    const attrs = { lr, beta1, beta2, epsilon, c1, c2 };
+    const attrs = adamAttrs(this.opts, this.step, lr);
     tf.tidy(() => {
       const okOfShape = new Map<string, tf.Tensor>(); // ok broadcast once per shape, not once per parameter
-      const gated = (next: tf.Tensor, old: tf.Tensor): tf.Tensor => {
-        if (!ok) return next;
-        const key = old.shape.join(',');
+      const okLike = (x: tf.Tensor): tf.Tensor => {
+        const key = x.shape.join(',');
         let cond = okOfShape.get(key);
-        if (!cond) okOfShape.set(key, (cond = tf.broadcastTo(ok, old.shape)));
-        return tf.where(cond, next, old);
+        if (!cond) okOfShape.set(key, (cond = tf.broadcastTo(ok!, x.shape)));
+        return cond;
       };
       for (const p of vars) {
         const g = grads[p.name];
         if (!g) continue;
         const m = this.moment(this.m, p);
         const v = this.moment(this.v, p);
-        // The fused kernel (backend/wasm/nativeOps.ts, webgpu/adamUpdate.ts): one pass instead of ~12
-        // kernels, gated inside; or tfjs ops, each gated against the old value before any assign.
-        const [p2, m2, v2] = fused
-          ? (tf.engine().runKernel(ADAM_UPDATE, ok ? { p, g, m, v, ok } : { p, g, m, v }, attrs) as tf.Tensor[])
-          : this.unfusedUpdate(p, g, m, v, lr, c1, c2).map((next, i) => gated(next, [p, m, v][i]!));
+        const [p2, m2, v2] = adamUpdate(p, scale ? tf.mul(g, scale) : g, m, v, attrs, ok && { ok, okLike });
         m.assign(m2!);
         v.assign(v2!);
         p.assign(p2!);
       }
     });
-  }
-
-  /** θ', m', v' of one parameter with tfjs ops (backends without the fused kernel). */
-  private unfusedUpdate(p: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, lr: number, c1: number, c2: number) {
-    const { beta1, beta2, epsilon } = this.opts;
-    const m1 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));
-    const v1 = tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2));
-    const step = tf.div(tf.div(m1, c1), tf.add(tf.sqrt(tf.div(v1, c2)), epsilon));
-    return [tf.sub(p, tf.mul(step, lr)), m1, v1];
   }
 
   /**
@@ -107,8 +137,8 @@ export class Adam {
   }
 
   /** The moments as plain arrays, named `<param>.exp_avg` / `.exp_avg_sq` (PyTorch's names). */
-  async state(named: [string, tf.Variable][]): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
-    const out = new Map<string, { shape: number[]; data: Float32Array }>();
+  async state(named: [string, tf.Variable][]): Promise<AdamState> {
+    const out: AdamState = new Map();
     for (const [name, p] of named) {
       const m = this.m.get(p);
       const v = this.v.get(p);
@@ -120,21 +150,12 @@ export class Adam {
   }
 
   /** Restores moments saved by state(); every parameter must have both, with its shape. */
-  restore(
-    named: [string, tf.Variable][],
-    step: number,
-    state: Map<string, { shape: number[]; data: Float32Array }>,
-    source: string,
-  ): void {
+  restore(named: [string, tf.Variable][], step: number, state: AdamState, source: string): void {
     this.step = step;
     for (const [name, p] of named) {
-      const m = state.get(`${name}.exp_avg`);
-      const v = state.get(`${name}.exp_avg_sq`);
-      if (!m || !v) throw new Error(`${source}: no Adam moments for "${name}"`);
-      if (m.data.length !== p.size || v.data.length !== p.size)
-        throw new Error(`${source}: Adam moments of "${name}" have ${m.data.length} values, the parameter ${p.size}`);
-      this.moment(this.m, p).assign(tf.tensor(m.data, p.shape));
-      this.moment(this.v, p).assign(tf.tensor(v.data, p.shape));
+      const { m, v } = savedMoments(state, name, p, source);
+      this.moment(this.m, p).assign(tf.tensor(m, p.shape));
+      this.moment(this.v, p).assign(tf.tensor(v, p.shape));
     }
   }
 

@@ -8,7 +8,7 @@ import { namedVariables } from '../model/params';
 import { headGradNorms, headMatrixNorms } from '../telemetry/heads';
 import type { Transformer } from '../model/transformer';
 import type { Batch } from '../data/batchStream';
-import type { Adam } from './adam';
+import type { Optimizer } from './optimizer';
 import { smoothedLossFromLogits } from './loss';
 import { microBatches } from './accumulate';
 import { type GpuWatch, watchGpu } from '../backend/webgpu/errors';
@@ -128,7 +128,7 @@ function gradients(
  */
 export async function trainStep(
   model: Transformer,
-  optimizer: Adam,
+  optimizer: Optimizer,
   batch: Batch,
   opts: StepOptions,
 ): Promise<StepResult> {
@@ -154,7 +154,7 @@ export async function trainStep(
 
 async function unwatchedStep(
   model: Transformer,
-  optimizer: Adam,
+  optimizer: Optimizer,
   batch: Batch,
   opts: StepOptions,
   vars: tf.Variable[],
@@ -186,11 +186,9 @@ async function unwatchedStep(
   const update = (ok?: tf.Tensor): void =>
     tf.tidy(() => {
       const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
-      if (opts.clipNorm && opts.clipNorm > 0) {
-        const scale = tf.minimum(1, tf.div(opts.clipNorm, tf.add(gradNorm, 1e-6)));
-        for (const k of Object.keys(grads)) grads[k] = tf.mul(grads[k], scale);
-      }
-      optimizer.apply(vars, grads, opts.lr, ok);
+      const clip = opts.clipNorm && opts.clipNorm > 0;
+      const scale = clip ? tf.minimum(1, tf.div(opts.clipNorm!, tf.add(gradNorm, 1e-6))) : undefined;
+      optimizer.apply(vars, grads, opts.lr, ok, scale);
     });
   const result = (l: ArrayLike<number>, n: ArrayLike<number>, g: ArrayLike<number>) => ({
     loss: l[0]!,

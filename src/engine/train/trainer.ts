@@ -16,7 +16,7 @@ import { attentionOfPairs } from '../inspect/attentionOfPairs';
 import type { Transformer } from '../model/transformer';
 import { decoderInput } from '../data/specialTokens';
 import { taskAlignment } from '../data/tasks';
-import { Adam } from './adam';
+import { createOptimizer, type Optimizer } from './optimizer';
 import type { Batch, BatchStream } from '../data/batchStream';
 import type { IdPair, PreparedData } from '../data/dataset';
 import { type BleuEvaluator, validationLoss } from './evaluate';
@@ -91,7 +91,7 @@ export class Trainer {
     readonly settings: TrainingSettings,
     readonly data: PreparedData,
     private readonly bleu?: BleuEvaluator,
-    private readonly optimizer = new Adam(),
+    private readonly optimizer: Optimizer = createOptimizer(),
   ) {
     this.stream = trainingStream(data, settings);
     const probes = probesOf(data, settings);

@@ -9,6 +9,7 @@ import { registerWebgpuAdam } from './adamUpdate';
 import { registerWebgpuAttention } from './attention';
 import { registerWebgpuAttentionGrad } from './attentionGrad';
 import { registerWebgpuBlocks } from './blocks';
+import { registerWebgpuCopies } from './copies';
 import { registerWebgpuTiledAttentionGrad } from './flashBackward';
 import { registerWebgpuTiledAttention } from './flashForward';
 import { registerWebgpuLoss } from './loss';
@@ -22,6 +23,7 @@ export function registerWebgpuTrainingOps(): void {
   registerWebgpuBlocks();
   registerWebgpuLoss();
   registerWebgpuAdam();
+  registerWebgpuCopies();
   registerWebgpuSumOfSquares();
   registerTrainingGradients();
 }

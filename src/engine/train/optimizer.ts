@@ -1,0 +1,24 @@
+/**
+ * Which layout of Adam's moments a run trains with: one pair of tensors a parameter (adam.ts) or all
+ * of them end to end (flatAdam.ts), the same update bit for bit. Flat where the backend has its
+ * one-dispatch kernel (webgpu), per parameter elsewhere (wasm's native update is one call a
+ * parameter already, and the flat layout would only add copies); ATTENTION_DEBUGGER_ADAM=flat or
+ * per-parameter chooses either on any backend, for a test or a bench.
+ */
+import { ADAM_UPDATE_FLAT, hasFusedKernel } from '../backend/fusedKernels';
+import { Adam } from './adam';
+import { FlatAdam } from './flatAdam';
+
+/** What a training step and the trainer ask of Adam, in either layout. */
+export type Optimizer = Pick<Adam, 'step' | 'opts' | 'apply' | 'keep' | 'state' | 'restore' | 'dispose'>;
+
+export const ADAM_ENV = 'ATTENTION_DEBUGGER_ADAM';
+const LAYOUTS = ['flat', 'per-parameter'] as const;
+
+/** Adam with the paper's options in the layout ADAM_ENV names, or the backend's default; throws on another value. */
+export function createOptimizer(env: NodeJS.ProcessEnv = process.env): Optimizer {
+  const value = env[ADAM_ENV] || (hasFusedKernel(ADAM_UPDATE_FLAT) ? 'flat' : 'per-parameter');
+  if (!(LAYOUTS as readonly string[]).includes(value))
+    throw new Error(`${ADAM_ENV}: unknown value "${value}" (expected ${LAYOUTS.join(' or ')})`);
+  return value === 'flat' ? new FlatAdam() : new Adam();
+}
