@@ -3,7 +3,9 @@
  * gradient norm: tfjs's ops take three dispatches a parameter (square, sum, add), this kernel one a
  * group of GROUP parameters and one at the end. WebGPU allows 8 storage buffers a shader stage
  * (tfjs asks for the default limit) and a program's output is one of them, so a program reads at
- * most 7: GROUP gradients and the running partial sums.
+ * most 7: GROUP gradients and the running partial sums. More than GROUP inputs (a step's gradients)
+ * are first laid end to end by copy commands (copies.ts), in runs of what one buffer binding holds
+ * (one run below 512 Mi values on a GPU), so that the sum is one program and the last.
  * 1. a program per group: W workgroups (from the total size), each thread strides over every
  *    tensor of the group with step W·WG, its Σ x² summed over the workgroup; partial [W] =
  *    the previous group's partial + this group's (the first group has none);
@@ -15,6 +17,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { addKernel, product, type KernelFunc } from '../kernels';
 import { SUM_OF_SQUARES } from '../trainingOps';
+import { gatherFlat, runsWithin } from './copies';
+import { gpuBufferLimits } from './memorySize';
 import { disposeAll, REDUCE, reshape, runProgram, type Uniform, type WebgpuBackend } from './program';
 
 /** Gradients a program reads, with the partial sums of the groups before it: 7 storage buffers. */
@@ -30,6 +34,21 @@ const MAX_WORKGROUPS = 1024;
 export const partialCount = (total: number): number =>
   Math.min(MAX_WORKGROUPS, Math.max(1, Math.ceil(total / (WG * PER_THREAD))));
 
+/** xs in as few vectors as one buffer binding each holds (float32 values), their order kept. */
+function laidEndToEnd(backend: WebgpuBackend, xs: tf.TensorInfo[]): tf.TensorInfo[] {
+  const most = Math.floor(gpuBufferLimits()!.maxStorageBufferBindingSize / 4);
+  const runs = runsWithin(
+    xs.map((x) => product(x.shape)),
+    most,
+  );
+  return runs.map((run) =>
+    gatherFlat(
+      backend,
+      run.map((i) => xs[i]!),
+    ),
+  );
+}
+
 /** The inputs in any number (a map or an array, as addN's), float32 → Σ Σ x² as a float32 scalar. */
 const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
   const backend = be as WebgpuBackend;
@@ -37,10 +56,14 @@ const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
   for (const x of xs)
     if (x.dtype !== 'float32') throw new TypeError(`${SUM_OF_SQUARES} sums float32 tensors, not ${x.dtype}`);
   if (xs.length === 0) return backend.makeTensorInfo([], 'float32', new Float32Array([0]));
-  const sizes = xs.map((x) => product(x.shape));
-  const w = partialCount(sizes.reduce((a, b) => a + b, 0));
+  const w = partialCount(xs.reduce((a, x) => a + product(x.shape), 0));
+  // More than a program reads: laid end to end first, by copy commands (copies.ts), in runs that one
+  // buffer binding holds, so that a step's gradient norm is one program and the final sum.
+  const laid = xs.length > GROUP ? laidEndToEnd(backend, xs) : undefined;
+  const ins = laid ?? xs;
+  const sizes = ins.map((x) => product(x.shape));
   // Flat views (no copy): one pipeline per group size and per which sizes are 1 or W, not per rank.
-  const flat = xs.map((x, k) => reshape(backend, x, [sizes[k]!]));
+  const flat = ins.map((x, k) => reshape(backend, x, [sizes[k]!]));
   let partial: tf.TensorInfo | undefined;
   for (let from = 0; from < flat.length; from += GROUP) {
     const group = flat.slice(from, from + GROUP);
@@ -78,7 +101,7 @@ const sumOfSquaresKernel: KernelFunc = ({ inputs, backend: be }) => {
     if (partial) disposeAll(backend, [partial]);
     partial = next;
   }
-  disposeAll(backend, flat);
+  disposeAll(backend, [...flat, ...(laid ?? [])]);
   const last = partial!;
   // [1]: the W partials summed by one workgroup
   const sum =
