@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import process from 'node:process';
 import { loadEngine } from './lib/build.mjs';
+import { optimizerOf } from './lib/common.mjs';
 import { makeBatch, TRAIN_SHAPES } from './lib/trainCase.mjs';
 
 /**
@@ -43,7 +44,7 @@ async function child(name, steps, vary) {
   const [preset, overrides] = TRAIN_SHAPES[name.split('-')[0]];
   const config = E.configFromPreset(preset, { src_vocab: vocab, tgt_vocab: vocab }, overrides);
   const model = new E.Transformer(config, undefined, 1);
-  const adam = new E.Adam(E.PAPER_ADAM);
+  const adam = optimizerOf(E);
   const times = [];
   for (let s = 0; s < steps; s++) {
     const batch = makeBatch(config, rows, vary ? len - 4 * (s % 4) : len, s + 1);

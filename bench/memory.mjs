@@ -12,7 +12,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from './lib/build.mjs';
 import { makeBatch } from './lib/trainCase.mjs';
-import { parseArgs } from './lib/common.mjs';
+import { optimizerOf, parseArgs } from './lib/common.mjs';
 
 const MiB = 2 ** 20;
 
@@ -23,7 +23,7 @@ async function measure(preset, rows, len, vocab, steps) {
   const watch = e.watchWasmHeap();
   const config = e.configFromPreset(preset, { src_vocab: vocab, tgt_vocab: vocab });
   const model = new e.Transformer(config, undefined, 1);
-  const adam = new e.Adam(e.PAPER_ADAM);
+  const adam = optimizerOf(e);
   const batch = makeBatch(config, rows, len, 1);
   for (let i = 0; i < steps; i++) await e.trainStep(model, adam, batch, { lr: 1e-4, labelSmoothing: 0.1, seed: i });
   const tokens = rows * len * 2; // padded source + target tokens: batch_tokens' measure

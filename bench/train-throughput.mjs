@@ -26,6 +26,7 @@ import {
   labelled,
   median,
   now,
+  optimizerOf,
   parseArgs,
   peakRssMiB,
   roundsTable,
@@ -50,18 +51,8 @@ const args = parseArgs({
   name: '',
 });
 const engine = await loadEngine();
-const {
-  tf,
-  matMulDetail,
-  initBackend,
-  configFromPreset,
-  Transformer,
-  Adam,
-  PAPER_ADAM,
-  trainStep,
-  setBlasThreads,
-  useTrainingKernels,
-} = engine;
+const { tf, matMulDetail, initBackend, configFromPreset, Transformer, trainStep, setBlasThreads, useTrainingKernels } =
+  engine;
 const backend = await initBackend(args.backend || undefined);
 const gpu = isGpuComparison(backend, args.device);
 // Threads matter on the CPU only: a GPU side runs at one setting.
@@ -86,7 +77,7 @@ for (const name of args.configs.split(',')) {
   writeFileSync(file, JSON.stringify({ name, config, batch }));
 
   const model = new Transformer(config, undefined, 1);
-  const adam = new Adam(PAPER_ADAM);
+  const adam = optimizerOf(engine);
   let seed = 1000;
   let last;
   const step = () => trainStep(model, adam, batch, { lr: args.lr, labelSmoothing: 0.1, seed: seed++ });

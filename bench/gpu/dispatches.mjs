@@ -9,7 +9,7 @@ import console from 'node:console';
 import { execFileSync } from 'node:child_process';
 import process from 'node:process';
 import { bundleEngineAt, loadEngine } from '../lib/build.mjs';
-import { engineAdapter, parseArgs, writeResult } from '../lib/common.mjs';
+import { engineAdapter, optimizerOf, parseArgs, writeResult } from '../lib/common.mjs';
 import { makeBatch, TRAIN_SHAPES } from '../lib/trainCase.mjs';
 
 const args = parseArgs({ configs: 'tiny,issue', batch: 32, len: 32, vocab: 8000, before: '', child: false });
@@ -45,7 +45,7 @@ if (args.child && !process.env.BENCH_ENGINE_BUNDLE) {
 }
 const before = args.before && !args.child ? await countBefore() : [];
 const engine = await loadEngine();
-const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = engine;
+const { tf, initBackend, configFromPreset, Transformer, trainStep } = engine;
 await initBackend('webgpu');
 const adapter = engineAdapter(engine);
 /** Counts the backend's dispatches, submissions and reads while `run` runs; notes reads before `mark()`. */
@@ -85,7 +85,7 @@ for (const name of args.configs.split(',')) {
   const batch = makeBatch(config, args.batch, args.len);
   {
     const model = new Transformer(config, undefined, 1);
-    const adam = new Adam(PAPER_ADAM);
+    const adam = optimizerOf(engine);
     const step = (seed) => trainStep(model, adam, batch, { lr: 1e-4, labelSmoothing: 0.1, seed });
     await step(1); // compiles the pipelines
     const tally = await count(async (mark) => {

@@ -11,12 +11,12 @@
 import console from 'node:console';
 import process from 'node:process';
 import { loadEngine } from '../lib/build.mjs';
-import { engineAdapter, now, parseArgs, writeResult } from '../lib/common.mjs';
+import { engineAdapter, now, optimizerOf, parseArgs, writeResult } from '../lib/common.mjs';
 import { makeBatch, TRAIN_SHAPES } from '../lib/trainCase.mjs';
 
 const args = parseArgs({ configs: 'issue,base,base-25k', batch: 32, len: 32, vocab: 8000, top: 25 });
 const engine = await loadEngine();
-const { tf, initBackend, configFromPreset, Transformer, Adam, PAPER_ADAM, trainStep } = engine;
+const { tf, initBackend, configFromPreset, Transformer, trainStep } = engine;
 await initBackend('webgpu');
 const adapter = engineAdapter(engine);
 const timestamps = tf.backend().supportTimestampQuery === true;
@@ -50,7 +50,7 @@ for (const name of args.configs.split(',')) {
   const config = configFromPreset(preset, { src_vocab: args.vocab, tgt_vocab: args.vocab }, overrides);
   const batch = makeBatch(config, B, T);
   const model = new Transformer(config, undefined, 1);
-  const adam = new Adam(PAPER_ADAM);
+  const adam = optimizerOf(engine);
   const step = (seed) => trainStep(model, adam, batch, { lr: 1e-4, labelSmoothing: 0.1, seed });
   try {
     await step(1); // compiles the pipelines

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
 # Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
-#   bash bench/gpu/run.sh [all|tests|matmul|gemm|train-before|train|profile|attention] [--rehearse]
+#   bash bench/gpu/run.sh [all|tests|matmul|gemm|train-before|train|train-variants|profile|attention] [--rehearse]
 # - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
 # - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
 # - gemm:   bench/gpu/gemm.mjs, our own GEMM (issue 30 item 2) under several tiles against tfjs's
 #   matMul at 4096² and base-25k's step shapes, in one process (gemm.log): the tile sweep;
 # - train:  bench/train-throughput.mjs, webgpu against PyTorch CUDA on issue, base and base at ~25k
-#   tokens a batch; train-before: the same with the engine before its webgpu kernels;
+#   tokens a batch; train-before: the same with the engine before its webgpu kernels; train-variants
+#   (not in `all`: two more training benches) the same with the per-parameter Adam
+#   (ATTENTION_DEBUGGER_ADAM=per-parameter, against the flat default) and with our own GEMM
+#   (ATTENTION_DEBUGGER_GEMM=own, against tfjs's), to choose those defaults on a GPU;
 # - profile: bench/gpu/profile.mjs, one step of each config under tf.profile: kernel time by name and
 #   shape, the step's wall time against its kernel time, the GPU buffers' peak (profile.log);
 # - attention: bench/gpu/attention.mjs, the attention kernels alone at base-25k's shapes, the row
@@ -86,6 +89,13 @@ fi
 if [ "$what" = all ] || [ "$what" = train ]; then
   node bench/train-throughput.mjs --backend webgpu --device "$device" --configs "$configs" "${train_flags[@]}" 2>&1 |
     tee "$out/train-throughput.log" || status=1
+fi
+if [ "$what" = train-variants ]; then
+  for variant in ADAM=per-parameter GEMM=own; do
+    name="train-throughput-gpu-$(echo "$variant" | tr 'A-Z=' 'a-z-')${rehearse:+-rehearsal}"
+    env "ATTENTION_DEBUGGER_$variant" node bench/train-throughput.mjs --backend webgpu --device "$device" \
+      --configs "$configs" --name "$name" "${train_flags[@]}" 2>&1 | tee "$out/$name.log" || status=1
+  done
 fi
 if [ "$what" = all ] || [ "$what" = attention ]; then
   node bench/gpu/attention.mjs "${attention_flags[@]}" 2>&1 | tee "$out/attention.log" || status=1

@@ -69,6 +69,8 @@ export function header(title, engineInfo, peer) {
   console.log(`# ${title}`);
   console.log(`date ${m.date}; ${m.nproc} CPUs (${m.cpu}); load average ${m.load} (1/5/15 min); node ${m.node}`);
   console.log(`engine: tfjs ${engineInfo}`);
+  const chosen = ['ADAM', 'GEMM', 'ATTENTION'].map((k) => `ATTENTION_DEBUGGER_${k}`).filter((k) => process.env[k]);
+  if (chosen.length) console.log(`        with ${chosen.map((k) => `${k}=${process.env[k]}`).join(', ')}`);
   if (peer?.gpu) {
     const peak = peer.fp32_peak_tflops ? `${peer.fp32_peak_tflops.toFixed(1)} TFLOP/s` : 'unknown';
     console.log(
@@ -89,6 +91,13 @@ export function labelled(name, title, gpu, fair) {
     title: fair.rehearsal ? `REHEARSAL (not a measurement): ${title}` : title,
   };
 }
+
+/**
+ * The engine's Adam as a run makes it (train/optimizer.ts: flat on webgpu, per parameter elsewhere);
+ * an engine bundled from a commit before the flat layout has only the per-parameter one.
+ */
+export const optimizerOf = (engine) =>
+  engine.createOptimizer ? engine.createOptimizer() : new engine.Adam(engine.PAPER_ADAM);
 
 /** The engine's GPU adapter for a bench's checks and header: { software, line }, or null. */
 export function engineAdapter(engine) {

@@ -15,6 +15,7 @@ export { Transformer } from '../../src/engine/model/transformer';
 export { trainStep } from '../../src/engine/train/step';
 export type { Batch } from '../../src/engine/data/batchStream';
 export { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
+export { createOptimizer } from '../../src/engine/train/optimizer';
 export { translate } from '../../src/engine/decode/translate';
 export { prepareData } from '../../src/engine/data/dataset';
 export { saveCheckpoint } from '../../src/engine/checkpoint';
