@@ -357,7 +357,7 @@ for (const [theme, dpr] of [
         head.bar >= head.bottom && head.bar < 700,
         `at ${width} px the toolbar (top ${head.bar}) is below the header (bottom ${head.bottom})`,
       );
-      await page.screenshot({ path: join(artifacts, `global-${theme}-${width}.png`) });
+      await page.screenshot({ path: join(artifacts, `global-${other}-${width}.png`) }); // the theme switched to, above
     }
     // Narrow: the scatter fits a 420 px panel, drawn anew at that size, still coloured and hoverable.
     await page.waitForFunction(() => document.getElementById('global-canvas').getBoundingClientRect().width < 420);
