@@ -68,13 +68,17 @@ function flatScatter(x: tf.Tensor1D, sizes: number[]): tf.Tensor[] {
   );
 }
 
-/** s' [3N] from p [N], g [N] and s [3N]: ADAM_UPDATE_FLAT's one dispatch, else adam.ts's update on flat vectors. */
-function updateFlat(p: tf.Tensor1D, g: tf.Tensor1D, s: tf.Tensor1D, a: AdamAttrs, ok?: tf.Tensor, scale?: tf.Tensor) {
+/**
+ * s' [3N] from g [N], s [3N] and p [N], the parameters, where s's θ part is not theirs:
+ * ADAM_UPDATE_FLAT's one dispatch, else adam.ts's update on flat vectors.
+ */
+function updateFlat(g: tf.Tensor1D, s: tf.Tensor1D, a: AdamAttrs, p?: tf.Tensor1D, ok?: tf.Tensor, scale?: tf.Tensor) {
   if (hasFusedKernel(ADAM_UPDATE_FLAT)) {
-    const inputs = { p, g, s, ...(ok ? { ok } : {}), ...(scale ? { scale } : {}) };
+    const inputs = { ...(p ? { p } : {}), g, s, ...(ok ? { ok } : {}), ...(scale ? { scale } : {}) };
     return tf.engine().runKernel(ADAM_UPDATE_FLAT, inputs, { ...a }) as tf.Tensor1D;
   }
-  const n = p.size;
+  const n = g.size;
+  p ??= tf.slice(s, 0, n);
   const okOfN = ok && tf.broadcastTo(ok, [n]);
   const gate = okOfN && { ok: ok!, okLike: () => okOfN };
   const [m, v] = [tf.slice(s, n, n), tf.slice(s, 2 * n, n)];
@@ -87,6 +91,12 @@ export class FlatAdam {
   /** The parameters' groups, laid out by the first update or restore, and each group's θ | m | v [3N]. */
   private groups?: Group[];
   private states: (tf.Tensor1D | undefined)[] = [];
+  /**
+   * Each group's parameters' data as its last update left them, when its state's θ part is theirs:
+   * an update then reads θ there instead of gathering it. Anything else that assigns a parameter
+   * (a resume, a restore) gives it other data, and the next update gathers again.
+   */
+  private scattered: (tf.DataId[] | undefined)[] = [];
 
   /** `most`: the values a group may hold (by default what one GPU buffer binding allows). */
   constructor(
@@ -112,9 +122,10 @@ export class FlatAdam {
     const attrs = adamAttrs(this.opts, this.step, lr);
     groups.forEach((group, i) => {
       const next = tf.tidy(() => {
-        const p = flatGather(group.vars); // [N]
+        const theirs = this.scattered[i]?.every((id, k) => group.vars[k]!.dataId === id);
+        const p = theirs ? undefined : flatGather(group.vars); // [N]
         const g = flatGather(group.vars.map((v) => grads[v.name]!)); // [N]
-        const s = updateFlat(p, g, this.states[i] ?? tf.zeros([3 * group.n]), attrs, ok, scale); // [3N]
+        const s = updateFlat(g, this.states[i] ?? tf.zeros([3 * group.n]), attrs, p, ok, scale); // [3N]
         const pieces = flatScatter(
           s,
           group.vars.map((v) => v.size),
@@ -122,6 +133,7 @@ export class FlatAdam {
         group.vars.forEach((v, k) => v.assign(tf.reshape(pieces[k]!, v.shape)));
         return s;
       });
+      this.scattered[i] = group.vars.map((v) => v.dataId);
       this.states[i]?.dispose();
       this.states[i] = tf.keep(next); // the caller's tidy (train/step.ts) would dispose it
     });
@@ -188,6 +200,7 @@ export class FlatAdam {
   dispose(): void {
     this.states.forEach((s) => s?.dispose());
     this.states = [];
+    this.scattered = [];
     this.groups = undefined;
   }
 }

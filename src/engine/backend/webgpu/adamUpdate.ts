@@ -74,23 +74,25 @@ const adamUpdateKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
 };
 
 /**
- * The update of every parameter at once, in one dispatch (flatAdam.ts, issue 30): p [N] and g [N]
- * are the parameters and gradients laid end to end, s [3N] the state, θ | m | v (its θ part unread);
- * with ok? as above and scale? (a float32 scalar: g is g·scale, as tf.mul makes it) → s' [3N], θ' | m'
- * | v'. Element k's arithmetic is adamUpdateKernel's, bit for bit.
+ * The update of every parameter at once, in one dispatch (flatAdam.ts, issue 30): g [N] is the
+ * gradients laid end to end, s [3N] the state θ | m | v, and p [N] the parameters where s's θ part
+ * is not theirs (absent: θ is read from s); with ok? as above and scale? (a float32 scalar: g is
+ * g·scale, as tf.mul makes it) → s' [3N], θ' | m' | v'. Element k's arithmetic is adamUpdateKernel's,
+ * bit for bit.
  */
 const adamUpdateFlatKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
-  const { p, g, s, ok, scale } = inputs as Record<'p' | 'g' | 's', tf.TensorInfo> &
-    Partial<Record<'ok' | 'scale', tf.TensorInfo>>;
-  const n = product(p.shape);
-  if (product(g.shape) !== n || product(s.shape) !== 3 * n)
+  const { p, g, s, ok, scale } = inputs as Record<'g' | 's', tf.TensorInfo> &
+    Partial<Record<'p' | 'ok' | 'scale', tf.TensorInfo>>;
+  const n = product(g.shape);
+  if ((p && product(p.shape) !== n) || product(s.shape) !== 3 * n)
     throw new RangeError(
-      `${ADAM_UPDATE_FLAT}: p has ${n} values, g ${product(g.shape)}, s ${product(s.shape)} (3·${n})`,
+      `${ADAM_UPDATE_FLAT}: g has ${n} values, p ${p && product(p.shape)}, s ${product(s.shape)} (3·${n})`,
     );
+  const theta = p ? 'p[k]' : 's[k]';
   const gated = (old: string, value: string) => (ok ? `select(${old}, ${value}, ok[0] != 0)` : value);
   return runProgram(be as WebgpuBackend, {
-    key: `adam_flat${ok ? '_gated' : ''}${scale ? '_scaled' : ''}`,
-    inputs: { p, g, s, ...(ok ? { ok } : {}), ...(scale ? { scale } : {}) },
+    key: `adam_flat${p ? '' : '_theta_in_s'}${ok ? '_gated' : ''}${scale ? '_scaled' : ''}`,
+    inputs: { ...(p ? { p } : {}), g, s, ...(ok ? { ok } : {}), ...(scale ? { scale } : {}) },
     outputShape: [3 * n],
     ...perElement(n, 256),
     uniforms: [...adamUniforms(attrs as unknown as AdamAttrs), { name: 'n', type: 'i32', value: n }],
@@ -103,7 +105,7 @@ const adamUpdateFlatKernel: KernelFunc = ({ inputs, backend: be, attrs }) => {
     main: `
       let k = index;
       if (k < uniforms.n) {
-        result[k] = ${gated('p[k]', nextParameter('p[k]'))};
+        result[k] = ${gated(theta, nextParameter(theta))};
         result[uniforms.n + k] = ${gated('s[uniforms.n + k]', 'firstMoment(k)')};
         result[2 * uniforms.n + k] = ${gated('s[2 * uniforms.n + k]', 'secondMoment(k)')};
       }`,
