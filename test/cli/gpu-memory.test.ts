@@ -3,7 +3,8 @@
  * (issue 28 item 2), before the model is made and within seconds, with the step's estimate, where
  * the GPU's size came from and the largest batch_tokens and --accumulate that fit: against a
  * 16 GiB GPU (--gpu-memory 16) by the estimate, and on lavapipe, whose buffers may be bound 128 MiB
- * at most, by its largest buffer even against 80 GiB. A --gpu-memory that is not a size is a usage error.
+ * at most, by its largest buffer even against 80 GiB; the refusal offers the per-parameter Adam's
+ * smaller footprint. A --gpu-memory that is not a size is a usage error.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -52,6 +53,12 @@ test('big on webgpu at its default batch is refused before its model is made', a
     const bytes = (tokens: number, n = 1) => trainingMemory(big, tokens, n, WEBGPU_COUNTS).bytes;
     assert.ok(bytes(largest) <= 16 * 2 ** 30 && bytes(largest + 1) > 16 * 2 ** 30, r.stderr);
     assert.ok(bytes(50000, split) <= 16 * 2 ** 30 && bytes(50000, 1) > 16 * 2 ** 30, r.stderr);
+    // The flat Adam (webgpu's default) holds 13 copies of the parameters, the per-parameter one 8:
+    // 5 × 176.4 M × 4 bytes = 3.29 GiB less, which the refusal offers.
+    assert.match(
+      r.stderr,
+      /; ATTENTION_DEBUGGER_ADAM=per-parameter holds 5 fewer copies of the parameters \(3\.3 GiB\)/,
+    );
     assert.equal(existsSync(out), false, 'a refused run leaves no folder');
     assert.ok(r.seconds < 60, `refused after ${r.seconds} s`);
   });

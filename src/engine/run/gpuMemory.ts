@@ -8,7 +8,12 @@
 import type { TransformerConfig } from '../model/config';
 import { gpuBufferLimits, gpuMemorySize, type GpuMemorySize } from '../backend/webgpu/memorySize';
 import { parameterSpecs } from '../model/params';
+import { ADAM_ENV, adamLayout, type AdamLayout } from '../train/optimizer';
 import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './memory';
+
+/** Parameter copies at a step's peak with the flat Adam and with the per-parameter one (below). */
+const FLAT_ADAM_COPIES = 13;
+const PER_PARAMETER_ADAM_COPIES = 8;
 
 /**
  * The webgpu backend with its training kernels, counted from the buffers the device holds at the
@@ -31,7 +36,7 @@ import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './m
  * backend/tiledAttention.ts).
  */
 export const WEBGPU_COUNTS: MemoryCounts = {
-  parameterCopies: 13,
+  parameterCopies: FLAT_ADAM_COPIES,
   encoderLayer: { d: 9, ff: 1 },
   decoderLayer: { d: 13, ff: 1 },
   crossKV: 2,
@@ -39,6 +44,11 @@ export const WEBGPU_COUNTS: MemoryCounts = {
   logitCopies: 2,
   fixedBytes: 1 << 20,
 };
+
+/** WEBGPU_COUNTS for the Adam layout a run will take (train/optimizer.ts). */
+export function webgpuCounts(layout: AdamLayout = adamLayout()): MemoryCounts {
+  return { ...WEBGPU_COUNTS, parameterCopies: layout === 'flat' ? FLAT_ADAM_COPIES : PER_PARAMETER_ADAM_COPIES };
+}
 
 /**
  * The largest single buffer of a step, in bytes, and what it holds: the logits [B·T, V] of one
@@ -91,10 +101,18 @@ export function checkGpuTrainingMemory(
   const accumulate = batch.accumulate ?? 1;
   const name = batch.name ?? 'batch_tokens';
   const bufferLimit = Math.min(gpu.maxBufferSize, gpu.maxStorageBufferBindingSize);
+  const layout = adamLayout();
+  const counts = webgpuCounts(layout);
   checkTrainingMemory(config, source, batch, 'webgpu', {
     limit: gpu.memory.bytes ?? Infinity, // not known: only the buffer limits are checked
     what: `the GPU's memory according to ${gpu.memory.source}`,
-    counts: WEBGPU_COUNTS,
+    counts,
+    advice: (e) =>
+      layout === 'flat'
+        ? `${ADAM_ENV}=per-parameter holds ${FLAT_ADAM_COPIES - PER_PARAMETER_ADAM_COPIES} fewer copies of ` +
+          `the parameters (${gib(e.weights * (FLAT_ADAM_COPIES - PER_PARAMETER_ADAM_COPIES))}), for Adam's ` +
+          'update in a dispatch a parameter'
+        : '',
   });
   const largest = largestBuffer(config, batch.tokens, accumulate);
   if (largest.bytes > bufferLimit) {
@@ -103,7 +121,7 @@ export function checkGpuTrainingMemory(
     // Batch tokens of one micro-batch whose largest buffer fits (none where a parameter is the largest).
     const perMicroBatch = largest.perToken ? Math.floor(bufferLimit / (2 * largest.perToken)) * 2 : 0;
     const split = Math.ceil(batch.tokens / Math.max(1, perMicroBatch));
-    const e = trainingMemory(config, batch.tokens, accumulate, WEBGPU_COUNTS);
+    const e = trainingMemory(config, batch.tokens, accumulate, counts);
     const fix =
       perMicroBatch >= 1
         ? `the largest ${name} that fits is ${perMicroBatch * accumulate}, or keep it and split each batch with ` +

@@ -146,6 +146,8 @@ export interface BackendMemory {
   /** E.g. "the GPU's memory (from nvidia-smi)"; the message adds the size after it. */
   what: string;
   counts: MemoryCounts;
+  /** A way to need less that the message adds after the batch's (e.g. another Adam layout). */
+  advice?: (e: MemoryEstimate) => string;
 }
 
 /**
@@ -197,8 +199,9 @@ export function checkTrainingMemory(
       : `no batch fits: the weights, gradients, Adam's moments and scratch alone take ${gib(e.fixed)}; ` +
         'make d_model, d_ff, the layers or the vocabulary smaller' +
         (backend === 'wasm' ? ', or train on another backend (the wasm heap is 4 GiB at most)' : '');
+  const advice = memory?.advice?.(e);
   throw new Error(
     `${source}: ${(e.parameters / 1e6).toFixed(1)} M parameters with ${name} ${batch.tokens} need about ` +
-      `${gib(e.bytes)} to train (${parts}), more than ${what} (${gib(limit)}); ${fix}`,
+      `${gib(e.bytes)} to train (${parts}), more than ${what} (${gib(limit)}); ${fix}${advice ? `; ${advice}` : ''}`,
   );
 }

@@ -15,10 +15,17 @@ export type Optimizer = Pick<Adam, 'step' | 'opts' | 'apply' | 'keep' | 'state' 
 export const ADAM_ENV = 'ATTENTION_DEBUGGER_ADAM';
 const LAYOUTS = ['flat', 'per-parameter'] as const;
 
-/** Adam with the paper's options in the layout ADAM_ENV names, or the backend's default; throws on another value. */
-export function createOptimizer(env: NodeJS.ProcessEnv = process.env): Optimizer {
+export type AdamLayout = (typeof LAYOUTS)[number];
+
+/** The layout ADAM_ENV names, or the active backend's default; throws, naming the variable, on another value. */
+export function adamLayout(env: NodeJS.ProcessEnv = process.env): AdamLayout {
   const value = env[ADAM_ENV] || (hasFusedKernel(ADAM_UPDATE_FLAT) ? 'flat' : 'per-parameter');
   if (!(LAYOUTS as readonly string[]).includes(value))
     throw new Error(`${ADAM_ENV}: unknown value "${value}" (expected ${LAYOUTS.join(' or ')})`);
-  return value === 'flat' ? new FlatAdam() : new Adam();
+  return value as AdamLayout;
+}
+
+/** Adam with the paper's options in adamLayout's layout. */
+export function createOptimizer(env: NodeJS.ProcessEnv = process.env): Optimizer {
+  return adamLayout(env) === 'flat' ? new FlatAdam() : new Adam();
 }
