@@ -4,9 +4,8 @@
  * ATTENTION_DEBUGGER_GEMM=own|tfjs is read once, when the webgpu backend loads (backend/index.ts);
  * setOwnGemm switches it for a test or a bench. tfjs's stays the default until ours is measured on a GPU.
  */
-import type * as tf from '@tensorflow/tfjs-core';
 import { gemm } from './gemm';
-import { tfjsMatMul, type WebgpuBackend } from './program';
+import { type MatMul, tfjsMatMul } from './program';
 
 export const GEMM_ENV = 'ATTENTION_DEBUGGER_GEMM';
 const CHOICES = ['tfjs', 'own'] as const;
@@ -29,15 +28,6 @@ export function gemmFromEnv(env: NodeJS.ProcessEnv = process.env): void {
   setOwnGemm(value === 'own');
 }
 
-/** op(a)·op(b) (+ bias, then ReLU) for a, b of rank 2, with the chosen GEMM. */
-export function matMul(
-  backend: WebgpuBackend,
-  a: tf.TensorInfo,
-  b: tf.TensorInfo,
-  transposeA: boolean,
-  transposeB: boolean,
-  bias?: tf.TensorInfo,
-  relu = false,
-): tf.TensorInfo {
-  return (own ? gemm : tfjsMatMul)(backend, a, b, transposeA, transposeB, bias, relu);
-}
+/** MatMul with the chosen GEMM. */
+export const matMul: MatMul = (backend, a, b, transposeA, transposeB, bias, relu = false) =>
+  (own ? gemm : tfjsMatMul)(backend, a, b, transposeA, transposeB, bias, relu);

@@ -135,23 +135,25 @@ export const sliceRows = (backend: WebgpuBackend, x: tf.TensorInfo, from: number
     { begin: [from, ...x.shape.slice(1).map(() => 0)], size: [count, ...x.shape.slice(1)] },
   );
 
-/**
- * op(a)·op(b) (+ bias, then ReLU) for a, b of rank 2: tfjs-backend-webgpu's own matMul
- * (batchMatMulImpl, the _FusedMatMul kernel), with bias and ReLU fused into it. gemmSwitch.ts
- * matMul picks it or our own (gemm.ts).
- */
-export function tfjsMatMul(
+/** op(a)·op(b) (+ bias, then ReLU) for a, b of rank 2: tfjs's (below), ours (gemm.ts) and the switch between them. */
+export type MatMul = (
   backend: WebgpuBackend,
   a: tf.TensorInfo,
   b: tf.TensorInfo,
   transposeA: boolean,
   transposeB: boolean,
   bias?: tf.TensorInfo,
-  relu = false,
-): tf.TensorInfo {
+  relu?: boolean,
+) => tf.TensorInfo;
+
+/**
+ * MatMul by tfjs-backend-webgpu's own matMul (batchMatMulImpl, the _FusedMatMul kernel), with bias
+ * and ReLU fused into it. gemmSwitch.ts matMul picks it or our own (gemm.ts).
+ */
+export const tfjsMatMul: MatMul = (backend, a, b, transposeA, transposeB, bias, relu = false) => {
   const attrs = { transposeA, transposeB, activation: relu ? 'relu' : 'linear', leakyreluAlpha: 0 };
   return call(tf._FusedMatMul, backend, bias ? { a, b, bias } : { a, b }, attrs);
-}
+};
 
 /** Disposes intermediate results of a kernel (each TensorInfo once). */
 export function disposeAll(backend: WebgpuBackend, infos: tf.TensorInfo[]): void {
