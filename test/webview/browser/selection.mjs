@@ -58,6 +58,8 @@ test('the inspector’s slider moves the shared step cursor, and the dashboard m
   await head.waitForFunction(() => document.body.dataset.drawnStep === '300');
   await head.locator('#step-slider').fill('1');
   await head.waitForFunction(() => document.body.dataset.drawnStep === '200');
+  // The cursor is posted once a frame, after the draw: wait for that frame, not the draw.
+  await head.waitForFunction(() => window.__posted.some((m) => m.type === 'cursor'));
   const cursor = await posted(head, 'cursor');
   assert(cursor.length === 1 && cursor[0].step === 200, `posted ${JSON.stringify(cursor)}`);
   const label = await head.locator('#step-label').innerText();
@@ -283,6 +285,8 @@ test('the inspector’s play button walks the slider through the history, moving
   await head.click('#play');
   assert((await head.locator('#play').innerText()) === '⏸', 'playing shows pause');
   await head.waitForFunction(() => document.querySelector('#play').textContent === '▶', null, { timeout: 5000 });
+  // The last step's cursor goes out on the frame after its draw.
+  await head.waitForFunction(() => window.__posted.some((m) => m.type === 'cursor' && m.step === 300));
   const steps = (await posted(head, 'cursor')).map((m) => m.step);
   assert(steps.join(',') === '200,300', `the cursor went through ${steps.join(',')}`);
   assert((await head.evaluate(() => document.body.dataset.drawnStep)) === '300', 'it ends at the newest step');
