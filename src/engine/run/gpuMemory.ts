@@ -35,20 +35,20 @@ const PER_PARAMETER_ADAM_COPIES = 8;
  * the sequence length (the tiled kernels, the default for heads up to 64 wide, have none:
  * backend/tiledAttention.ts).
  */
-export const WEBGPU_COUNTS: MemoryCounts = {
-  parameterCopies: FLAT_ADAM_COPIES,
-  encoderLayer: { d: 9, ff: 1 },
-  decoderLayer: { d: 13, ff: 1 },
-  crossKV: 2,
-  embedding: 6,
-  logitCopies: 2,
-  fixedBytes: 1 << 20,
-};
-
-/** WEBGPU_COUNTS for the Adam layout a run will take (train/optimizer.ts). */
 export function webgpuCounts(layout: AdamLayout = adamLayout()): MemoryCounts {
-  return { ...WEBGPU_COUNTS, parameterCopies: layout === 'flat' ? FLAT_ADAM_COPIES : PER_PARAMETER_ADAM_COPIES };
+  return {
+    parameterCopies: layout === 'flat' ? FLAT_ADAM_COPIES : PER_PARAMETER_ADAM_COPIES,
+    encoderLayer: { d: 9, ff: 1 },
+    decoderLayer: { d: 13, ff: 1 },
+    crossKV: 2,
+    embedding: 6,
+    logitCopies: 2,
+    fixedBytes: 1 << 20,
+  };
 }
+
+/** webgpuCounts of webgpu's default, the flat Adam: what the fitted peaks were measured with. */
+export const WEBGPU_COUNTS: MemoryCounts = webgpuCounts('flat');
 
 /**
  * The largest single buffer of a step, in bytes, and what it holds: the logits [B·T, V] of one

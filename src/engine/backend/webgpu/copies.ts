@@ -63,7 +63,10 @@ export function runsWithin(sizes: readonly number[], most: number): number[][] {
   const runs: number[][] = [];
   let n = 0;
   sizes.forEach((size, i) => {
-    if (runs.length === 0 || (n > 0 && n + size > most)) [runs[runs.length], n] = [[], 0];
+    if (runs.length === 0 || (n > 0 && n + size > most)) {
+      runs.push([]);
+      n = 0;
+    }
     runs.at(-1)!.push(i);
     n += size;
   });
