@@ -25,7 +25,12 @@ export interface AdamAttrs {
 
 /** Whether the active backend has one of the fused kernels above (either). */
 export function hasFusedKernel(
-  name: typeof SMOOTHED_CROSS_ENTROPY | typeof ADAM_UPDATE | typeof ADAM_UPDATE_FLAT | typeof FLAT_GATHER,
+  name:
+    | typeof SMOOTHED_CROSS_ENTROPY
+    | typeof ADAM_UPDATE
+    | typeof ADAM_UPDATE_FLAT
+    | typeof FLAT_GATHER
+    | typeof FLAT_SCATTER,
 ): boolean {
   return tf.getKernel(name, tf.getBackend()) !== undefined;
 }

@@ -57,7 +57,7 @@ function flatGather(xs: tf.Tensor[]): tf.Tensor1D {
 
 /** Vectors of `sizes` cut from x's start: FLAT_SCATTER where the backend has it, else slice and split. */
 function flatScatter(x: tf.Tensor1D, sizes: number[]): tf.Tensor[] {
-  if (hasFusedKernel(FLAT_GATHER)) return tf.engine().runKernel(FLAT_SCATTER, { x }, { sizes }) as tf.Tensor[];
+  if (hasFusedKernel(FLAT_SCATTER)) return tf.engine().runKernel(FLAT_SCATTER, { x }, { sizes }) as tf.Tensor[];
   return tf.split(
     tf.slice(
       x,
@@ -113,18 +113,38 @@ export class FlatAdam {
     return this.groups!;
   }
 
-  /** adam.ts's apply, a dispatch a group; each variable must have its gradient in `grads`. */
-  apply(vars: tf.Variable[], grads: tf.NamedTensorMap, lr: number, ok?: tf.Tensor, scale?: tf.Tensor): void {
+  /** The gradients of `vars` (in their order) end to end, a vector [N] a group, as apply reads them. */
+  lay(vars: tf.Variable[], grads: tf.Tensor[]): tf.Tensor1D[] {
+    if (grads.length !== vars.length)
+      throw new Error(`flat Adam: ${grads.length} gradients for ${vars.length} parameters`);
+    const index = new Map(vars.map((v, i) => [v, i]));
+    return this.laidOut(vars).map((group) => flatGather(group.vars.map((v) => grads[index.get(v)!]!)));
+  }
+
+  /**
+   * adam.ts's apply, a dispatch a group; each variable must have its gradient in `grads`, and `laid`,
+   * where given, is lay's vectors of those gradients.
+   */
+  apply(
+    vars: tf.Variable[],
+    grads: tf.NamedTensorMap,
+    lr: number,
+    ok?: tf.Tensor,
+    scale?: tf.Tensor,
+    laid?: tf.Tensor1D[],
+  ): void {
     const missing = vars.find((p) => !grads[p.name]);
     if (missing) throw new Error(`flat Adam: no gradient for "${missing.name}"`);
     const groups = this.laidOut(vars);
+    if (laid && laid.length !== groups.length)
+      throw new Error(`flat Adam: ${laid.length} laid gradients for ${groups.length} groups`);
     this.step++;
     const attrs = adamAttrs(this.opts, this.step, lr);
     groups.forEach((group, i) => {
       const next = tf.tidy(() => {
         const theirs = this.scattered[i]?.every((id, k) => group.vars[k]!.dataId === id);
         const p = theirs ? undefined : flatGather(group.vars); // [N]
-        const g = flatGather(group.vars.map((v) => grads[v.name]!)); // [N]
+        const g = laid?.[i] ?? flatGather(group.vars.map((v) => grads[v.name]!)); // [N]
         const s = updateFlat(g, this.states[i] ?? tf.zeros([3 * group.n]), attrs, p, ok, scale); // [3N]
         const pieces = flatScatter(
           s,

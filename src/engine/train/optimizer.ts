@@ -5,12 +5,31 @@
  * parameter already, and the flat layout would only add copies); ATTENTION_DEBUGGER_ADAM=flat or
  * per-parameter chooses either on any backend, for a test or a bench.
  */
+import type * as tf from '@tensorflow/tfjs-core';
 import { ADAM_UPDATE_FLAT, hasFusedKernel } from '../backend/fusedKernels';
 import { Adam } from './adam';
 import { FlatAdam } from './flatAdam';
 
 /** What a training step and the trainer ask of Adam, in either layout. */
-export type Optimizer = Pick<Adam, 'step' | 'opts' | 'apply' | 'keep' | 'state' | 'restore' | 'dispose'>;
+export type Optimizer = Pick<Adam, 'step' | 'opts' | 'keep' | 'state' | 'restore' | 'dispose'> & {
+  /**
+   * Adam's apply; `laid`, where the layout lays gradients out, is what `lay` made of these same
+   * gradients, so that they are not laid out a second time.
+   */
+  apply(
+    vars: tf.Variable[],
+    grads: tf.NamedTensorMap,
+    lr: number,
+    ok?: tf.Tensor,
+    scale?: tf.Tensor,
+    laid?: tf.Tensor1D[],
+  ): void;
+  /**
+   * The gradients (in `vars` order) as the flat layout's update reads them: a vector a group. The
+   * step sums their squares for the global norm there and hands them to apply: gathered once.
+   */
+  lay?(vars: tf.Variable[], grads: tf.Tensor[]): tf.Tensor1D[];
+};
 
 export const ADAM_ENV = 'ATTENTION_DEBUGGER_ADAM';
 const LAYOUTS = ['flat', 'per-parameter'] as const;

@@ -69,6 +69,8 @@ interface Gradients {
   gradNorm: tf.Scalar;
   /** Per variable, in `vars` order: summed over the micro-batches, masked, not yet clipped. */
   grads: tf.Tensor[];
+  /** The same gradients as the optimizer's layout lays them out (Optimizer.lay), where it does. */
+  laid?: tf.Tensor1D[];
 }
 
 /**
@@ -77,6 +79,7 @@ interface Gradients {
  */
 function gradients(
   model: Transformer,
+  optimizer: Optimizer,
   vars: tf.Variable[],
   batch: Batch,
   opts: StepOptions,
@@ -113,10 +116,12 @@ function gradients(
       const mask = opts.gradMask?.get(v);
       return mask ? tf.mul(summed[i]!, mask) : tf.keep(summed[i]!);
     });
+    // Laid end to end once, for the norm and the update, where the optimizer's layout does so.
+    const laid = optimizer.lay?.(vars, grads);
     // Global L2 norm (one kernel for every gradient where the backend has it: backend/trainingOps.ts).
-    const gradNorm = tf.sqrt(sumOfSquares(grads)) as tf.Scalar;
+    const gradNorm = tf.sqrt(sumOfSquares(laid ?? grads)) as tf.Scalar;
     if (opts.gradMask?.size) tf.dispose(summed.filter((g) => !grads.includes(g)));
-    return { loss: loss as tf.Scalar, nll: nll as tf.Scalar, gradNorm, grads };
+    return { loss: loss as tf.Scalar, nll: nll as tf.Scalar, gradNorm, grads, ...(laid ? { laid } : {}) };
   });
 }
 
@@ -162,7 +167,7 @@ async function unwatchedStep(
 ): Promise<StepResult> {
   const tokens = countTokens(batch.tgtOut, model.config.pad_id);
   // 1. Forward pass, loss, gradients and their global norm (kept: the update waits for the check).
-  const { loss, nll, gradNorm, grads: gradList } = gradients(model, vars, batch, opts, tokens);
+  const { loss, nll, gradNorm, grads: gradList, laid } = gradients(model, optimizer, vars, batch, opts, tokens);
   // [5, heads]: each head's whole gradient norm, then its W^Q, W^K, W^V and W^O parts (one read).
   const headNormTensor = (): tf.Tensor => {
     const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
@@ -188,7 +193,7 @@ async function unwatchedStep(
       const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
       const clip = opts.clipNorm && opts.clipNorm > 0;
       const scale = clip ? tf.minimum(1, tf.div(opts.clipNorm!, tf.add(gradNorm, 1e-6))) : undefined;
-      optimizer.apply(vars, grads, opts.lr, ok, scale);
+      optimizer.apply(vars, grads, opts.lr, ok, scale, laid);
     });
   const result = (l: ArrayLike<number>, n: ArrayLike<number>, g: ArrayLike<number>) => ({
     loss: l[0]!,
@@ -228,6 +233,6 @@ async function unwatchedStep(
     if (r.applied) update();
     return { ...r, ...headNorms };
   } finally {
-    tf.dispose([loss, nll, gradNorm, ...gradList, ...(asked ? [asked] : [])]);
+    tf.dispose([loss, nll, gradNorm, ...gradList, ...(laid ?? []), ...(asked ? [asked] : [])]);
   }
 }
