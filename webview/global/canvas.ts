@@ -175,8 +175,9 @@ function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top:
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   for (const v of ticks) ctx.fillText(String(v), left + w + 4, bar(v));
+  // The title clears the top tick's label, which is centred on the bar's top edge.
   ctx.textBaseline = 'bottom';
-  ctx.fillText('position', left - 4, box.top - 4);
+  ctx.fillText('position', left - 4, box.top - 12);
 }
 
 /** The current path as a role's marks: queries filled (dots), keys stroked (rings). */
