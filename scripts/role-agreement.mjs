@@ -3,6 +3,8 @@
 // against the roles a person gave it by looking at its attention map (scripts/hand-roles.json).
 //   node scripts/role-agreement.mjs --sheet RUN [--out FILE]   draws RUN's last probe maps, every
 //       head named and nothing else (no rule's label), for labelling by hand
+//   node scripts/role-agreement.mjs --sheets RUN --out DIR   draws a sheet a head of RUN's newest
+//       checkpoint over all its probe pairs (those the rules average over: roleSheets.mjs)
 //   node scripts/role-agreement.mjs [--runs DIR]               trains the runs hand-roles.json names
 //       (unless DIR holds them), prints each head's two labels and the share that agree
 // A head agrees when both give the same set of roles. `dead` is left out of both: it is a rule on
@@ -14,6 +16,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectCode } from './projectCode.mjs';
 import { canvas, drawText, encodeApng, fillRect } from './apng.mjs';
+import { writeHeadSheets } from './roleSheets.mjs';
+import { loadEngine } from '../bench/lib/build.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -63,9 +67,10 @@ function sheet(snap, viridis) {
 }
 
 function args(argv) {
-  const o = { sheet: undefined, out: undefined, runs: join(tmpdir(), 'alignment-study') };
+  const o = { sheet: undefined, sheets: undefined, out: undefined, runs: join(tmpdir(), 'alignment-study') };
   for (let i = 0; i < argv.length; i += 2) {
     if (argv[i] === '--sheet') o.sheet = resolve(argv[i + 1]);
+    else if (argv[i] === '--sheets') o.sheets = resolve(argv[i + 1]);
     else if (argv[i] === '--out') o.out = resolve(argv[i + 1]);
     else if (argv[i] === '--runs') o.runs = resolve(argv[i + 1]);
     else throw new Error(`role-agreement: unknown argument ${argv[i]}`);
@@ -90,7 +95,26 @@ const code = await projectCode([
   "export { readJsonLines } from './src/engine/io/jsonLines';",
   "export { viridis } from './webview/lib/colormap';",
 ]);
-if (o.sheet) {
+/** Every probe pair's attention at RUN's newest checkpoint, with its tokens: [{src, tgt, maps}]. */
+async function probePairs(run) {
+  const engine = await loadEngine(); // tfjs, which projectCode's in-memory bundle cannot hold
+  await engine.initBackend('cpu');
+  const { src, tgt } = engine.probeBatchOf(run);
+  const model = engine.loadCheckpoint(engine.resolveCheckpoint(run).weightsPath, true);
+  const vocab = engine.loadVocabulary(join(run, 'vocab.json'));
+  try {
+    const att = await engine.attentionOfPairs(model, src, tgt);
+    return att.map((a, b) => ({ src: vocab.tokens(src[b]), tgt: vocab.tokens(tgt[b]), maps: a.maps }));
+  } finally {
+    model.dispose();
+  }
+}
+
+if (o.sheets) {
+  const pairs = await probePairs(o.sheets);
+  const files = writeHeadSheets(pairs, o.out ?? join(tmpdir(), 'role-sheets'), code.viridis);
+  console.log(`role-agreement: ${files.length} sheets of ${pairs.length} pairs in ${dirname(files[0])}`);
+} else if (o.sheet) {
   const out = o.out ?? join(tmpdir(), 'role-sheet.png');
   writeFileSync(out, encodeApng([sheet(lastSnapshot(o.sheet, code.readSnapshotFile), code.viridis)], [1000]));
   console.log(`role-agreement: ${out}`);

@@ -1,5 +1,5 @@
 /**
- * What the benchmarks need from the engine. dist/engine.js (the package's public API) does not
+ * What the benchmarks (and scripts/role-agreement.mjs) need from the engine. dist/engine.js (the package's public API) does not
  * export the training step, the optimizer, decoding or the data pipeline, so bench/lib/build.mjs
  * bundles this file from the same sources with the same esbuild settings as scripts/build.mjs,
  * to out/bench/engine.js. One bundle, so one tfjs engine: `tf` here is the engine's own copy.
@@ -24,6 +24,11 @@ export { watchWasmHeap, wasmHeapBytes } from '../../src/engine/backend/wasm/wasm
 export { trainingMemory, checkTrainingMemory, WASM_HEAP_BYTES } from '../../src/engine/run/memory';
 export { gpuAllocations, resetGpuAllocationPeak } from '../../src/engine/backend/webgpu/allocations';
 export { WEBGPU_COUNTS } from '../../src/engine/run/gpuMemory';
+/** A run's probe pairs at its newest checkpoint (scripts/role-agreement.mjs --sheets). */
+export { attentionOfPairs } from '../../src/engine/inspect/attentionOfPairs';
+export { loadCheckpoint, resolveCheckpoint } from '../../src/engine/checkpoint';
+export { loadVocabulary } from '../../src/engine/data/vocabulary';
+export { probeBatchOf } from '../../src/engine/run/probe';
 /** Our GEMM and tfjs's, called directly (bench/gpu/gemm.mjs sweeps the tiles). */
 export { gemm, checkTiles } from '../../src/engine/backend/webgpu/gemm';
 export { tfjsMatMul } from '../../src/engine/backend/webgpu/program';
