@@ -78,6 +78,19 @@ function args(argv) {
   return o;
 }
 
+/** The trained runs the labels are of (seed 1 of the reverse and the sort task, 600 steps). */
+const trained = (task) =>
+  ['--task', task, '--config', 'tiny', '--telemetry-every', '10', '--snapshot-every', '100']
+    .concat(['--eval-every', '100', '--bleu-sentences', '0', '--steps', '600', '--checkpoint-every', '600'])
+    .concat(['--seed', '1']);
+const RUNS = { 'seed-1': trained('reverse'), 'sort-seed-1': trained('sort') };
+
+/** Labels given by eye: [what, file of scripts/]; each file's runs.<name>.heads maps a head to its roles. */
+const LABELLINGS = [
+  ['by hand from one pair', 'hand-roles.json'],
+  ['blind from 32 pairs', 'blind-roles.json'],
+];
+
 function trainRun(dir, train) {
   if (existsSync(join(dir, 'status.json'))) return dir;
   console.log(`role-agreement: training ${train.join(' ')} --out ${dir}`);
@@ -119,23 +132,27 @@ if (o.sheets) {
   writeFileSync(out, encodeApng([sheet(lastSnapshot(o.sheet, code.readSnapshotFile), code.viridis)], [1000]));
   console.log(`role-agreement: ${out}`);
 } else {
-  let agree = 0;
+  const agreeing = LABELLINGS.map(() => 0);
   let all = 0;
-  const hand = JSON.parse(readFileSync(join(repo, 'scripts', 'hand-roles.json'), 'utf8'));
-  for (const [name, run] of Object.entries(hand.runs)) {
-    const dir = trainRun(join(o.runs, name), run.train);
+  const labellings = LABELLINGS.map(([, file]) => JSON.parse(readFileSync(join(repo, 'scripts', file), 'utf8')));
+  const cell = (roles) => (roles.length ? roles.join(', ') : '(none)').padEnd(32);
+  for (const [name, train] of Object.entries(RUNS)) {
+    const dir = trainRun(join(o.runs, name), train);
     const row = code.readJsonLines(join(dir, 'telemetry.jsonl')).at(-1);
     const rules = code.headRoles(row);
-    console.log(`${name} (step ${row.step}): head, by hand | by the rules`);
+    console.log(`${name} (step ${row.step}): head | the rules | ${LABELLINGS.map(([what]) => what).join(' | ')}`);
     row.heads.forEach((head, i) => {
-      const given = [...(run.heads[head] ?? [])].sort();
       const rule = rules[i].filter((r) => r !== 'dead').sort();
-      const same = given.join(',') === rule.join(',');
-      agree += same ? 1 : 0;
+      const given = labellings.map((l) => [...(l.runs[name].heads[head] ?? [])].sort());
+      const same = given.map((g) => g.join(',') === rule.join(','));
+      same.forEach((y, k) => (agreeing[k] += y ? 1 : 0));
       all++;
-      const cell = (roles) => (roles.length ? roles.join(', ') : '(none)');
-      console.log(`  ${same ? ' ' : '≠'} ${head.padEnd(18)} ${cell(given).padEnd(34)} | ${cell(rule)}`);
+      const marks = same.map((y) => (y ? ' ' : '≠')).join('');
+      console.log(`  ${marks} ${head.padEnd(18)} ${cell(rule)} | ${given.map(cell).join(' | ')}`);
     });
   }
-  console.log(`role-agreement: ${agree} of ${all} heads agree (${((100 * agree) / all).toFixed(1)}%)`);
+  LABELLINGS.forEach(([what], k) => {
+    const share = ((100 * agreeing[k]) / all).toFixed(1);
+    console.log(`role-agreement: the rules and ${what}: ${agreeing[k]} of ${all} heads agree (${share}%)`);
+  });
 }

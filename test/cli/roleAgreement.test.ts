@@ -1,8 +1,8 @@
 /**
  * README's "Do the role rules agree with a person?" figure, checked: scripts/role-agreement.mjs run
  * on the stored last telemetry rows of its two runs (test/fixtures/role-agreement/, no training)
- * compares the rules' roles (src/protocol/roles.ts) with scripts/hand-roles.json, and the count it
- * prints is the one README states.
+ * compares the rules' roles (src/protocol/roles.ts) with scripts/hand-roles.json and
+ * scripts/blind-roles.json, and the counts it prints are the ones README states.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -25,13 +25,22 @@ test('role-agreement on the stored runs prints the agreement README states', () 
       encoding: 'utf8',
     });
     assert.equal(r.status, 0, r.stderr);
-    const printed = /role-agreement: (\d+) of (\d+) heads agree \((\d+\.\d)%\)/.exec(r.stdout);
-    assert.ok(printed, r.stdout);
+    const printed = [...r.stdout.matchAll(/the rules and (.+?): (\d+) of (\d+) heads agree \((\d+\.\d)%\)/g)];
+    assert.deepEqual(
+      printed.map((m) => m[1]),
+      ['by hand from one pair', 'blind from 32 pairs'],
+      r.stdout,
+    );
     assert.doesNotMatch(r.stdout, /training/, 'the stored runs are read, not trained again');
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-    const stated = /agree on \*\*(\d+) of (\d+)\s+heads \((\d+\.\d)%\)/.exec(readme);
-    assert.ok(stated, 'README states the agreement');
-    assert.deepEqual(stated.slice(1), printed.slice(1), 'README states what the script prints');
+    for (const m of printed) {
+      // README: "- **<labelling>** (`scripts/…json`): … **N of M heads agree (P%)**"
+      const at = readme.indexOf(`**${m[1]}**`);
+      assert.ok(at >= 0, `README names the labelling "${m[1]}"`);
+      const stated = /\*\*(\d+) of (\d+) heads agree\s+\((\d+\.\d)%\)/.exec(readme.slice(at));
+      assert.ok(stated, `README states the agreement with ${m[1]}`);
+      assert.deepEqual(stated.slice(1), m.slice(2), `README states what the script prints for ${m[1]}`);
+    }
   } finally {
     rmSync(runs, { recursive: true, force: true });
   }
