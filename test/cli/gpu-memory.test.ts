@@ -53,11 +53,11 @@ test('big on webgpu at its default batch is refused before its model is made', a
     const bytes = (tokens: number, n = 1) => trainingMemory(big, tokens, n, WEBGPU_COUNTS).bytes;
     assert.ok(bytes(largest) <= 16 * 2 ** 30 && bytes(largest + 1) > 16 * 2 ** 30, r.stderr);
     assert.ok(bytes(50000, split) <= 16 * 2 ** 30 && bytes(50000, 1) > 16 * 2 ** 30, r.stderr);
-    // The flat Adam (webgpu's default) holds 13 copies of the parameters, the per-parameter one 8:
-    // 5 × 176.4 M × 4 bytes = 3.29 GiB less, which the refusal offers.
+    // The flat Adam (webgpu's default) holds 12 copies of the parameters, the per-parameter one 8:
+    // 4 × 176.4 M × 4 bytes = 2.63 GiB less, which the refusal offers.
     assert.match(
       r.stderr,
-      /; ATTENTION_DEBUGGER_ADAM=per-parameter holds 5 fewer copies of the parameters \(3\.3 GiB\)/,
+      /; ATTENTION_DEBUGGER_ADAM=per-parameter holds 4 fewer copies of the parameters \(2\.6 GiB\)/,
     );
     assert.equal(existsSync(out), false, 'a refused run leaves no folder');
     assert.ok(r.seconds < 60, `refused after ${r.seconds} s`);

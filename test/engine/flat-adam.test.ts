@@ -288,3 +288,23 @@ test('a webgpu step lays its gradients end to end once, for the norm and for the
   model.dispose();
   await initBackend('cpu');
 });
+
+test('per-head gradient norms read from the laid gradients equal the per-parameter step’s', async (t) => {
+  if (!(await useWebgpu(t, [ADAM_UPDATE_FLAT, FLAT_GATHER]))) return;
+  // Three steps unclipped (both layouts' updates are then the same bits), the third a telemetry step.
+  const norms = async (adam: Optimizer) => {
+    const model = new Transformer(smallConfig(), undefined, 5);
+    let r;
+    for (let i = 0; i < 3; i++)
+      r = await trainStep(model, adam, TOY_BATCH, { lr: 1e-3, labelSmoothing: 0.1, headGradNorms: i === 2 });
+    adam.dispose();
+    model.dispose();
+    return [...r!.headGradNorms!, ...r!.headMatrixGradNorms!];
+  };
+  const flat = await norms(new FlatAdam(PAPER_ADAM, 5000)); // several groups
+  const perParameter = await norms(new Adam());
+  assert.equal(flat.length, perParameter.length);
+  assert.ok(flat.every((x) => x > 0));
+  flat.forEach((x, i) => assert.ok(Math.abs(x - perParameter[i]!) <= 1e-6 * perParameter[i]!, `norm ${i}: ${x}`));
+  await initBackend('cpu');
+});

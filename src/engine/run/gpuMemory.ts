@@ -12,18 +12,19 @@ import { ADAM_ENV, adamLayout, type AdamLayout } from '../train/optimizer';
 import { checkTrainingMemory, gib, type MemoryCounts, trainingMemory } from './memory';
 
 /** Parameter copies at a step's peak with the flat Adam and with the per-parameter one (below). */
-const FLAT_ADAM_COPIES = 13;
+const FLAT_ADAM_COPIES = 12;
 const PER_PARAMETER_ADAM_COPIES = 8;
 
 /**
  * The webgpu backend with its training kernels, counted from the buffers the device holds at the
  * peak of a step (tfjs's pool included), on lavapipe:
- * - parameters ×13 with the flat Adam (train/flatAdam.ts, webgpu's default): weights, gradients,
- *   Adam's state θ | m | v (3), the weights and gradients gathered for it (2), and while its kernel
- *   runs the new state (3) and the new weights beside the old ones, which the step keeps until the
- *   GPU has checked the update (train/step.ts): 11, and 13 measured (tfjs's pool holds some copies
- *   through the step). The per-parameter Adam (ATTENTION_DEBUGGER_ADAM=per-parameter) takes 8,
- *   which this overstates: weights, gradients, the two moments, and the new ones beside the old;
+ * - parameters ×12 with the flat Adam (train/flatAdam.ts, webgpu's default): weights, the gradients
+ *   (laid end to end, the per-parameter ones freed: train/step.ts), Adam's state θ | m | v (3), θ
+ *   gathered on a first update, and while its kernel runs the new state (3) and the new weights
+ *   beside the old ones, which the step keeps until the GPU has checked the update: 11; `base` at
+ *   8 × 32 measured about 10.5 beside its activations, `tiny` and `issue` more, so 12 (tfjs's pool
+ *   holds some copies through the step). The per-parameter Adam (ATTENTION_DEBUGGER_ADAM=per-parameter)
+ *   takes 8, which this overstates: weights, gradients, the two moments, and the new ones beside the old;
  * - per token, what the forward pass saves for the backward pass (an encoder layer 8d + d_ff, a
  *   decoder layer 13d + d_ff, cross-attention's K and V 2d a source token) and the few gradients alive
  *   at once: the backward pass frees each gradient and saved value once used (backend/releaseConsumed.ts).

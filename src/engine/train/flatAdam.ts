@@ -16,7 +16,7 @@ import { runsWithin } from '../backend/webgpu/copies';
 import { gpuBufferLimits } from '../backend/webgpu/memorySize';
 import { adamAttrs, adamUpdate, type AdamOptions, type AdamState, PAPER_ADAM, savedMoments } from './adam';
 
-/** Parameters laid end to end in one state: their order, where each starts, and their N values. */
+export /** Parameters laid end to end in one state: their order, where each starts, and their N values. */
 interface Group {
   vars: tf.Variable[];
   at: Map<tf.Variable, number>;
@@ -113,7 +113,10 @@ export class FlatAdam {
     return this.groups!;
   }
 
-  /** The gradients of `vars` (in their order) end to end, a vector [N] a group, as apply reads them. */
+  /**
+   * The gradients of `vars` (in their order) end to end, a vector [N] a group, as apply reads them:
+   * the step's gradients from then on (gradientIn reads one back).
+   */
   lay(vars: tf.Variable[], grads: tf.Tensor[]): tf.Tensor1D[] {
     if (grads.length !== vars.length)
       throw new Error(`flat Adam: ${grads.length} gradients for ${vars.length} parameters`);
@@ -121,9 +124,16 @@ export class FlatAdam {
     return this.laidOut(vars).map((group) => flatGather(group.vars.map((v) => grads[index.get(v)!]!)));
   }
 
+  /** p's gradient [p's shape] in lay's vectors: a new tensor sliced from its group's. */
+  gradientIn(laid: tf.Tensor1D[], p: tf.Tensor): tf.Tensor {
+    const i = (this.groups ?? []).findIndex((g) => g.at.has(p as tf.Variable));
+    if (i < 0 || !laid[i]) throw new Error('flat Adam: the tensor is not among the laid parameters');
+    return tf.reshape(tf.slice(laid[i]!, this.groups![i]!.at.get(p as tf.Variable)!, p.size), p.shape);
+  }
+
   /**
-   * adam.ts's apply, a dispatch a group; each variable must have its gradient in `grads`, and `laid`,
-   * where given, is lay's vectors of those gradients.
+   * adam.ts's apply, a dispatch a group: each variable must have its gradient in `grads`, or, with
+   * `laid` (lay's vectors of the gradients), there.
    */
   apply(
     vars: tf.Variable[],
@@ -133,7 +143,7 @@ export class FlatAdam {
     scale?: tf.Tensor,
     laid?: tf.Tensor1D[],
   ): void {
-    const missing = vars.find((p) => !grads[p.name]);
+    const missing = laid ? undefined : vars.find((p) => !grads[p.name]);
     if (missing) throw new Error(`flat Adam: no gradient for "${missing.name}"`);
     const groups = this.laidOut(vars);
     if (laid && laid.length !== groups.length)

@@ -12,10 +12,7 @@ import { FlatAdam } from './flatAdam';
 
 /** What a training step and the trainer ask of Adam, in either layout. */
 export type Optimizer = Pick<Adam, 'step' | 'opts' | 'keep' | 'state' | 'restore' | 'dispose'> & {
-  /**
-   * Adam's apply; `laid`, where the layout lays gradients out, is what `lay` made of these same
-   * gradients, so that they are not laid out a second time.
-   */
+  /** Adam's apply; with `laid` (the layout's own `lay` of these gradients) it reads those, not `grads`. */
   apply(
     vars: tf.Variable[],
     grads: tf.NamedTensorMap,
@@ -25,10 +22,12 @@ export type Optimizer = Pick<Adam, 'step' | 'opts' | 'keep' | 'state' | 'restore
     laid?: tf.Tensor1D[],
   ): void;
   /**
-   * The gradients (in `vars` order) as the flat layout's update reads them: a vector a group. The
-   * step sums their squares for the global norm there and hands them to apply: gathered once.
+   * The gradients (in `vars` order) laid out as the update reads them, where the layout does so: the
+   * step sums their squares for the global norm there and hands them to apply, gathered once.
    */
   lay?(vars: tf.Variable[], grads: tf.Tensor[]): tf.Tensor1D[];
+  /** One parameter's gradient [its shape] read back from lay's vectors. */
+  gradientIn?(laid: tf.Tensor1D[], p: tf.Tensor): tf.Tensor;
 };
 
 export const ADAM_ENV = 'ATTENTION_DEBUGGER_ADAM';

@@ -67,9 +67,11 @@ interface Gradients {
   loss: tf.Scalar;
   nll: tf.Scalar;
   gradNorm: tf.Scalar;
-  /** Per variable, in `vars` order: summed over the micro-batches, masked, not yet clipped. */
+  /**
+   * Per variable, in `vars` order: summed over the micro-batches, masked, not yet clipped. Empty
+   * where the optimizer's layout has laid them out (Optimizer.lay), which then holds them alone.
+   */
   grads: tf.Tensor[];
-  /** The same gradients as the optimizer's layout lays them out (Optimizer.lay), where it does. */
   laid?: tf.Tensor1D[];
 }
 
@@ -116,12 +118,14 @@ function gradients(
       const mask = opts.gradMask?.get(v);
       return mask ? tf.mul(summed[i]!, mask) : tf.keep(summed[i]!);
     });
-    // Laid end to end once, for the norm and the update, where the optimizer's layout does so.
+    // Laid end to end once, for the norm and the update, where the optimizer's layout does so; the
+    // per-parameter gradients then go, and tfjs's pool gives their buffers to the new parameters.
     const laid = optimizer.lay?.(vars, grads);
     // Global L2 norm (one kernel for every gradient where the backend has it: backend/trainingOps.ts).
     const gradNorm = tf.sqrt(sumOfSquares(laid ?? grads)) as tf.Scalar;
-    if (opts.gradMask?.size) tf.dispose(summed.filter((g) => !grads.includes(g)));
-    return { loss: loss as tf.Scalar, nll: nll as tf.Scalar, gradNorm, grads, ...(laid ? { laid } : {}) };
+    tf.dispose([...summed.filter((g) => !grads.includes(g)), ...(laid ? grads : [])]);
+    const kept = laid ? { grads: [], laid } : { grads };
+    return { loss: loss as tf.Scalar, nll: nll as tf.Scalar, gradNorm, ...kept };
   });
 }
 
@@ -171,8 +175,9 @@ async function unwatchedStep(
   // [5, heads]: each head's whole gradient norm, then its W^Q, W^K, W^V and W^O parts (one read).
   const headNormTensor = (): tf.Tensor => {
     const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
+    const gradOf = (param: tf.Tensor) => (laid ? optimizer.gradientIn!(laid, param) : gradList[index.get(param)!]!);
     return tf.tidy(() => {
-      const matrices = headMatrixNorms(model, (param) => gradList[index.get(param)!]!); // [4, heads]
+      const matrices = headMatrixNorms(model, gradOf); // [4, heads]
       return tf.concat([tf.expandDims(headGradNorms(matrices), 0), matrices]);
     });
   };
@@ -190,7 +195,7 @@ async function unwatchedStep(
   // Clipping and Adam; with `ok`, gated on the device (adam.ts).
   const update = (ok?: tf.Tensor): void =>
     tf.tidy(() => {
-      const grads: tf.NamedTensorMap = Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
+      const grads: tf.NamedTensorMap = laid ? {} : Object.fromEntries(vars.map((v, i) => [v.name, gradList[i]!]));
       const clip = opts.clipNorm && opts.clipNorm > 0;
       const scale = clip ? tf.minimum(1, tf.div(opts.clipNorm!, tf.add(gradNorm, 1e-6))) : undefined;
       optimizer.apply(vars, grads, opts.lr, ok, scale, laid);
