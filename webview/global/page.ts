@@ -30,8 +30,6 @@ let painted: Painted | null = null;
 let hovered = '';
 
 const headerEl = document.getElementById('view-header') ?? h('div');
-// It says run, head, step, basis, pairs and counts: more than an editor column holds on one line.
-headerEl.classList.add('wraps');
 const status = h('p', { class: 'muted', id: 'status' });
 const chart = h('div', { class: 'chart tall', id: 'chart-global' });
 const canvas = h('canvas', { id: 'global-canvas', role: 'img' });

@@ -33,12 +33,12 @@ body { margin: 0; padding: 8px 12px; color: var(--vscode-editor-foreground); bac
   font-family: var(--vscode-font-family); font-size: var(--vscode-font-size, 13px); }
 h2 { font-size: 1em; font-weight: 600; margin: 0; }
 .muted { color: var(--vscode-descriptionForeground); }
-.view-header { margin: 0 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545);
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.view-header { margin: 0 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--vscode-editorWidget-border, #454545); }
 .view-header .run-name { font-weight: 600; }
-/* A header that says more than a column's width holds (the Global Q/K view's) wraps between its parts, none cut. */
-.view-header.wraps { white-space: normal; overflow: visible; text-overflow: clip; }
-.view-header.wraps > span { display: inline-block; white-space: pre; }
+/* A header wider than its panel wraps between its parts (run, step, input, …), none cut; only a part
+   wider than the whole panel (a long typed input) ends in an ellipsis. */
+.view-header > span { display: inline-block; white-space: pre; max-width: 100%; overflow: hidden;
+  text-overflow: ellipsis; vertical-align: bottom; }
 /* The run and step stay in sight while the page scrolls (issue 26 item 14). */
 .view-header { position: sticky; top: 0; z-index: 10; background: var(--vscode-editor-background); margin-top: -8px; padding-top: 8px; }
 .form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }

@@ -292,3 +292,52 @@ test('the inspector’s play button walks the slider through the history, moving
   assert((await head.evaluate(() => document.body.dataset.drawnStep)) === '300', 'it ends at the newest step');
   await head.close();
 });
+
+test('a header wider than its panel wraps between its parts; only a part wider than the panel is cut', async () => {
+  const dash = await openPanel('dashboard');
+  const long = 'the quick brown fox jumps over the lazy dog '.repeat(8).trim();
+  const header = (input) => ({
+    ...HEADER,
+    run: 'reverse-tiny-seed-1-with-a-long-name',
+    step: 200,
+    input,
+    live: true,
+    fork: { parent: '/runs/reverse-tiny', step: 100, edits: 'frozen cross:1.0; lr × 0.5' },
+  });
+  const show = (input) =>
+    send(dash, {
+      type: 'state',
+      v: V,
+      state: { panel: 'dashboard', header: header(input), rows: [], schedule: null, cursor: null, events: [] },
+    });
+  // Each part's box against the header's: cut when its text is wider than its box or past the edge.
+  const laidOut = () =>
+    dash.evaluate(() => {
+      const el = document.getElementById('view-header');
+      const right = el.getBoundingClientRect().right;
+      const parts = [...el.children].map((s) => ({
+        text: s.textContent,
+        cut: s.scrollWidth > s.clientWidth + 1 || s.getBoundingClientRect().right > right + 0.5,
+        top: s.getBoundingClientRect().top,
+      }));
+      return { parts, page: document.documentElement.scrollWidth, window: window.innerWidth };
+    });
+  for (const width of [640, 420]) {
+    await dash.setViewportSize({ width, height: 600 });
+    await show('probe');
+    await dash.waitForFunction(() => document.getElementById('view-header').dataset.step === '200');
+    let h = await laidOut();
+    assert(h.page <= h.window, `at ${width} px the page is ${h.page} px wide`);
+    assert(h.parts.length >= 5 && h.parts.every((p) => !p.cut), `at ${width} px: ${JSON.stringify(h.parts)}`);
+    assert(new Set(h.parts.map((p) => p.top)).size > 1, `at ${width} px the header should wrap`);
+    await dash.screenshot({ path: join(artifacts, `header-wraps-${width}.png`) });
+    // A typed input longer than the panel: that part alone ends in an ellipsis, the rest stay whole.
+    await show(long);
+    await dash.waitForFunction(() => document.getElementById('view-header').dataset.input.length > 100);
+    h = await laidOut();
+    assert(h.page <= h.window, `at ${width} px with a long input the page is ${h.page} px wide`);
+    const cut = h.parts.filter((p) => p.cut).map((p) => p.text);
+    assert(cut.length === 1 && cut[0].includes('quick brown fox'), `at ${width} px cut: ${JSON.stringify(cut)}`);
+  }
+  await dash.close();
+});
