@@ -21,7 +21,7 @@ import { makeBatch, TRAIN_SHAPES } from './lib/trainCase.mjs';
 /**
  * name → [rows, len, vocab]: small batches that take a minute or two a case on lavapipe; base-16x64
  * and base-64x64 (some 3 and 12 minutes) check the growth per batch token that the projection to
- * 400 × 64 rests on.
+ * 400 × 64 rests on; tiny-v8k, where the logits dominate, checks the loss's copies of them.
  */
 const CASES = {
   tiny: [32, 32, 1000],
@@ -29,6 +29,8 @@ const CASES = {
   base: [8, 32, 8000],
   'base-16x64': [16, 64, 8000],
   'base-64x64': [64, 64, 8000],
+  // the logits [B·T, V] dominate (62.5 MiB a copy), as at the paper's batch (2.4 GiB a copy)
+  'tiny-v8k': [32, 32, 8000],
 };
 const POOL_ENV = 'ATTENTION_DEBUGGER_GPU_POOL';
 const mib = (b) => (b / 2 ** 20).toFixed(1);

@@ -2,7 +2,8 @@
  * The fused training kernels on webgpu (backend/webgpu/loss.ts and adamUpdate.ts; Dawn on lavapipe
  * here): SMOOTHED_CROSS_ENTROPY's rowLoss, rowNll and gradient equal the tfjs ops' (train/loss.ts's
  * fallback, written out here) and the native wasm kernel's, with pad rows, ε 0.1 and 0, rows wider
- * than a workgroup and logits of ±80; smoothedLossFromLogits gives the same loss, nll and gradient
+ * than a workgroup and logits of ±80, and the same bits written over the logits (consumeLogits,
+ * as a training step asks); smoothedLossFromLogits gives the same loss, nll and gradient
  * with the kernel as without it. ADAM_UPDATE's steps equal adam.ts's tfjs ops (the kernel
  * unregistered), the formula in float64 and wasm's native kernel, and a gated step that is not ok
  * changes nothing. Neither kernel leaves a tensor or a buffer behind, and two trainSteps on webgpu
@@ -77,12 +78,20 @@ async function read(make: () => tf.Tensor[]): Promise<Float32Array[]> {
   return out;
 }
 
-/** The kernel's three outputs (rowLoss, rowNll, grad) on the active backend. */
-function kernelOutputs(c: LossCase): Promise<Float32Array[]> {
+/**
+ * The kernel's three outputs (rowLoss, rowNll, grad) on the active backend; with `consume` it may
+ * write grad over the logits (consumeLogits), which `inPlace` then tells.
+ */
+function kernelOutputs(c: LossCase, consume = false, inPlace?: (yes: boolean) => void): Promise<Float32Array[]> {
   const { logits, targets, tokens } = lossInputs(c);
   const inputs = () => ({ logits: tf.tensor2d(logits, [c.n, c.v]), targets: tf.tensor1d(targets, 'int32') });
-  const attrs = smoothing(c.v, c.eps, c.padId, tokens) as unknown as tf.NamedAttrMap;
-  return read(() => tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, inputs(), attrs) as tf.Tensor[]);
+  const attrs = { ...smoothing(c.v, c.eps, c.padId, tokens), consumeLogits: consume } as unknown as tf.NamedAttrMap;
+  return read(() => {
+    const given = inputs();
+    const out = tf.engine().runKernel(SMOOTHED_CROSS_ENTROPY, given, attrs) as tf.Tensor[];
+    inPlace?.(out[2]!.dataId === given.logits.dataId);
+    return out;
+  });
 }
 
 /** The same three with tfjs ops from the definition (train/loss.ts smoothedCrossEntropyOps). */
@@ -130,6 +139,11 @@ test('webgpu SMOOTHED_CROSS_ENTROPY: rowLoss, rowNll and grad equal the tfjs ops
         assert.ok(e <= 1e-5, `${what}: ${OUTPUTS[k]} differs from ${whose} by ${e} (relative)`);
       }
     });
+    // Written over the logits (a training step's consumeLogits): the same bits, in the logits' buffer.
+    let inPlace = false;
+    const over = await kernelOutputs(c, true, (yes) => (inPlace = yes));
+    assert.ok(inPlace, `${what}: consumeLogits wrote the gradient into a new buffer`);
+    over.forEach((x, k) => assert.deepEqual(x, got[k], `${what}: ${OUTPUTS[k]} over the logits differs`));
     // Pad rows: exactly 0 loss, nll and gradient.
     const { targets } = lossInputs(c);
     targets.forEach((target, i) => {
@@ -261,6 +275,11 @@ test('webgpu SMOOTHED_CROSS_ENTROPY and ADAM_UPDATE leave no tensor and no webgp
   if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   await kernelOutputs(LOSS_CASES[1]!); // pipelines compiled and uniform buffers made before counting
   await leakFree('SMOOTHED_CROSS_ENTROPY', async () => void (await kernelOutputs(LOSS_CASES[1]!)));
+  await kernelOutputs(LOSS_CASES[1]!, true);
+  await leakFree(
+    'SMOOTHED_CROSS_ENTROPY over its logits',
+    async () => void (await kernelOutputs(LOSS_CASES[1]!, true)),
+  );
   await leakFree('smoothedLossFromLogits and its gradient', async () => {
     const { logits, targets, tokens } = lossInputs(LOSS_CASES[0]!);
     const [x, tt] = [tf.tensor2d(logits, [9, 37]), tf.tensor1d(targets, 'int32')];

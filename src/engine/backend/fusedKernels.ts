@@ -6,6 +6,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 export const SMOOTHED_CROSS_ENTROPY = 'AttentionDebuggerSmoothedCrossEntropy';
+/** x · s (s a scalar) written over x, which its owner gives up: the loss's gradient times dy (webgpu). */
+export const SCALE_INTO = 'AttentionDebuggerScaleInto';
 export const ADAM_UPDATE = 'AttentionDebuggerAdamUpdate';
 /** Every parameter's update at once, laid end to end (train/flatAdam.ts; webgpu only). */
 export const ADAM_UPDATE_FLAT = 'AttentionDebuggerAdamUpdateFlat';
@@ -27,6 +29,7 @@ export interface AdamAttrs {
 export function hasFusedKernel(
   name:
     | typeof SMOOTHED_CROSS_ENTROPY
+    | typeof SCALE_INTO
     | typeof ADAM_UPDATE
     | typeof ADAM_UPDATE_FLAT
     | typeof FLAT_GATHER

@@ -30,7 +30,8 @@ const PER_PARAMETER_ADAM_COPIES = 8;
  *   at once: the backward pass frees each gradient and saved value once used (backend/releaseConsumed.ts).
  *   The buffers so freed stay in tfjs's pool (a buffer is kept for a later tensor of its exact size)
  *   through Adam's update, so the peak is the activations' high-water mark and the update's copies;
- * - the logits [B·T, V]: the product and then the fused loss's saved gradient, the gradient passed back.
+ * - the logits [B·T, V], once: the fused loss writes its gradient over them, and the gradient passed
+ *   back is that one times dy, written over it too (backend/webgpu/loss.ts consumeLogits, SCALE_INTO).
  * The per-token counts are fitted to the peaks of tiny, issue and base (bench/README.md "GPU memory");
  * they do not count the row kernels' attention-gradient scratch [2, B·heads·T, S], which grows with
  * the sequence length (the tiled kernels, the default for heads up to 64 wide, have none:
@@ -43,7 +44,7 @@ export function webgpuCounts(layout: AdamLayout = adamLayout()): MemoryCounts {
     decoderLayer: { d: 13, ff: 1 },
     crossKV: 2,
     embedding: 6,
-    logitCopies: 2,
+    logitCopies: 1,
     fixedBytes: 1 << 20,
   };
 }

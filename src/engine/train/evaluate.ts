@@ -33,6 +33,7 @@ export async function validationLoss(
         c.pad_id,
         labelSmoothing,
         n,
+        true, // the logits are read no more
       );
       return [r.loss, r.nll];
     });

@@ -6,7 +6,7 @@
  * gradient is that of the smoothed cross-entropy (they differ by the constant entropy of q).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { hasFusedKernel, SMOOTHED_CROSS_ENTROPY } from '../backend/fusedKernels';
+import { hasFusedKernel, SCALE_INTO, SMOOTHED_CROSS_ENTROPY } from '../backend/fusedKernels';
 import { releaseConsumed } from '../backend/releaseConsumed';
 
 export interface LossResult {
@@ -69,7 +69,9 @@ export interface FusedLossResult {
  * and a handful of tfjs ops elsewhere. Its gradient frees the saved gradient inside releasingConsumed
  * (backend/releaseConsumed.ts).
  * logits: [N, V] or [B, T, V] (N = B·T; taken whole, so that no reshape of the logits is on the tape
- * to keep their gradient alive), targets: [N] int32
+ * to keep their gradient alive), targets: [N] int32. `consumeLogits`: the caller reads the logits no
+ * more (a training step, an evaluation), so the webgpu kernel writes their gradient over them and a
+ * step holds one [N, V] buffer there, not two.
  */
 export function smoothedLossFromLogits(
   logits: tf.Tensor,
@@ -77,6 +79,7 @@ export function smoothedLossFromLogits(
   padId: number,
   smoothing: number,
   tokens: number,
+  consumeLogits = false,
 ): FusedLossResult {
   const v = logits.shape[logits.rank - 1]!;
   const { confidence, spread, entropy } = smoothedTargets(v, smoothing);
@@ -92,6 +95,7 @@ export function smoothedLossFromLogits(
           spread,
           entropy,
           scale,
+          consumeLogits,
         } as unknown as tf.NamedAttrMap) as tf.Tensor[])
       : smoothedCrossEntropyOps(x, targets, padId, confidence, spread, entropy, scale);
     nll = tf.keep(tf.mul(tf.sum(rowNll), scale) as tf.Scalar);
@@ -99,7 +103,9 @@ export function smoothedLossFromLogits(
     return {
       value: tf.mul(tf.sum(rowLoss), scale) as tf.Scalar,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const dx = tf.mul(dy, saved[0]!);
+        // × dy over the saved gradient where the backend can (its only reader is this gradient)
+        const over = consumeLogits && hasFusedKernel(SCALE_INTO);
+        const dx = over ? tf.engine().runKernel(SCALE_INTO, { x: saved[0]!, s: dy }) : tf.mul(dy, saved[0]!);
         releaseConsumed(saved); // dy is the root's: variableGrads's own scalar 1
         return dx;
       },

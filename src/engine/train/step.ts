@@ -101,7 +101,7 @@ function gradients(
       const { value, grads } = releasingConsumed(() =>
         tf.variableGrads(() => {
           const logits = model.logits(src, tgtIn, ctx); // [B, T, V]
-          const r = smoothedLossFromLogits(logits, tgtOut, c.pad_id, opts.labelSmoothing, tokens);
+          const r = smoothedLossFromLogits(logits, tgtOut, c.pad_id, opts.labelSmoothing, tokens, true);
           nllValue = r.nll; // kept: survives the gradient scope; disposed below
           return r.loss;
         }, vars),

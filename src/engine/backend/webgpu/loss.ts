@@ -5,12 +5,13 @@
  * 1. one workgroup per row: the row max m, Σ e^(l − m) and Σ (l − m), reduced in workgroup memory,
  *    then the row's log-sum-exp, KL(q ‖ p) and −log p(target) → stats [N, 4];
  * 2. rowLoss [N] and rowNll [N] read out of the stats (one thread per row each);
- * 3. the gradient row (softmax − q) · scale, one thread per element, from the row's m and log Σ.
+ * 3. the gradient row (softmax − q) · scale, one thread per element, from the row's m and log Σ,
+ *    written over the logits where the caller gives them up (consumeLogits).
  * q is `confidence` at the target, `spread` at every other non-pad class and 0 at the pad column.
  * A row whose target is padId (or outside [0, V), as in ops.c) has 0 loss, 0 nll and a 0 gradient row.
  */
 import type * as tf from '@tensorflow/tfjs-core';
-import { SMOOTHED_CROSS_ENTROPY } from '../fusedKernels';
+import { SCALE_INTO, SMOOTHED_CROSS_ENTROPY } from '../fusedKernels';
 import { addKernel, type KernelFunc } from '../kernels';
 import { disposeAll, perElement, REDUCE, runProgram, type Uniform, type WebgpuBackend } from './program';
 
@@ -27,6 +28,8 @@ interface SmoothingAttrs {
   spread: number;
   entropy: number;
   scale: number;
+  /** The caller gives up the logits: the gradient is written over them (no second [N, V] buffer). */
+  consumeLogits?: boolean;
 }
 
 /**
@@ -128,10 +131,13 @@ const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) 
     });
   const rowLoss = column(LOSS_COLUMN);
   const rowNll = column(NLL_COLUMN);
-  // (softmax − q) · scale, with log p = (l − m) − log Σ as tfjs's logSoftmax: [N, V]
+  // (softmax − q) · scale, with log p = (l − m) − log Σ as tfjs's logSoftmax: [N, V]; over the
+  // logits where the caller gives them up (a training step: one [N, V] buffer here, not two).
+  const into = a.consumeLogits === true;
   const grad = runProgram(backend, {
-    key: 'xent_grad',
-    inputs: { logits, targets, stats },
+    key: into ? 'xent_grad_into_logits' : 'xent_grad',
+    inputs: into ? { targets, stats } : { logits, targets, stats },
+    ...(into ? { into: logits } : {}),
     outputShape: [n, v],
     ...perElement(n * v, 256),
     uniforms: [
@@ -151,7 +157,8 @@ const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) 
         } else {
           var q = select(uniforms.spread, 0.0, j == uniforms.pad);
           q = select(q, uniforms.confidence, j == t);
-          let logp = (logits[index] - stats[i * ${STATS}]) - stats[i * ${STATS} + 1];
+          let logit = ${into ? 'result' : 'logits'}[index];
+          let logp = (logit - stats[i * ${STATS}]) - stats[i * ${STATS} + 1];
           result[index] = (exp(logp) - q) * uniforms.scale;
         }
       }`,
@@ -160,7 +167,25 @@ const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) 
   return [rowLoss, rowNll, grad];
 };
 
+/** x [any] float32, s [] or [1] float32 → x · s in x's buffer (x is given up), one thread an element. */
+const scaleIntoKernel: KernelFunc = ({ inputs, backend }) => {
+  const { x, s } = inputs as { x: tf.TensorInfo; s: tf.TensorInfo };
+  const size = x.shape.reduce((a, b) => a * b, 1);
+  return runProgram(backend as WebgpuBackend, {
+    key: 'scale_into',
+    inputs: { s },
+    into: x,
+    outputShape: x.shape,
+    ...perElement(size, 256),
+    main: `
+      if (index < uniforms.size) {
+        result[index] = result[index] * s[0];
+      }`,
+  });
+};
+
 /** Idempotent; after tfjs-backend-webgpu is loaded. */
 export function registerWebgpuLoss(): void {
   addKernel(SMOOTHED_CROSS_ENTROPY, 'webgpu', smoothedCrossEntropyKernel);
+  addKernel(SCALE_INTO, 'webgpu', scaleIntoKernel);
 }

@@ -19,6 +19,7 @@ export type WebgpuBackend = tf.KernelBackend & {
   ): tf.TensorInfo;
   makeTensorInfo(shape: number[], dtype: tf.DataType, values?: tf.backend_util.BackendValues): tf.TensorInfo;
   disposeData(dataId: tf.DataId, force?: boolean): boolean;
+  incRef(dataId: tf.DataId): void;
 };
 
 /** tfjs-backend-webgpu's WebGPUProgram (dist/webgpu_program.d.ts), the fields we set. */
@@ -60,6 +61,11 @@ export interface ProgramSpec {
   prelude?: string;
   /** Words per element of each input as bound (4: array<vec4<f32>>); 1 each by default. */
   components?: number[];
+  /**
+   * Writes into this float32 tensor's buffer (bound read_write as `result`, so main may read it
+   * first) instead of a new one: its owner gives up its values. The output is then a view of it.
+   */
+  into?: tf.TensorInfo;
 }
 
 /** Runs one WGSL program → its float32 output (outputShape). */
@@ -83,7 +89,13 @@ export function runProgram(backend: WebgpuBackend, spec: ProgramSpec): tf.Tensor
       }`,
   };
   const data = uniforms.map((u) => ({ type: UNIFORM_TYPE[u.type], data: [u.value] }));
-  return backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data);
+  if (!spec.into) return backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data);
+  const into = spec.into;
+  if (into.dtype !== 'float32' || into.shape.reduce((a, b) => a * b, 1) !== spec.outputShape.reduce((a, b) => a * b, 1))
+    throw new Error(`${spec.key}: cannot write [${spec.outputShape}] float32 into a ${into.dtype} [${into.shape}]`);
+  backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data, into);
+  backend.incRef(into.dataId); // a second tensor of the same buffer, as tfjs's reshape makes one
+  return { dataId: into.dataId, shape: spec.outputShape, dtype: 'float32' };
 }
 
 /** One thread per element of `size`, `workgroup` threads a workgroup. */
