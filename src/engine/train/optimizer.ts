@@ -5,30 +5,19 @@
  * parameter already, and the flat layout would only add copies); ATTENTION_DEBUGGER_ADAM=flat or
  * per-parameter chooses either on any backend, for a test or a bench.
  */
-import type * as tf from '@tensorflow/tfjs-core';
 import { ADAM_UPDATE_FLAT, hasFusedKernel } from '../backend/fusedKernels';
 import { Adam } from './adam';
 import { FlatAdam } from './flatAdam';
 
-/** What a training step and the trainer ask of Adam, in either layout. */
-export type Optimizer = Pick<Adam, 'step' | 'opts' | 'keep' | 'state' | 'restore' | 'dispose'> & {
-  /** Adam's apply; with `laid` (the layout's own `lay` of these gradients) it reads those, not `grads`. */
-  apply(
-    vars: tf.Variable[],
-    grads: tf.NamedTensorMap,
-    lr: number,
-    ok?: tf.Tensor,
-    scale?: tf.Tensor,
-    laid?: tf.Tensor1D[],
-  ): void;
-  /**
-   * The gradients (in `vars` order) laid out as the update reads them, where the layout does so: the
-   * step sums their squares for the global norm there and hands them to apply, gathered once.
-   */
-  lay?(vars: tf.Variable[], grads: tf.Tensor[]): tf.Tensor1D[];
-  /** One parameter's gradient [its shape] read back from lay's vectors. */
-  gradientIn?(laid: tf.Tensor1D[], p: tf.Tensor): tf.Tensor;
-};
+/**
+ * What a training step and the trainer ask of Adam, in either layout: FlatAdam's apply (adam.ts's,
+ * which reads `laid` if given: the layout's own `lay` of these gradients), and where the layout lays
+ * gradients out, `lay` (the step sums their squares for the global norm there and hands them to
+ * apply, gathered once) and `gradientIn` (one parameter's gradient read back from them).
+ */
+export type Optimizer = Pick<Adam, 'step' | 'opts' | 'keep' | 'state' | 'restore' | 'dispose'> &
+  Pick<FlatAdam, 'apply'> &
+  Partial<Pick<FlatAdam, 'lay' | 'gradientIn'>>;
 
 export const ADAM_ENV = 'ATTENTION_DEBUGGER_ADAM';
 const LAYOUTS = ['flat', 'per-parameter'] as const;
