@@ -96,13 +96,13 @@ for (const name of args.configs.split(',')) {
   const threads = { engine: 1, peer: 1 };
   const best = { engine: Infinity, peer: Infinity };
   for (const n of THREADS) {
-    const engineOk = setBlasThreads(n);
+    const engineOk = setBlasThreads?.(n) ?? false; // absent from an engine before the native layer
     const e = median(await engineSteps(args.probe));
     if (engineOk && e < best.engine) [best.engine, threads.engine] = [e, n];
     const p = median((await peer.request({ case: file, steps: args.probe, threads: n })).times);
     if (p < best.peer) [best.peer, threads.peer] = [p, n];
   }
-  setBlasThreads(threads.engine);
+  setBlasThreads?.(threads.engine);
   if (!gpu)
     console.log(`  ${name}: engine on ${threads.engine} OpenBLAS thread(s), PyTorch on ${threads.peer} ATen thread(s)`);
   const r = {
