@@ -16,7 +16,7 @@ import { runsWithin } from '../backend/webgpu/copies';
 import { gpuBufferLimits } from '../backend/webgpu/memorySize';
 import { adamAttrs, adamUpdate, type AdamOptions, type AdamState, PAPER_ADAM, savedMoments } from './adam';
 
-export /** Parameters laid end to end in one state: their order, where each starts, and their N values. */
+/** Parameters laid end to end in one state: their order, where each starts, and their N values. */
 interface Group {
   vars: tf.Variable[];
   at: Map<tf.Variable, number>;

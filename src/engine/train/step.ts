@@ -75,6 +75,12 @@ interface Gradients {
   laid?: tf.Tensor1D[];
 }
 
+/** Each parameter's gradient when they are not laid out: `grads[i]` belongs to `vars[i]`. */
+function perParameter(vars: tf.Variable[], grads: tf.Tensor[]): (param: tf.Tensor) => tf.Tensor {
+  const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
+  return (param) => grads[index.get(param)!]!;
+}
+
 /**
  * Forward and backward passes over the batch in `accumulate` micro-batches (accumulate.ts), each
  * loss normalised by the whole batch's `tokens`, so the sums are the whole batch's loss and gradient.
@@ -174,8 +180,7 @@ async function unwatchedStep(
   const { loss, nll, gradNorm, grads: gradList, laid } = gradients(model, optimizer, vars, batch, opts, tokens);
   // [5, heads]: each head's whole gradient norm, then its W^Q, W^K, W^V and W^O parts (one read).
   const headNormTensor = (): tf.Tensor => {
-    const index = new Map<tf.Tensor, number>(vars.map((v, i) => [v, i]));
-    const gradOf = (param: tf.Tensor) => (laid ? optimizer.gradientIn!(laid, param) : gradList[index.get(param)!]!);
+    const gradOf = laid ? (param: tf.Tensor) => optimizer.gradientIn!(laid, param) : perParameter(vars, gradList);
     return tf.tidy(() => {
       const matrices = headMatrixNorms(model, gradOf); // [4, heads]
       return tf.concat([tf.expandDims(headGradNorms(matrices), 0), matrices]);

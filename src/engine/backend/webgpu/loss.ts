@@ -12,7 +12,7 @@
  */
 import type * as tf from '@tensorflow/tfjs-core';
 import { SCALE_INTO, SMOOTHED_CROSS_ENTROPY } from '../fusedKernels';
-import { addKernel, type KernelFunc } from '../kernels';
+import { addKernel, type KernelFunc, product } from '../kernels';
 import { disposeAll, perElement, REDUCE, runProgram, type Uniform, type WebgpuBackend } from './program';
 
 /** Threads per row in the reduction (V is thousands of classes). */
@@ -170,7 +170,7 @@ const smoothedCrossEntropyKernel: KernelFunc = ({ inputs, backend: be, attrs }) 
 /** x [any] float32, s [] or [1] float32 → x · s in x's buffer (x is given up), one thread an element. */
 const scaleIntoKernel: KernelFunc = ({ inputs, backend }) => {
   const { x, s } = inputs as { x: tf.TensorInfo; s: tf.TensorInfo };
-  const size = x.shape.reduce((a, b) => a * b, 1);
+  const size = product(x.shape);
   return runProgram(backend as WebgpuBackend, {
     key: 'scale_into',
     inputs: { s },

@@ -6,7 +6,7 @@
  * here: its kernels are looked up in tfjs's registry once Dawn has loaded it (index.ts loads it late).
  */
 import * as tf from '@tensorflow/tfjs-core';
-import type { KernelFunc } from '../kernels';
+import { type KernelFunc, product } from '../kernels';
 
 /** What these kernels use of tfjs-backend-webgpu's WebGPUBackend. */
 export type WebgpuBackend = tf.KernelBackend & {
@@ -91,7 +91,7 @@ export function runProgram(backend: WebgpuBackend, spec: ProgramSpec): tf.Tensor
   const data = uniforms.map((u) => ({ type: UNIFORM_TYPE[u.type], data: [u.value] }));
   if (!spec.into) return backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data);
   const into = spec.into;
-  if (into.dtype !== 'float32' || into.shape.reduce((a, b) => a * b, 1) !== spec.outputShape.reduce((a, b) => a * b, 1))
+  if (into.dtype !== 'float32' || product(into.shape) !== product(spec.outputShape))
     throw new Error(`${spec.key}: cannot write [${spec.outputShape}] float32 into a ${into.dtype} [${into.shape}]`);
   backend.runWebGPUProgram(program, Object.values(spec.inputs), 'float32', data, into);
   backend.incRef(into.dataId); // a second tensor of the same buffer, as tfjs's reshape makes one
