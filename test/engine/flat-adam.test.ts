@@ -20,7 +20,7 @@ import { FlatAdam, groupsOf } from '../../src/engine/train/flatAdam';
 import { ADAM_ENV, createOptimizer, type Optimizer } from '../../src/engine/train/optimizer';
 import { trainStep } from '../../src/engine/train/step';
 import { smallConfig, TOY_BATCH } from '../helpers';
-import { lcgValues, leakFree, onBackend, useWebgpu } from './kernelHelpers';
+import { lcgValues, leakFree, onBackend, recordingKernels, useWebgpu } from './kernelHelpers';
 
 /** Shapes of odd sizes (none a multiple of a workgroup), a scalar-like one and an empty one among them. */
 const SHAPES = [[3, 5], [7], [1], [0, 4], [2, 3, 11]];
@@ -244,28 +244,6 @@ test(`${ADAM_ENV} chooses the layout; the backend’s default is flat on webgpu 
   await initBackend('cpu');
 });
 
-/** Runs f with the webgpu kernels `names` wrapped to record each call's number of inputs. */
-async function inputsOf<T>(names: string[], f: () => Promise<T>): Promise<Map<string, number[]>> {
-  const calls = new Map(names.map((n) => [n, [] as number[]]));
-  const kernels = names.map((n) => tf.getKernel(n, 'webgpu')!);
-  for (const k of kernels) {
-    tf.unregisterKernel(k.kernelName, 'webgpu');
-    tf.registerKernel({
-      ...k,
-      kernelFunc: (args) => (calls.get(k.kernelName)!.push(Object.keys(args.inputs).length), k.kernelFunc(args)),
-    });
-  }
-  try {
-    await f();
-  } finally {
-    for (const k of kernels) {
-      tf.unregisterKernel(k.kernelName, 'webgpu');
-      tf.registerKernel(k);
-    }
-  }
-  return calls;
-}
-
 test('a webgpu step lays its gradients end to end once, for the norm and for the flat update', async (t) => {
   if (!(await useWebgpu(t, [ADAM_UPDATE_FLAT, FLAT_GATHER, SUM_OF_SQUARES]))) return;
   const model = new Transformer(smallConfig(), undefined, 5);
@@ -274,14 +252,14 @@ test('a webgpu step lays its gradients end to end once, for the norm and for the
   const most = Math.ceil(params.reduce((a, p) => a + p.size, 0) / 3);
   const adam = new FlatAdam(PAPER_ADAM, most);
   const step = () => trainStep(model, adam, TOY_BATCH, { lr: 1e-3, clipNorm: 1, labelSmoothing: 0.1 });
-  const first = await inputsOf([FLAT_GATHER, SUM_OF_SQUARES], step);
+  const first = (await recordingKernels([FLAT_GATHER, SUM_OF_SQUARES], step)).inputs;
   const groups = groupsOf(params, most).length;
   assert.ok(groups >= 3, `${groups} groups`);
   // The first step gathers θ and the gradients, a vector each a group; the norm sums the latter.
   assert.equal(first.get(FLAT_GATHER)!.length, 2 * groups);
   assert.deepEqual(first.get(SUM_OF_SQUARES), [groups]);
   // Later steps read θ from the state: the gradients' gathers alone, which the update reuses.
-  const second = await inputsOf([FLAT_GATHER, SUM_OF_SQUARES], step);
+  const second = (await recordingKernels([FLAT_GATHER, SUM_OF_SQUARES], step)).inputs;
   assert.equal(second.get(FLAT_GATHER)!.length, groups, 'gradients gathered again for the update');
   assert.deepEqual(second.get(SUM_OF_SQUARES), [groups]);
   adam.dispose();

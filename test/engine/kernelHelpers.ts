@@ -148,3 +148,33 @@ export async function wholeModelBothWays(order: Partial<TransformerConfig>) {
     model.dispose();
   }
 }
+
+/**
+ * Runs `f` with the webgpu kernels `names` wrapped: each call of one records how many inputs it
+ * was given (so its length is the number of calls). The kernels are put back after.
+ */
+export async function recordingKernels<T>(
+  names: string[],
+  f: () => Promise<T>,
+): Promise<{ inputs: Map<string, number[]>; out: T }> {
+  const inputs = new Map(names.map((n) => [n, [] as number[]]));
+  const kernels = names.map((n) => tf.getKernel(n, 'webgpu')!);
+  const record =
+    (k: tf.KernelConfig): tf.KernelFunc =>
+    (args) => {
+      inputs.get(k.kernelName)!.push(Object.keys(args.inputs).length);
+      return k.kernelFunc(args);
+    };
+  for (const k of kernels) {
+    tf.unregisterKernel(k.kernelName, 'webgpu');
+    tf.registerKernel({ ...k, kernelFunc: record(k) });
+  }
+  try {
+    return { inputs, out: await f() };
+  } finally {
+    for (const k of kernels) {
+      tf.unregisterKernel(k.kernelName, 'webgpu');
+      tf.registerKernel(k);
+    }
+  }
+}

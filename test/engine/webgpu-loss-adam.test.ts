@@ -21,7 +21,15 @@ import { Adam, PAPER_ADAM } from '../../src/engine/train/adam';
 import { smoothedLossFromLogits } from '../../src/engine/train/loss';
 import { trainStep, type StepOptions } from '../../src/engine/train/step';
 import { smallConfig, TOY_BATCH } from '../helpers';
-import { leakFree, onBackend, snapshot, useWebgpu, worstByName, worstRelative } from './kernelHelpers';
+import {
+  leakFree,
+  onBackend,
+  recordingKernels,
+  snapshot,
+  useWebgpu,
+  worstByName,
+  worstRelative,
+} from './kernelHelpers';
 
 /** Runs f with `name` unregistered on webgpu (adam.ts and loss.ts then take their tfjs ops), then registers it again. */
 async function withoutKernel<T>(name: string, f: () => Promise<T>): Promise<T> {
@@ -300,24 +308,6 @@ test('webgpu SMOOTHED_CROSS_ENTROPY and ADAM_UPDATE leave no tensor and no webgp
 const stepConfig = smallConfig({ d_model: 8, d_ff: 16, src_vocab: 300, tgt_vocab: 300 }); // a row wider than a workgroup
 const stepOpts: StepOptions = { lr: 1e-3, labelSmoothing: 0.1, clipNorm: 0.5 };
 
-/** Counts the calls of `name` on webgpu while f runs (the registered kernel wrapped, then put back). */
-async function counting<T>(names: string[], f: () => Promise<T>): Promise<{ calls: number[]; out: T }> {
-  const calls = names.map(() => 0);
-  const kernels = names.map((name) => tf.getKernel(name, 'webgpu')!);
-  kernels.forEach((k, i) => {
-    tf.unregisterKernel(k.kernelName, 'webgpu');
-    tf.registerKernel({ ...k, kernelFunc: (args) => (calls[i]!++, k.kernelFunc(args)) });
-  });
-  try {
-    return { calls, out: await f() };
-  } finally {
-    kernels.forEach((k) => {
-      tf.unregisterKernel(k.kernelName, 'webgpu');
-      tf.registerKernel(k);
-    });
-  }
-}
-
 test('webgpu trainStep on both kernels: two steps give cpu’s losses, weights and Adam moments to 1e-4', async (t) => {
   const run = async () => {
     const model = new Transformer(stepConfig, undefined, 5);
@@ -332,7 +322,8 @@ test('webgpu trainStep on both kernels: two steps give cpu’s losses, weights a
   };
   if (!(await useWebgpu(t, [SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE]))) return;
   const want = await onBackend('cpu', run);
-  const { calls, out: got } = await counting([SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE], run);
+  const { inputs, out: got } = await recordingKernels([SMOOTHED_CROSS_ENTROPY, ADAM_UPDATE], run);
+  const calls = [...inputs.values()].map((c) => c.length);
   assert.deepEqual(calls, [2, 2 * got.parameters], 'one loss kernel a step, one Adam kernel a parameter a step');
   assert.ok(got.first.applied && got.second.applied);
   assert.equal(got.t, 2);
