@@ -275,14 +275,14 @@ export function renderHeader(
   const activity = header.live ? 'training' : (header.activity ?? '');
   // Each span's class and text: a header that differs from the one shown only in its texts (a live
   // run's next step) is updated in place, so a view redrawn every snapshot makes no elements for it.
-  const parts: [cls: string, text: string][] = [
+  const parts = separated([
     ['run-name', header.run],
-    [`muted activity-${activity}`, activity ? ` (${ACTIVITY_LABELS[activity]})` : ''],
-    ['', ` · ${step === null ? 'newest step' : `step ${step}`}`],
-    ['', ` · ${input === 'probe' ? 'probe pair' : `input “${input}”`}`],
-    ...(shown.note ? [['muted', ` · ${shown.note}`] as [string, string]] : []),
-    ...(header.fork ? [['fork-edits', forkNote(header.fork)] as [string, string]] : []),
-  ];
+    [`muted activity-${activity}`, activity ? ` (${ACTIVITY_LABELS[activity]})` : '', 'joined'],
+    ['', step === null ? 'newest step' : `step ${step}`],
+    ['', input === 'probe' ? 'probe pair' : `input “${input}”`],
+    ...(shown.note ? [['muted', shown.note] as Part] : []),
+    ...(header.fork ? [['fork-edits', forkNote(header.fork)] as Part] : []),
+  ]);
   const kids = [...el.children];
   if (kids.length === parts.length && parts.every(([cls], i) => kids[i]!.className === cls))
     parts.forEach(([, text], i) => kids[i]!.textContent !== text && (kids[i]!.textContent = text));
@@ -297,10 +297,28 @@ export function renderHeader(
 /** A run folder's name: the last part of its path (a trailing separator ignored). */
 export const runName = (dir: string): string => dir.split(/[\\/]/).filter(Boolean).pop() ?? dir;
 
-/** ` · fork of base at step 40: frozen cross:1.0; lr × 0.5`: what a fork changed, from which run. */
+/** A header part: its class, its text, and whether it follows the part before with no separator. */
+type Part = [cls: string, text: string, joined?: 'joined'];
+
+/**
+ * The parts' classes and texts, " · " ending each part that another follows: a header that wraps
+ * (between parts, html.ts) ends a line with its separator rather than starting the next with one.
+ */
+function separated(parts: Part[]): [cls: string, text: string][] {
+  const out = parts.map(([cls, text]): [string, string] => [cls, text]);
+  let last = -1; // the last part with a text
+  parts.forEach(([, text, joined], i) => {
+    if (text === '') return;
+    if (last >= 0 && !joined) out[last]![1] += ' · ';
+    last = i;
+  });
+  return out;
+}
+
+/** `fork of base at step 40: frozen cross:1.0; lr × 0.5`: what a fork changed, from which run. */
 function forkNote(f: NonNullable<ViewHeader['fork']>): string {
   const parent = runName(f.parent);
-  return ` · fork of ${parent} at step ${f.step}: ${f.edits}`;
+  return `fork of ${parent} at step ${f.step}: ${f.edits}`;
 }
 
 /** The header's note on who writes the run. */

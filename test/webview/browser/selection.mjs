@@ -330,6 +330,12 @@ test('a header wider than its panel wraps between its parts; only a part wider t
     assert(h.page <= h.window, `at ${width} px the page is ${h.page} px wide`);
     assert(h.parts.length >= 5 && h.parts.every((p) => !p.cut), `at ${width} px: ${JSON.stringify(h.parts)}`);
     assert(new Set(h.parts.map((p) => p.top)).size > 1, `at ${width} px the header should wrap`);
+    // A separator ends the line it wraps on: no line starts with one.
+    const starts = h.parts.filter((p, i) => i > 0 && p.top !== h.parts[i - 1].top).map((p) => p.text);
+    assert(
+      starts.every((t) => !t.trimStart().startsWith('·')),
+      `at ${width} px lines start: ${starts}`,
+    );
     await dash.screenshot({ path: join(artifacts, `header-wraps-${width}.png`) });
     // A typed input longer than the panel: that part alone ends in an ellipsis, the rest stay whole.
     await show(long);
