@@ -74,6 +74,8 @@ export class TrainingSession implements vscode.Disposable {
   summary: RunSummary | undefined;
   /** The last metrics row of the live run, with the run it belongs to. */
   private last: { runDir: string; row: MetricRow } | undefined;
+  /** Its last row with a validation score (valLoss or valBleu): most rows have none. */
+  private lastValidated: { runDir: string; row: MetricRow } | undefined;
   /** The newest probe snapshot of the live run. */
   lastSnapshot: Attention | undefined;
 
@@ -155,7 +157,14 @@ export class TrainingSession implements vscode.Disposable {
   }
   /** The last logged step of the live run (undefined before its first step), or of the run that ended last. */
   get lastRow(): MetricRow | undefined {
-    return this.last && this.last.runDir === (this.active?.runDir ?? this.summary?.runDir) ? this.last.row : undefined;
+    return this.ofShownRun(this.last);
+  }
+  /** The last row with a validation score of the run lastRow belongs to. */
+  get lastValidatedRow(): MetricRow | undefined {
+    return this.ofShownRun(this.lastValidated);
+  }
+  private ofShownRun(r: { runDir: string; row: MetricRow } | undefined): MetricRow | undefined {
+    return r && r.runDir === (this.active?.runDir ?? this.summary?.runDir) ? r.row : undefined;
   }
 
   /** What the status bar item shows now, undefined while it is hidden (for the tests). */
@@ -224,7 +233,7 @@ export class TrainingSession implements vscode.Disposable {
     this.active = { runDir: summary.runDir, totalSteps: summary.totalSteps };
     this.interrupted = false;
     this.last = undefined;
-    if (fresh) this.lastSnapshot = undefined;
+    if (fresh) this.lastSnapshot = this.lastValidated = undefined;
     this.log(`${fresh ? 'training' : 'resumed'} ${summary.runDir} at step ${summary.step} of ${summary.totalSteps}`);
     this.updateStatus();
     void this.setContext();
@@ -263,7 +272,9 @@ export class TrainingSession implements vscode.Disposable {
 
   private onMetrics(runDir: string, rows: MetricRow[]): void {
     if (rows.length === 0 || !this.isLive(runDir, 'train/metrics')) return;
-    this.last = { runDir, row: rows[rows.length - 1] };
+    this.last = { runDir, row: rows[rows.length - 1]! };
+    const validated = rows.filter((r) => r.valLoss !== undefined || r.valBleu !== undefined);
+    if (validated.length) this.lastValidated = { runDir, row: validated[validated.length - 1]! };
     this.updateStatus();
     this.metricsEmitter.fire({ runDir, rows });
     this.changeEmitter.fire();

@@ -323,8 +323,10 @@ export class CurrentRunProvider implements vscode.TreeDataProvider<Field>, vscod
         { label: 'LR', value: r.lr.toExponential(3) },
         { label: 'Tokens/s', value: Math.round(r.tokensPerSec).toLocaleString('en-US') },
       );
-      if (r.valLoss !== undefined) out.push({ label: 'Val loss', value: r.valLoss.toFixed(4) });
-      if (r.valBleu !== undefined) out.push({ label: 'Val BLEU', value: r.valBleu.toFixed(2) });
+      // The last validation's scores stay until the next, with their step (most rows have none).
+      const v = this.training.lastValidatedRow;
+      if (v?.valLoss !== undefined) out.push({ label: 'Val loss', value: `${v.valLoss.toFixed(4)} (step ${v.step})` });
+      if (v?.valBleu !== undefined) out.push({ label: 'Val BLEU', value: `${v.valBleu.toFixed(2)} (step ${v.step})` });
     }
     out.push({
       label: 'Model',

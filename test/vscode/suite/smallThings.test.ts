@@ -155,6 +155,19 @@ test('small things: checkpoint clicks while another run trains each show their c
   assert.equal(api.training.runDir, live, 'the other run went on training');
 }, 300_000);
 
+test('small things: Current Run keeps the last validation, with its step, between validations', async () => {
+  assert.equal(api.training.runDir, live, 'the run of the last test still trains');
+  // The micro config validates every 10 steps: a step between two validations, past the first.
+  await until('a step between validations', () => {
+    const step = api.training.lastRow?.step ?? 0;
+    return step > 10 && step % 10 !== 0;
+  });
+  const fields = Object.fromEntries(api.currentRun.fields().map((f) => [f.label, f.value]));
+  const last = api.training.lastRow!.step;
+  const validated = Math.floor(last / 10) * 10;
+  assert.match(fields['Val loss'] ?? '', new RegExp(`^\\d+\\.\\d{4} \\(step ${validated}\\)$`), `at step ${last}`);
+}, 60_000);
+
 test('small things: Stop says in a dialog that the run stopped, and where Resume goes on', async () => {
   assert.equal(api.training.runDir, live, 'the run of the last test still trains');
   const ended = waitFor(api.training.onDidEnd, (e) => e.runDir === live, 60_000, 'the stop');
