@@ -56,7 +56,8 @@ export function themedLayout(t: Theme, uirevision: string, extra: Plotly.Layout 
     plot_bgcolor: t.bg,
     font: { color: t.fg, family: t.font, size: t.fontSize - 1 },
     margin: { l: 56, r: 16, t: 32, b: 40 },
-    legend: { orientation: 'h', x: 0, y: 1.12, font: { color: t.fg } },
+    // Just above the plot area, whatever its height (at y 1.12 a short chart's legend covered its top).
+    legend: { orientation: 'h', x: 0, y: 1, yanchor: 'bottom', font: { color: t.fg } },
     hoverlabel: { bgcolor: t.bg, bordercolor: t.grid, font: { color: t.fg } },
     ...extra,
     xaxis: { ...axis, ...(ex.xaxis ?? {}) },

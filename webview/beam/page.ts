@@ -12,6 +12,7 @@ import { type BeamToPage, beamPage } from '../../src/protocol/pages/beam';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { app, h, imageButton, readTheme, renderHeader, shownHeader, start, watchTheme, poster } from '../common';
 import { drawHeatmap } from '../heatmap';
+import { setKeyLabels } from '../keyLabels';
 import {
   type BeamMarks,
   LABEL_W,
@@ -107,7 +108,7 @@ function drawNode(): void {
           h('span', { style: `height:${cell}px;line-height:${cell}px` }, headId({ kind, layer: l, head: hh })),
         );
     const keyLabels = h('div', { class: 'key-labels' });
-    for (const k of keys) keyLabels.append(h('span', { style: `width:${cell}px` }, k));
+    setKeyLabels(keyLabels, keys, cell);
     parts.push(
       h('h2', {}, kind === 'cross' ? 'Cross-attention (source keys)' : 'Decoder self-attention (earlier target keys)'),
       h('div', { class: 'labelled-map' }, rowLabels, canvas, h('span'), keyLabels),

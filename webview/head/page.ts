@@ -31,6 +31,7 @@ import {
   poster,
 } from '../common';
 import { cellAt, drawColorBar, drawHeatmap, fitSize } from '../heatmap';
+import { setKeyLabels } from '../keyLabels';
 import { maxOf } from '../lib/attention';
 import { VALUE_WEIGHTED_CAPTION } from '../lib/valueWeighted';
 import { drawEntropy, drawTopK, K } from './rowCharts';
@@ -245,9 +246,7 @@ function draw(): void {
   canvas.dataset.step = String(frame.source.step);
   canvas.dataset.vmax = String(vmax);
   const few = map.queries <= LABEL_MAX && map.keys <= LABEL_MAX;
-  keyLabels.replaceChildren(
-    ...(few ? map.keyTokens.map((tok) => h('span', { style: `width:${cssW / map.keys}px` }, tok)) : []),
-  );
+  setKeyLabels(keyLabels, few ? map.keyTokens : [], cssW / map.keys);
   queryLabels.replaceChildren(
     ...(few
       ? map.queryTokens.map((tok) =>

@@ -80,6 +80,7 @@ canvas.big-map { image-rendering: pixelated; max-width: 100%; outline: 1px solid
 .labelled-map { display: grid; grid-template-columns: auto auto; justify-content: start; column-gap: 4px; }
 .key-labels { display: flex; align-items: flex-end; max-height: 7em; overflow: hidden; }
 .key-labels span { writing-mode: vertical-rl; transform: rotate(180deg); display: flex; align-items: center; justify-content: flex-start; font-size: 0.85em; overflow: hidden; white-space: nowrap; }
+.key-labels.across span { writing-mode: horizontal-tb; transform: none; justify-content: center; }
 .query-labels { display: flex; flex-direction: column; align-items: flex-end; max-width: 10em; }
 .query-labels span { font-size: 0.85em; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; max-width: 10em; }
 #step-slider { flex: 1; max-width: 480px; }

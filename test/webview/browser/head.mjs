@@ -98,3 +98,62 @@ test('the head inspector shows entropy, top-k and a snapshot slider that redraws
   assert(flat, 'a uniform map is not one colour');
   await page.close();
 });
+
+test('the head inspector writes key tokens across when each fits its column, else upwards', async () => {
+  const page = await openPanel('head', { width: 1000, height: 800 });
+  const show = (srcTokens) =>
+    page.evaluate((src) => {
+      const S = src.length;
+      const weights = new Float32Array(S * S).fill(1 / S);
+      const attention = {
+        source: { runDir: '/runs/test', step: src.length, input: 'probe' },
+        srcTokens: src,
+        tgtTokens: ['a'],
+        maps: [{ kind: 'encoder_self', shape: [1, 1, S, S], weights }],
+      };
+      const head = { kind: 'encoder_self', layer: 0, head: 0 };
+      const state = { panel: 'head', header: null, head, attention, snapshots: [], losses: [], cursor: null };
+      window.postMessage({ type: 'state', v: 3, state }, '*');
+    }, srcTokens);
+  // Each label's box, and whether its text is cut (wider than the box it is written in).
+  const labels = () =>
+    page.evaluate(() => {
+      const row = document.querySelector('.key-labels');
+      return {
+        across: row.classList.contains('across'),
+        spans: [...row.children].map((s) => {
+          const across = getComputedStyle(s).writingMode === 'horizontal-tb';
+          return { text: s.textContent, across, cut: s.scrollWidth > s.clientWidth + 1 };
+        }),
+      };
+    });
+  await show(['5', '6', '</s>', '7']);
+  await page.waitForFunction(() => document.body.dataset.drawnStep === '4');
+  let got = await labels();
+  assert(got.across && got.spans.length === 4, `short tokens: ${JSON.stringify(got)}`);
+  assert(
+    got.spans.every((s) => s.across && !s.cut),
+    `short tokens written across, none cut: ${JSON.stringify(got)}`,
+  );
+  // Four rows make a short entropy chart: its legend stays above the bars, none covered.
+  await page.waitForFunction(() => document.getElementById('entropy').data?.[0]?.x?.length === 4);
+  const entropy = await page.evaluate(() => {
+    const gd = document.getElementById('entropy');
+    const box = gd.getBoundingClientRect();
+    const lg = gd.querySelector('.legend').getBoundingClientRect();
+    return { plotTop: box.top + gd._fullLayout._size.t, legendBottom: lg.bottom };
+  });
+  assert(entropy.legendBottom <= entropy.plotTop + 1, `the legend covers the bars: ${JSON.stringify(entropy)}`);
+  await page.screenshot({ path: join(artifacts, 'head-key-labels-across.png') });
+  // Twelve keys, one a long word: a column is too narrow for it, so all run upwards.
+  const long = ['x', ...Array.from({ length: 10 }, (_, i) => String(i)), 'Donaudampfschifffahrt'];
+  await show(long);
+  await page.waitForFunction(() => document.body.dataset.drawnStep === '12');
+  got = await labels();
+  assert(!got.across && got.spans.length === 12, `a long token: ${JSON.stringify(got)}`);
+  assert(
+    got.spans.every((s) => !s.across),
+    `every label upwards: ${JSON.stringify(got.spans)}`,
+  );
+  await page.close();
+});
