@@ -298,13 +298,13 @@ export function renderHeader(
 export const runName = (dir: string): string => dir.split(/[\\/]/).filter(Boolean).pop() ?? dir;
 
 /** A header part: its class, its text, and whether it follows the part before with no separator. */
-type Part = [cls: string, text: string, joined?: 'joined'];
+export type Part = [cls: string, text: string, joined?: 'joined'];
 
 /**
  * The parts' classes and texts, " · " ending each part that another follows: a header that wraps
  * (between parts, html.ts) ends a line with its separator rather than starting the next with one.
  */
-function separated(parts: Part[]): [cls: string, text: string][] {
+export function separated(parts: Part[]): [cls: string, text: string][] {
   const out = parts.map(([cls, text]): [string, string] => [cls, text]);
   let last = -1; // the last part with a text
   parts.forEach(([, text, joined], i) => {

@@ -67,10 +67,10 @@ function drawHeader(): void {
   const metrics = [...new Set(records.map((r) => HEAD_METRIC[r.metric]))].join(', ');
   const parts = newest
     ? [
-        ` · ${records.length} ablation${records.length === 1 ? '' : 's'}, the newest at step ${newest.step}`,
-        ` · ${metrics}, decoded greedily`,
+        `${records.length} ablation${records.length === 1 ? '' : 's'}, the newest at step ${newest.step}`,
+        `${metrics}, decoded greedily`,
       ]
-    : [' · no ablations'];
+    : ['no ablations'];
   drawRunHeader(headerEl, runDir, parts, newest ? newest.step : null);
 }
 

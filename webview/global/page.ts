@@ -53,13 +53,13 @@ function drawHeader(): void {
   const head = state?.head ? headId(state.head) : null;
   const parts = v
     ? [
-        ` · ${headId(v)}`,
-        ` · step ${v.step}`,
-        ` · ${v.projection.toUpperCase()} basis of step ${v.basisStep}`,
-        ` · ${v.pairs.length} validation pairs`,
-        ` · ${v.points.role.filter((r) => r === 'q').length} queries, ${v.points.role.filter((r) => r === 'k').length} keys`,
+        headId(v),
+        `step ${v.step}`,
+        `${v.projection.toUpperCase()} basis of step ${v.basisStep}`,
+        `${v.pairs.length} validation pairs`,
+        `${v.points.role.filter((r) => r === 'q').length} queries, ${v.points.role.filter((r) => r === 'k').length} keys`,
       ]
-    : [head ? ` · ${head}` : ' · no head chosen'];
+    : [head ?? 'no head chosen'];
   drawRunHeader(headerEl, state?.runDir ?? null, parts, v ? v.step : null);
 }
 

@@ -45,11 +45,8 @@ const shown = h('div', { id: 'report' });
 
 function drawHeader(): void {
   const parts = report
-    ? [
-        ` · heads report of step ${report.step}`,
-        ` · ${HEAD_METRIC[report.metric]} on ${report.sentences} test sentences`,
-      ]
-    : [' · no heads report'];
+    ? [`heads report of step ${report.step}`, `${HEAD_METRIC[report.metric]} on ${report.sentences} test sentences`]
+    : ['no heads report'];
   drawRunHeader(headerEl, runDir, parts, report ? report.step : null);
 }
 

@@ -7,18 +7,30 @@
  */
 import type { DrawnReport } from '../../src/protocol/drawnReport';
 import type { PageProtocol, PanelKind, PanelState, SaveFormat, StateMsg } from '../../src/protocol/webview';
-import { h, type ImageExporter, NOTHING_DRAWN, post, runName, start, watchTheme } from '../common';
+import {
+  h,
+  type ImageExporter,
+  NOTHING_DRAWN,
+  type Part,
+  post,
+  runName,
+  separated,
+  start,
+  watchTheme,
+} from '../common';
 
 /** A run folder's name (common.ts), for the three pages beside the rest of what they share. */
 export { runName } from '../common';
 
 /**
- * The page's header: the run's name then `parts` (what is shown of it), or "No run selected"
- * without a run; its title is the run's folder, `data-run` and `data-step` say the run and `step`.
+ * The page's header: the run's name then `parts` (what is shown of it), " · " ending each part
+ * that another follows as renderHeader's do, or "No run selected" without a run; its title is the run's folder, `data-run` and `data-step` say the run and `step`.
  */
 export function drawRunHeader(el: HTMLElement, runDir: string | null, parts: string[], step: number | null): void {
-  const all = runDir ? [runName(runDir), ...parts] : ['No run selected'];
-  el.replaceChildren(...all.map((p, i) => h('span', i === 0 && runDir ? { class: 'run-name' } : {}, p)));
+  const all: Part[] = runDir
+    ? [['run-name', runName(runDir)], ...parts.map((p): Part => ['', p])]
+    : [['', 'No run selected']];
+  el.replaceChildren(...separated(all).map(([cls, text]) => h('span', cls ? { class: cls } : {}, text)));
   el.title = runDir ?? '';
   el.dataset.run = runDir ? runName(runDir) : '';
   el.dataset.step = step === null ? '' : String(step);

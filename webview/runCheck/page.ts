@@ -43,8 +43,8 @@ const COLUMNS: Column<FindingRow, FindingKey>[] = [
 
 function drawHeader(): void {
   const parts = [
-    ' · the whole folder, every step',
-    check ? ` · ${check.files.length} files checked against its format` : error ? ' · not checked' : ' · checking…',
+    'the whole folder, every step',
+    check ? `${check.files.length} files checked against its format` : error ? 'not checked' : 'checking…',
   ];
   drawRunHeader(headerEl, runDir, parts, null);
 }

@@ -348,8 +348,13 @@ for (const [theme, dpr] of [
         // the header's text as laid out (its parts' boxes), not only its own box
         const bottom = Math.max(...[el, ...el.children].map((e) => e.getBoundingClientRect().bottom));
         const bar = document.getElementById('colour-by').getBoundingClientRect();
-        return { scroll: el.scrollWidth, client: el.clientWidth, text: el.textContent, bottom, bar: bar.top };
+        // the text of each part that begins a line after the first
+        const tops = [...el.children].map((c) => c.getBoundingClientRect().top);
+        const starts = [...el.children].filter((c, i) => i > 0 && tops[i] !== tops[i - 1]).map((c) => c.textContent);
+        return { scroll: el.scrollWidth, client: el.clientWidth, text: el.textContent, bottom, bar: bar.top, starts };
       });
+      assert(width > 420 || head.starts.length > 0, `at ${width} px the header should wrap: "${head.text}"`);
+      assert(!head.starts.some((t) => t.trimStart().startsWith('·')), `at ${width} px lines start ${head.starts}`);
       assert(head.scroll <= head.client, `at ${width} px the header is ${head.scroll} px wide in ${head.client}`);
       for (const part of ['reverse-micro', 'step 20', '6 queries, 6 keys'])
         assert(head.text.includes(part), `at ${width} px the header "${head.text}" says ${part}`);
