@@ -31,6 +31,10 @@ const CASES = {
   'base-64x64': [64, 64, 8000],
   // the logits [B·T, V] dominate (62.5 MiB a copy), as at the paper's batch (2.4 GiB a copy)
   'tiny-v8k': [32, 32, 8000],
+  // the paper's batch (the GPU bench's base-25k), and big on it: on a GPU only (`run.sh memory`),
+  // as their logits pass what lavapipe binds (128 MiB)
+  'base-400x64': [400, 64, 8000],
+  'big-400x64': [400, 64, 8000],
 };
 const POOL_ENV = 'ATTENTION_DEBUGGER_GPU_POOL';
 const mib = (b) => (b / 2 ** 20).toFixed(1);

@@ -83,6 +83,7 @@ const files = [
     .filter((f) => f.endsWith('.wasm'))
     .map((f) => `node_modules/@tensorflow/tfjs-backend-wasm/dist/${f}`),
   'dist/native/blas.node',
+  'dist/cli.js', // `run.sh memory` trains big through the CLI
   relative(root, engineBundle),
   ...(existsSync(beforeBundle) ? [relative(root, beforeBundle)] : []),
   'out/bench/engine-before.commit',
@@ -97,5 +98,5 @@ const total = Number(mib(archive)) + readdirSync(debs).reduce((n, f) => n + Numb
 console.log(`${relative(root, archive)}: ${mib(archive)} MiB; debs: ${readdirSync(debs).join(', ')}`);
 console.log(`carry: .gpu-kit (${total.toFixed(1)} MiB of the device's 64 MiB, plus the tracked tree)`);
 console.log(
-  'on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, gemm, train-before, train, train-variants, profile, attention)',
+  'on the GPU machine, from the repository root: bash bench/gpu/run.sh all   (or tests, matmul, gemm, train-before, train, train-variants, profile, attention, memory)',
 );

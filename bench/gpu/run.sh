@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU bench of issue 15, on a machine with an NVIDIA GPU and Python with PyTorch (CUDA) but no
 # Node and no network, from the repository's root, with .gpu-kit/ (bench/gpu/pack.mjs) beside it:
-#   bash bench/gpu/run.sh [all|tests|matmul|gemm|train-before|train|train-variants|profile|attention] [--rehearse]
+#   bash bench/gpu/run.sh [all|tests|matmul|gemm|train-before|train|train-variants|profile|attention|memory] [--rehearse]
 # - tests:  the engine's tests on webgpu against the PyTorch fixtures (bench/gpu/tests.mjs), log kept;
 # - matmul: bench/matmul.mjs, webgpu against PyTorch CUDA, fp32 and TF32, up to 4096²;
 # - gemm:   bench/gpu/gemm.mjs, our own GEMM (issue 30 item 2) under several tiles against tfjs's
@@ -14,7 +14,11 @@
 # - profile: bench/gpu/profile.mjs, one step of each config under tf.profile: kernel time by name and
 #   shape, the step's wall time against its kernel time, the GPU buffers' peak (profile.log);
 # - attention: bench/gpu/attention.mjs, the attention kernels alone at base-25k's shapes, the row
-#   kernels against the tiled ones (issue 30 item 1) in one process (attention.log).
+#   kernels against the tiled ones (issue 30 item 1) in one process (attention.log);
+# - memory (not in `all`): issue 28 on the GPU, nvidia-smi's memory.used sampled beside each part
+#   (memory-*-smi.csv): bench/gpu-memory.mjs on base and big at 400 × 64 (the allocation wrapper's
+#   peak against the estimate); `train --config big` refused up front against --gpu-memory 16 GiB; then
+#   big at its default batch with --accumulate 2 for 20 steps (memory-*.log).
 # --rehearse runs the same on a machine without a GPU (Mesa lavapipe, PyTorch on the CPU) with small
 # sizes, to check the kit and the scripts; its figures are labelled a rehearsal. Logs and results go to
 # $OUT when set (the device tool's folder), else bench/results/gpu/ (bench/results/gpu-rehearsal/).
@@ -56,12 +60,14 @@ if [ -n "$rehearse" ]; then
   profile_flags=(--configs tiny --batch 8 --len 16)
   attention_flags=(--batch 4 --len 16 --dmodel 64 --heads 2 --reps 2)
   gemm_flags=(--rehearse)
+  memory_cases=tiny memory_config=tiny memory_steps=3 memory_budget=0.001
 else
   # 3 rounds of 3 steps a config: the whole of `train` must end inside one 10-minute device call.
   device=cuda sizes=1024,2048,4096 configs=issue,base,base-25k matmul_flags=() train_flags=(--rounds 3 --steps 3)
   profile_flags=(--configs "$configs")
   attention_flags=()
   gemm_flags=()
+  memory_cases=base-400x64,big-400x64 memory_config=big memory_steps=20 memory_budget=16
 fi
 
 status=0
@@ -102,6 +108,29 @@ if [ "$what" = all ] || [ "$what" = attention ]; then
 fi
 if [ "$what" = all ] || [ "$what" = profile ]; then
   node bench/gpu/profile.mjs "${profile_flags[@]}" 2>&1 | tee "$out/profile.log" || status=1
+fi
+if [ "$what" = memory ]; then
+  runs=$(mktemp -d)
+  # Runs "$@" with its output in memory-$name.log and nvidia-smi's samples in memory-$name-smi.csv.
+  sampled() {
+    local name=$1 smi=
+    shift
+    if command -v nvidia-smi >/dev/null; then
+      nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 200 >"$out/memory-$name-smi.csv" &
+      smi=$!
+    fi
+    { "$@"; echo "exit code $?"; } 2>&1 | tee "$out/memory-$name.log"
+    if [ -n "$smi" ]; then
+      kill "$smi"
+      echo "nvidia-smi: memory.used at most $(cut -d, -f2 "$out/memory-$name-smi.csv" | sort -n | tail -1) MiB" |
+        tee -a "$out/memory-$name.log"
+    fi
+  }
+  train() { node dist/cli.js train --backend webgpu --task copy --config "$memory_config" "$@"; }
+  sampled peaks node bench/gpu-memory.mjs --cases "$memory_cases" --no-pool
+  sampled refused train --out "$runs/refused" --gpu-memory "$memory_budget"
+  sampled accumulate train --out "$runs/accumulate" --steps "$memory_steps" --accumulate 2
+  grep -q '^exit code 0' "$out/memory-accumulate.log" || status=1
 fi
 cp bench/results/*-gpu*.json bench/results/gpu-profile.json "$out/" 2>/dev/null || true
 exit $status

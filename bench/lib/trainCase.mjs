@@ -11,6 +11,7 @@ export const TRAIN_SHAPES = {
   small: ['small', {}],
   issue: ['small', { encoder_layers: 2, decoder_layers: 2 }],
   base: ['base', {}],
+  big: ['big', {}],
   'base-25k': ['base', {}, { batch: 400, len: 64 }],
 };
 
