@@ -119,7 +119,7 @@ if [ "$what" = memory ]; then
       nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 200 >"$out/memory-$name-smi.csv" &
       smi=$!
     fi
-    { "$@"; echo "exit code $?"; } 2>&1 | tee "$out/memory-$name.log"
+    { rc=0; "$@" || rc=$?; echo "exit code $rc"; } 2>&1 | tee "$out/memory-$name.log" # set -e: no exit
     if [ -n "$smi" ]; then
       kill "$smi"
       echo "nvidia-smi: memory.used at most $(cut -d, -f2 "$out/memory-$name-smi.csv" | sort -n | tail -1) MiB" |
@@ -130,6 +130,8 @@ if [ "$what" = memory ]; then
   sampled peaks node bench/gpu-memory.mjs --cases "$memory_cases" --no-pool
   sampled refused train --out "$runs/refused" --gpu-memory "$memory_budget"
   sampled accumulate train --out "$runs/accumulate" --steps "$memory_steps" --accumulate 2
+  # the refusal is train's exit code 1 (a usage error would be 2); the accumulated run ends with 0
+  grep -q '^exit code 1' "$out/memory-refused.log" || status=1
   grep -q '^exit code 0' "$out/memory-accumulate.log" || status=1
 fi
 cp bench/results/*-gpu*.json bench/results/gpu-profile.json "$out/" 2>/dev/null || true
