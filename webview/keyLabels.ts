@@ -6,16 +6,23 @@ import { h } from './common';
 
 let measure: CanvasRenderingContext2D | undefined;
 
-/** Whether each token, in the labels' font (0.85 of the page's), fits a column `column` px wide. */
-function fitAcross(tokens: readonly string[], column: number): boolean {
+/** What each labels element last showed, so that a redraw of the same keys costs nothing. */
+const shown = new WeakMap<HTMLElement, string>();
+
+/** Whether each token, in the font its span is drawn in, fits a column `column` px wide. */
+function fitAcross(spans: readonly HTMLElement[], column: number): boolean {
   measure ??= document.createElement('canvas').getContext('2d')!;
-  const body = getComputedStyle(document.body);
-  measure.font = `${0.85 * parseFloat(body.fontSize)}px ${body.fontFamily}`;
-  return tokens.every((t) => measure!.measureText(t).width <= column - 4);
+  const style = getComputedStyle(spans[0]);
+  measure.font = `${style.fontSize} ${style.fontFamily}`;
+  return spans.every((s) => measure!.measureText(s.textContent ?? '').width <= column - 4);
 }
 
 /** Fills `el` with a label a key, `column` px each; `across` when they all fit written across. */
 export function setKeyLabels(el: HTMLElement, tokens: readonly string[], column: number): void {
-  el.replaceChildren(...tokens.map((tok) => h('span', { style: `width:${column}px` }, tok)));
-  el.classList.toggle('across', tokens.length > 0 && fitAcross(tokens, column));
+  const key = `${column}\u0000${tokens.join('\u0000')}`;
+  if (shown.get(el) === key) return;
+  shown.set(el, key);
+  const spans = tokens.map((tok) => h('span', { style: `width:${column}px` }, tok));
+  el.replaceChildren(...spans);
+  el.classList.toggle('across', spans.length > 0 && fitAcross(spans, column));
 }

@@ -27,6 +27,8 @@ function parse(text) {
   return { kind: m[1], names, source: m[4] };
 }
 
+/** `a as b` → its name in the module (`a`) and its name here (`b`); `a` → `a` both. */
+const exported = (name) => name.split(/\s+as\s+/)[0];
 const local = (name) => name.split(/\s+as\s+/).pop();
 const stub = (kind, names) =>
   names.length
@@ -45,8 +47,8 @@ export function stubFor(lines, text, line) {
   let replaced;
   if (/^Could not resolve/.test(text)) replaced = stub(s.kind, s.names);
   else if (missing) {
-    const kept = s.names.filter((n) => n.split(/\s+as\s+/)[0] !== missing);
-    const gone = s.names.filter((n) => n.split(/\s+as\s+/)[0] === missing);
+    const kept = s.names.filter((n) => exported(n) !== missing);
+    const gone = s.names.filter((n) => exported(n) === missing);
     replaced = `${s.kind} { ${kept.join(', ')} } from ${s.source}; ${stub(s.kind, gone)}`;
   } else return false;
   lines.splice(first, last - first + 1, replaced, ...Array(last - first).fill(''));

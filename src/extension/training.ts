@@ -273,8 +273,12 @@ export class TrainingSession implements vscode.Disposable {
   private onMetrics(runDir: string, rows: MetricRow[]): void {
     if (rows.length === 0 || !this.isLive(runDir, 'train/metrics')) return;
     this.last = { runDir, row: rows[rows.length - 1]! };
-    const validated = rows.filter((r) => r.valLoss !== undefined || r.valBleu !== undefined);
-    if (validated.length) this.lastValidated = { runDir, row: validated[validated.length - 1]! };
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const row = rows[i]!;
+      if (row.valLoss === undefined && row.valBleu === undefined) continue;
+      this.lastValidated = { runDir, row };
+      break;
+    }
     this.updateStatus();
     this.metricsEmitter.fire({ runDir, rows });
     this.changeEmitter.fire();

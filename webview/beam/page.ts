@@ -87,6 +87,7 @@ function drawNode(): void {
   const parts: HTMLElement[] = [
     h('div', {}, `“${prefixText(tree, node.id)}”: the query that chose “${tree.nodes[node.id]!.text}”`),
   ];
+  const labels: (() => void)[] = []; // measured once attached, in the font they are drawn in
   for (const kind of NODE_KINDS) {
     const m = a.maps.find((x) => x.kind === kind);
     if (!m) continue;
@@ -108,13 +109,14 @@ function drawNode(): void {
           h('span', { style: `height:${cell}px;line-height:${cell}px` }, headId({ kind, layer: l, head: hh })),
         );
     const keyLabels = h('div', { class: 'key-labels' });
-    setKeyLabels(keyLabels, keys, cell);
+    labels.push(() => setKeyLabels(keyLabels, keys, cell));
     parts.push(
       h('h2', {}, kind === 'cross' ? 'Cross-attention (source keys)' : 'Decoder self-attention (earlier target keys)'),
       h('div', { class: 'labelled-map' }, rowLabels, canvas, h('span'), keyLabels),
     );
   }
   nodeEl.replaceChildren(...parts);
+  for (const label of labels) label();
 }
 
 function draw(): void {

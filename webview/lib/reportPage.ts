@@ -24,7 +24,8 @@ export { runName } from '../common';
 
 /**
  * The page's header: the run's name then `parts` (what is shown of it), " · " ending each part
- * that another follows as renderHeader's do, or "No run selected" without a run; its title is the run's folder, `data-run` and `data-step` say the run and `step`.
+ * that another follows as renderHeader's do, or "No run selected" without a run. Its title is
+ * the run's folder; `data-run` and `data-step` say the run and `step`.
  */
 export function drawRunHeader(el: HTMLElement, runDir: string | null, parts: string[], step: number | null): void {
   const all: Part[] = runDir
@@ -67,7 +68,10 @@ export const rowTexts = (table: HTMLElement): string[] =>
 export const statusTexts = (status: HTMLElement): string[] =>
   [...status.querySelectorAll('p')].map((p) => p.textContent ?? '');
 
-/** What a report page drew, for the page hook `start` is given: the run its header says, `step`, and `marks` (what it says). */
+/**
+ * What a report page drew, for the page hook `start` is given: the run its header says, `step`,
+ * and `marks` (what it says).
+ */
 export function drawnSummary(headerEl: HTMLElement, step: number | null, marks: string[]): DrawnReport {
   return { ...NOTHING_DRAWN, run: headerEl.dataset.run ?? '', step, marks };
 }

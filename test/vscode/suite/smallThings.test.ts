@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionDebuggerApi } from '../../../src/extension/extension';
 import type { RunNode } from '../../../src/extension/views';
+import { MICRO_TRAINING } from '../../train/helpers';
 import { activateExtension, EXTENSION_ID } from './api';
 import { test, waitFor } from './harness';
 import { microConfig, trainAndWait, until } from './runs';
@@ -157,14 +158,14 @@ test('small things: checkpoint clicks while another run trains each show their c
 
 test('small things: Current Run keeps the last validation, with its step, between validations', async () => {
   assert.equal(api.training.runDir, live, 'the run of the last test still trains');
-  // The micro config validates every 10 steps: a step between two validations, past the first.
-  await until('a step between validations', () => {
+  const every = MICRO_TRAINING.eval_every; // microConfig's validation interval
+  await until('a step between validations, past the first', () => {
     const step = api.training.lastRow?.step ?? 0;
-    return step > 10 && step % 10 !== 0;
+    return step > every && step % every !== 0;
   });
   const fields = Object.fromEntries(api.currentRun.fields().map((f) => [f.label, f.value]));
   const last = api.training.lastRow!.step;
-  const validated = Math.floor(last / 10) * 10;
+  const validated = Math.floor(last / every) * every;
   assert.match(fields['Val loss'] ?? '', new RegExp(`^\\d+\\.\\d{4} \\(step ${validated}\\)$`), `at step ${last}`);
 }, 60_000);
 

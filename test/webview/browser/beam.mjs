@@ -177,5 +177,50 @@ test('the Beam Tree draws a known tree: chosen and greedy paths, pruned greyed, 
     `0.25 as viridis(0.25), got ${px.quarter}`,
   );
   await page.screenshot({ path: join(artifacts, 'beam-tree.png') });
+  // Key labels are written across only when each token, in the font the page draws it in, fits
+  // its column less 4 px. Two-digit tokens sit near that edge at the page's 0.85em: measured in
+  // any other font (e.g. before the labels are attached), they come out on the wrong side of it.
+  for (const src of [
+    ['1', '2', '3', '4'],
+    ['12', '34', '56', '78'],
+  ]) {
+    await page.evaluate(
+      ({ header, tree, v, src }) => {
+        const S = src.length;
+        const cross = new Float32Array(2 * 3 * S).fill(1 / S);
+        const self = new Float32Array(2 * 3 * 3).fill(1 / 3);
+        const attention = {
+          source: { runDir: tree.runDir, step: 1500, checkpoint: tree.checkpoint, input: 'input' },
+          srcTokens: src,
+          tgtTokens: ['<s>', 'a', 'a'],
+          maps: [
+            { kind: 'decoder_self', shape: [1, 2, 3, 3], weights: self },
+            { kind: 'cross', shape: [1, 2, 3, S], weights: cross },
+          ],
+        };
+        const state = { panel: 'beam', header, tree, node: { id: 8, attention } };
+        window.postMessage({ type: 'state', v, state }, '*');
+      },
+      { header: HEADER, tree: TREE, v: V, src },
+    );
+    await page.waitForFunction(
+      (t) => document.querySelector('#beam-node .key-labels')?.textContent === t,
+      src.join(''),
+    );
+    const got = await page.evaluate(() => {
+      const row = document.querySelector('#beam-node .key-labels');
+      const across = row.classList.contains('across');
+      row.classList.add('across'); // each token's width as the page lays it out across
+      const widths = [...row.children].map((s) => {
+        const range = document.createRange();
+        range.selectNodeContents(s);
+        return range.getBoundingClientRect().width;
+      });
+      row.classList.toggle('across', across);
+      return { across, widths, column: row.children[0].getBoundingClientRect().width };
+    });
+    const fits = got.widths.every((w) => w <= got.column - 4);
+    assert(got.across === fits, `${src}: across ${got.across}, widths ${got.widths} in ${got.column} px columns`);
+  }
   await page.close();
 });
