@@ -79,7 +79,8 @@ test('webgpu LINEAR: rank-1, 2 and 3 x, ReLU on and off, blocks of rows of a sta
     [[2, 3, d], false, [2 * d, d]], // W^V
     [[1, d], false, [0, d]], // one row (a decoding step), W^Q
     [[d], true, [0, 0]], // rank 1: one vector
-    [[2, 150, d], true, [d, d]], // db over 300 rows: partial sums of 128-row chunks, summed again
+    [[2, 150, d], true, [d, d]], // db over 300 rows, summed in one pass
+    [[2, 1100, d], false, [2 * d, d]], // db over 2,200 rows: partial sums of 128-row chunks, summed again
   ];
   for (const [shape, relu, rows] of cases) {
     const x = filled(shape, shape.length + rows[0], 2);

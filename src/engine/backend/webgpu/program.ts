@@ -230,17 +230,24 @@ export interface ColumnSumSpec {
   prelude?: string;
 }
 
-/** Rows one workgroup sums in columnSum; more rows are split across workgroups and summed again. */
+/**
+ * Up to this many rows, columnSum sums in one pass: at a 32 × 32 batch (1,024 rows) a second
+ * dispatch costs the host more than the GPU gains from spreading the rows (a step has ~40 sums).
+ */
+const ONE_PASS_ROWS = 2048;
+/** Rows one workgroup sums in columnSum's first pass when there are more than ONE_PASS_ROWS. */
 const CHUNK_ROWS = 128;
 
 /**
  * out[from + c] = Σ_i term(i, c) for c < count, 0 elsewhere: a workgroup takes 32 columns (adjacent
- * threads read adjacent columns) of up to CHUNK_ROWS rows, 8 threads a column, each over every 8th
- * row, summed in workgroup memory; with more rows, the chunks' partial sums [chunks, length] are
- * summed by a second pass. For the bias and gain gradients (column sums over rows).
+ * threads read adjacent columns) of all the rows, or of a CHUNK_ROWS chunk of them past
+ * ONE_PASS_ROWS, 8 threads a column, each over every 8th row, summed in workgroup memory; the
+ * chunks' partial sums [chunks, length] are then summed by a second pass. For the bias and gain
+ * gradients (column sums over rows).
  */
 export function columnSum(backend: WebgpuBackend, spec: ColumnSumSpec): tf.TensorInfo {
-  const chunks = Math.max(1, Math.ceil(spec.n / CHUNK_ROWS));
+  const rowsPer = spec.n <= ONE_PASS_ROWS ? Math.max(1, spec.n) : CHUNK_ROWS;
+  const chunks = Math.max(1, Math.ceil(spec.n / rowsPer));
   const blocks = Math.ceil(spec.length / 32);
   const partial = runProgram(backend, {
     key: `colsum_${spec.key}`,
@@ -254,7 +261,7 @@ export function columnSum(backend: WebgpuBackend, spec: ColumnSumSpec): tf.Tenso
       { name: 'cols', type: 'i32', value: spec.count },
       { name: 'len', type: 'i32', value: spec.length },
       { name: 'blocks', type: 'i32', value: blocks },
-      { name: 'rowsPer', type: 'i32', value: CHUNK_ROWS },
+      { name: 'rowsPer', type: 'i32', value: rowsPer },
       ...(spec.uniforms ?? []),
     ],
     prelude: `
