@@ -17,7 +17,10 @@ function fitAcross(spans: readonly HTMLElement[], column: number): boolean {
   return spans.every((s) => measure!.measureText(s.textContent ?? '').width <= column - 4);
 }
 
-/** Fills `el` with a label a key, `column` px each; `across` when they all fit written across. */
+/**
+ * Fills `el` with a label a key, `column` px each; `across` when they all fit written across. `el`
+ * must be in the page: the labels are measured in the font it gives them.
+ */
 export function setKeyLabels(el: HTMLElement, tokens: readonly string[], column: number): void {
   const key = `${column}\u0000${tokens.join('\u0000')}`;
   if (shown.get(el) === key) return;

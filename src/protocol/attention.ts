@@ -103,11 +103,13 @@ export const checkAttentionSource: Check<AttentionSource> = object({
 
 /**
  * Which sentence pair a view shows: the run's fixed probe pair (which has a history: snapshots),
- * text the user typed (a target too, or it is decoded), or token ids (a run without vocab.json).
+ * text the user typed (a target too, or it is decoded), or token ids (a run without vocab.json, or
+ * a pair picked in a view). Ids picked on a run with a vocabulary carry `text`, their source as
+ * the vocabulary decodes it, so that a header and the form show words, not ids (EOS's 2 is no word).
  */
 export type InputPair = { kind: 'probe' } | TextInput | IdsInput;
 type TextInput = { kind: 'text'; src: string; tgt?: string };
-type IdsInput = { kind: 'ids'; src: number[]; tgt?: number[] };
+type IdsInput = { kind: 'ids'; src: number[]; tgt?: number[]; text?: string };
 
 /** The longest input a request may name: tokens (ids), characters (text). */
 export const INPUT_LIMITS = { tokens: 8192, chars: 200_000 };
@@ -126,14 +128,14 @@ export const checkInputPair: Check<InputPair> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'probe') return undefined;
   if (kind === 'text') return object<Omit<TextInput, 'kind'>>({ src: isText, tgt: optional(isText) })(v, path);
-  if (kind === 'ids') return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds) })(v, path);
+  if (kind === 'ids') return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds), text: optional(isText) })(v, path);
   return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
 };
 
-/** An input pair as a person reads it: `probe`, or the source sentence. */
+/** An input pair as a person reads it: `probe`, or the source sentence (ids without a text: the ids). */
 export function describeInput(input: InputPair): string {
   if (input.kind === 'probe') return 'probe';
-  return input.kind === 'text' ? input.src : input.src.join(' ');
+  return input.kind === 'text' ? input.src : (input.text ?? input.src.join(' '));
 }
 
 /** The attention of one sentence pair: source and target token labels, and every kind present. */

@@ -55,6 +55,8 @@ export const checkGlobalViewParams: Check<GlobalViewParams> = object({
 export interface GlobalPair {
   src: number[];
   tgt: number[];
+  /** The source as text (the run's vocabulary decodes src): what the attention view's form takes. */
+  text: string;
   srcTokens: string[];
   /** The decoder's input: BOS first. */
   tgtTokens: string[];
@@ -98,7 +100,7 @@ const shallow = object<GlobalView>({
   basisStep: isIndex,
   projection: oneOf(PROJECTIONS),
   steps: ids,
-  pairs: arrayOf(object<GlobalPair>({ src: ids, tgt: ids, srcTokens: strings, tgtTokens: strings })),
+  pairs: arrayOf(object<GlobalPair>({ src: ids, tgt: ids, text: isString, srcTokens: strings, tgtTokens: strings })),
   points: object<GlobalPoints>({
     x: numbers,
     y: numbers,

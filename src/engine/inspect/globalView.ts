@@ -91,6 +91,7 @@ export async function globalViewAt(p: GlobalViewParams): Promise<GlobalView> {
   const pairs: GlobalPair[] = valid.map((v, i) => ({
     src: v.src,
     tgt: v.tgt,
+    text: data.vocab.decode(v.src),
     srcTokens: data.vocab.tokens(v.src),
     tgtTokens: data.vocab.tokens(passPairs[i]!.tgt),
   }));

@@ -21,6 +21,8 @@ export interface GlobalPairArgs {
   /** Source ids (ending with EOS) and target ids (without BOS), as heads/global gives them. */
   src: number[];
   tgt: number[];
+  /** The source as text (GlobalPair's text). */
+  text: string;
   head: HeadRef;
 }
 
@@ -59,7 +61,7 @@ export function showGlobalView(ctx: Ctx): Cmd {
 
 export function openGlobalPair(ctx: Ctx): Cmd {
   return guarded(ctx, 'Open Pair at Step', async (a: GlobalPairArgs): Promise<Attention | undefined> => {
-    const shown = await ctx.viewer.selectInput({ kind: 'ids', src: a.src, tgt: a.tgt }, a.step, a.runDir);
+    const shown = await ctx.viewer.selectInput({ kind: 'ids', src: a.src, tgt: a.tgt, text: a.text }, a.step, a.runDir);
     ctx.viewer.selectHead(a.head);
     ctx.panels.showCursor(a.step);
     ctx.panels.openAttention();

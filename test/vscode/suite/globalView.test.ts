@@ -35,7 +35,7 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
         step: number;
         basisStep: number;
         points: { x: number[] };
-        pairs: { src: number[]; srcTokens: string[] }[];
+        pairs: { src: number[]; text: string; srcTokens: string[] }[];
       } | null;
     };
   await until('the view of step 20', () => panel()?.shownView?.step === 20, 120_000);
@@ -63,7 +63,9 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
   const pair = panel().shownView!.pairs[3]!;
   slots.global.current!.receive({ type: 'openPair', v: 3, sentence: 3, step: 10 });
   await until('the attention view', () => slots.attention.current?.isReady === true, 30_000);
-  const input = pair.src.join(' ');
+  // The header names the pair by its words (its source tokens, EOS left out), not its ids: the
+  // attention form's box takes it, and Show then shows the same pair.
+  const input = pair.srcTokens.slice(0, -1).join(' ');
   await until(
     'pair 3 at step 10',
     () => api.panels.store.header?.step === 10 && api.panels.store.header?.input === input,
@@ -74,4 +76,5 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
   assert.equal(shown.input, pair.srcTokens.join(' '), 'the page names the pair by its tokens');
   assert.equal(api.panels.store.attention?.source.step, 10, 'the attention is step 10 checkpoint’s');
   assert.deepEqual(api.panels.store.attention?.srcTokens.length, pair.src.length, 'the attention is of that pair');
+  await screenshot('global-view-opened-pair', api);
 }, 300_000);
