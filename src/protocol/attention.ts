@@ -128,7 +128,8 @@ export const checkInputPair: Check<InputPair> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'probe') return undefined;
   if (kind === 'text') return object<Omit<TextInput, 'kind'>>({ src: isText, tgt: optional(isText) })(v, path);
-  if (kind === 'ids') return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds), text: optional(isText) })(v, path);
+  if (kind === 'ids')
+    return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds), text: optional(isText) })(v, path);
   return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
 };
 
