@@ -178,6 +178,11 @@ test('Roles over training in a narrow panel: the chart takes the card’s width 
   );
   const svg = await page.evaluate(() => document.querySelector('#roles-chart .main-svg').getAttribute('width'));
   assert(Number(svg) <= card.width, `plotly drew ${svg} px wide in a card of ${card.width}`);
+  // Every lane names its head: plotly's own tick spacing left every other lane unnamed here.
+  const named = await page.evaluate(() =>
+    [...document.querySelectorAll('#roles-chart .y2tick text')].map((t) => t.textContent),
+  );
+  assert(JSON.stringify(named.sort()) === JSON.stringify([...HEADS].sort()), `lanes named ${JSON.stringify(named)}`);
   await page.screenshot({ path: join(artifacts, 'heads-roles-narrow.png'), fullPage: true });
   await page.close();
 });
