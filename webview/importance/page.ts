@@ -58,7 +58,7 @@ function drawTable(r: HeadReport): void {
     { key: 'rank', label: 'rank', cell: (x) => String(x.rank) },
     {
       key: 'whenRemoved',
-      label: `${metric} when removed`,
+      label: `${metric} with it and every less important head removed`, // the by-importance pruning curve
       cell: (x) => (x.whenRemoved === null ? '—' : x.whenRemoved.toFixed(2)),
     },
   ];

@@ -107,6 +107,7 @@ canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeg
 #ablation-table td.better { color: var(--vscode-charts-green, #89d185); }
 #ablated-heads button { margin-right: 4px; }
 #importance-table th, #importance-table tbody tr { cursor: pointer; }
+#importance-table th { white-space: normal; vertical-align: bottom; } /* the metric's header is a phrase */
 #importance-table tbody tr:hover { background: var(--vscode-list-hoverBackground); }
 #ablations-table th, #findings-table th { cursor: pointer; }
 /* Columns as wide as their text; a finding's message and the heads ablated wrap rather than being cut. */
