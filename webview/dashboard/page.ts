@@ -280,7 +280,9 @@ function draw(): void {
         // Other runs: every run's steps (autorange said outright: the same uirevision keeps the range a
         // draw without them set, which left other runs' steps outside the axis).
         xaxis: { ...xTitle, ...(legend ? { autorange: true } : { range: lr.xRange }) },
-        yaxis: { exponentformat: 'e' },
+        // From 0 (a learning rate never goes below): a constant one would otherwise sit on the 0
+        // line of plotly's value ± 1.
+        yaxis: { exponentformat: 'e', rangemode: 'tozero' },
         shapes: [...lrShapes, ...cursorShape(t.accent2)],
         annotations: lrNotes,
       }),

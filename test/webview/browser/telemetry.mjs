@@ -135,6 +135,10 @@ test('the dashboard marks findings on the loss curve and lists them; a problem o
   assert(flags.sort().join() === '■,▲', `flags ${flags}`);
   const d = await drawnOf(page);
   assert(d.marks.join() === 'entropy_collapse@20,loss_spike@30', `marks ${d.marks}`);
+  // A constant learning rate of 1e-4 reads as 1e-4: its axis runs from 0 to just above it, where
+  // plotly's own range for a constant (value ± 1) drew it on the 0 line.
+  const lrRange = await page.evaluate(() => document.getElementById('chart-lr')._fullLayout.yaxis.range);
+  assert(lrRange[0] === 0 && lrRange[1] > 1e-4 && lrRange[1] < 2e-4, `lr axis ${lrRange}`);
   await page.screenshot({ path: join(artifacts, 'dashboard-problems.png') });
   await page.locator('#problems li').nth(1).click();
   await page.locator('#problems li').nth(0).click();
