@@ -108,6 +108,8 @@ canvas.thumb.ablated { opacity: 0.3; outline: 2px dashed var(--vscode-errorForeg
 #ablated-heads button { margin-right: 4px; }
 #importance-table th, #importance-table tbody tr { cursor: pointer; }
 #importance-table th { white-space: normal; vertical-align: bottom; } /* the metric's header is a phrase */
+/* Fifteen columns of numbers and the top dimensions: each as wide as its text, scrolled sideways. */
+#score-table { table-layout: auto; width: auto; min-width: 100%; }
 #importance-table tbody tr:hover { background: var(--vscode-list-hoverBackground); }
 #ablations-table th, #findings-table th { cursor: pointer; }
 /* Columns as wide as their text; a finding's message and the heads ablated wrap rather than being cut. */

@@ -288,6 +288,13 @@ for (const theme of ['dark', 'light']) {
     for (const part of ['run test', 'step 300', 'input probe', 'head encoder_self:0.1', 'query 2 “c”'])
       assert(table.caption.includes(part), `caption ${table.caption} lacks ${part}`);
     assert(table.bar !== 'rgba(0, 0, 0, 0)', `the bar is coloured: ${table.bar}`);
+    // Every cell reads whole (the table scrolls sideways rather than cutting the top dimensions).
+    const cut = await page.evaluate(() =>
+      [...document.querySelectorAll('#score-table th, #score-table td')]
+        .filter((c) => c.scrollWidth > c.clientWidth + 1)
+        .map((c) => c.textContent),
+    );
+    assert(cut.length === 0, `cells cut: ${JSON.stringify(cut)}`);
     await page.locator('#scores').screenshot({ path: join(artifacts, `head-scores-${theme}.png`) });
 
     // Another head's row, without the embedding split: the engine's note says why, and no Σ emb.
