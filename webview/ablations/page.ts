@@ -21,6 +21,7 @@ import {
 } from '../lib/reportPage';
 import { sortRows, type SortOrder } from '../lib/sortRows';
 import { type Column, drawSortable } from '../lib/sortTable';
+import { counted } from '../lib/counted';
 import {
   type AblationKey,
   type AblationRow,
@@ -66,10 +67,7 @@ function drawHeader(): void {
   const newest = records.at(-1);
   const metrics = [...new Set(records.map((r) => HEAD_METRIC[r.metric]))].join(', ');
   const parts = newest
-    ? [
-        `${records.length} ablation${records.length === 1 ? '' : 's'}, the newest at step ${newest.step}`,
-        `${metrics}, decoded greedily`,
-      ]
+    ? [`${counted(records.length, 'ablation')}, the newest at step ${newest.step}`, `${metrics}, decoded greedily`]
     : ['no ablations'];
   drawRunHeader(headerEl, runDir, parts, newest ? newest.step : null);
 }

@@ -50,6 +50,7 @@ import { clearGrid, showGrid, watchGrid } from './thumbGrid';
 import { sameValues } from '../heatmap';
 import { type Shown, valueWeightedToggle } from './valueWeightedToggle';
 import { scaledBy, VALUE_WEIGHTED_CAPTION } from '../lib/valueWeighted';
+import { counted } from '../lib/counted';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(attentionPage);
@@ -225,7 +226,7 @@ function render(): void {
   const p = view.a;
   document.body.dataset.valueWeighted = String(view.vw);
   scaleText.textContent = view.vw ? ' one scale for the view' : ' absolute scale (0–1)';
-  const text = `source ${p.srcTokens.length} tokens · target ${p.tgtTokens.length} tokens`;
+  const text = `source ${counted(p.srcTokens.length, 'token')} · target ${counted(p.tgtTokens.length, 'token')}`;
   if (status.textContent !== text) status.textContent = text;
   const headView = view.vw && view.top > 0 ? { a: scaledBy(p, view.top), note: headViewNote(view.top) } : undefined;
   const grid = { header, roles, selected, absolute, vmax: view.top, weights: payload, headView };

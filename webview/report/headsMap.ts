@@ -9,6 +9,7 @@ import { describeFinding } from '../../src/protocol/telemetry';
 import { h } from '../common';
 import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView } from '../lib/heads';
+import { counted } from '../lib/counted';
 
 const CELL_H = 14;
 
@@ -72,11 +73,7 @@ export function headsSection(d: RunReportData): HTMLElement {
           caption,
         )
       : h('p', { class: 'muted' }, 'The run has no telemetry rows.'),
-    h(
-      'h2',
-      { style: 'margin-top:10px' },
-      `Health checks: ${d.events.length} finding${d.events.length === 1 ? '' : 's'}`,
-    ),
+    h('h2', { style: 'margin-top:10px' }, `Health checks: ${counted(d.events.length, 'finding')}`),
     d.events.length ? findings : h('p', { class: 'muted', id: 'events' }, 'No findings.'),
   );
 }

@@ -5,6 +5,7 @@
  */
 import { markdownTable } from '../../src/protocol/export';
 import type { RunCheck, RunCheckSeverity } from '../../src/protocol/runCheck';
+import { counted } from '../lib/counted';
 
 export interface FindingRow {
   /** 1 = the first the checker reported. */
@@ -31,9 +32,9 @@ export function findingRows(c: RunCheck): FindingRow[] {
 /** `reverse-micro: 12 files checked: a valid run folder` or `…: not valid, 3 findings`. */
 export function summaryLine(c: RunCheck, run: string): string {
   const n = c.findings.length + c.omitted;
-  const files = `${c.files.length} file${c.files.length === 1 ? '' : 's'} checked`;
+  const files = `${counted(c.files.length, 'file')} checked`;
   const more = c.omitted ? ` (${c.omitted} past the first ${c.findings.length} not listed)` : '';
-  return `${run}: ${files}: ${c.ok ? 'a valid run folder' : `not valid, ${n} finding${n === 1 ? '' : 's'}${more}`}`;
+  return `${run}: ${files}: ${c.ok ? 'a valid run folder' : `not valid, ${counted(n, 'finding')}${more}`}`;
 }
 
 export function findingsMarkdown(rows: readonly FindingRow[], c: RunCheck, run: string): string {

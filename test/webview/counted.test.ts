@@ -1,0 +1,9 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { counted } from '../../webview/lib/counted';
+
+test('a count reads as English: 1 token, 0 tokens, 5 tokens', () => {
+  assert.equal(counted(1, 'token'), '1 token');
+  assert.equal(counted(0, 'token'), '0 tokens');
+  assert.equal(counted(5, 'finding'), '5 findings');
+});
