@@ -142,7 +142,8 @@ function listDrops(onStep: (step: number) => void, onHead: (head: string, step: 
       return h('li', {}, item, h('div', { class: 'muted' }, note), h('ul', { class: 'problems' }, ...heads));
     }),
   );
-  if (!shownDrops.length) drops.replaceChildren(h('li', { class: 'muted' }, 'No loss drop found yet.'));
+  if (!shownDrops.length)
+    drops.replaceChildren(h('li', { class: 'muted', style: 'list-style:none' }, 'No loss drop found yet.'));
 }
 
 /** Draws the section from the page's state. */
