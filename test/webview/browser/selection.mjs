@@ -238,6 +238,26 @@ test('the attention view’s form asks for a pair at a checkpoint (text, or ids 
   );
   await page.click('#input-probe');
   assert((await posted(page, 'inspectInput')).at(-1).input.kind === 'probe', 'the Probe button');
+
+  // The boxes follow the pair the view shows each time it changes (e.g. one opened from the Global
+  // Q/K view), target included, and keep what is typed while the same pair is redrawn.
+  const show = async (input, target, step) => {
+    const header = { ...HEADER, step, input, ...(target === undefined ? {} : { target }) };
+    await send(page, {
+      type: 'state',
+      v: V,
+      state: { panel: 'attention', header, attention: null, selected: null, roles: [] },
+    });
+    await page.waitForFunction((s) => document.getElementById('view-header').textContent.includes(`step ${s}`), step);
+  };
+  const boxes = async () => [await page.inputValue('#input-src'), await page.inputValue('#input-tgt')];
+  await show('4 5 6', '6 5 4', 100);
+  assert((await boxes()).join('|') === '4 5 6|6 5 4', `the pair shown: ${await boxes()}`);
+  await page.fill('#input-src', '7 8');
+  await show('4 5 6', '6 5 4', 200); // the same pair at another step
+  assert((await boxes()).join('|') === '7 8|6 5 4', `what is typed stays: ${await boxes()}`);
+  await show('9 9', undefined, 300);
+  assert((await boxes()).join('|') === '9 9|', `another pair, its target decoded: ${await boxes()}`);
   await page.close();
 });
 
@@ -325,7 +345,11 @@ test('a header wider than its panel wraps between its parts; only a part wider t
   for (const width of [640, 420]) {
     await dash.setViewportSize({ width, height: 600 });
     await show('probe');
-    await dash.waitForFunction(() => document.getElementById('view-header').dataset.step === '200');
+    // The header of the width before may still show the long input at step 200: wait for the probe.
+    await dash.waitForFunction(() => {
+      const d = document.getElementById('view-header').dataset;
+      return d.step === '200' && d.input === 'probe';
+    });
     let h = await laidOut();
     assert(h.page <= h.window, `at ${width} px the page is ${h.page} px wide`);
     assert(h.parts.length >= 5 && h.parts.every((p) => !p.cut), `at ${width} px: ${JSON.stringify(h.parts)}`);
