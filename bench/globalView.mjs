@@ -32,7 +32,7 @@ function makeView() {
     return {
       src: [...ids, 2],
       tgt: ids,
-      text: ids.map(word).join(' '),
+      words: { src: ids.map(word).join(' '), tgt: ids.map(word).join(' ') },
       srcTokens: [...ids.map(word), '</s>'],
       tgtTokens: ['<s>', ...ids.map(word)],
     };

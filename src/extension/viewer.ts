@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type Attention, describeInput, type HeadRef, type InputPair } from '../protocol/attention';
+import { type Attention, describeInput, describeTarget, type HeadRef, type InputPair } from '../protocol/attention';
 import type { RunPoll } from '../protocol/follow';
 import type { RunActivity } from '../protocol/runFolder';
 import type { RunSummary } from '../protocol/training';
@@ -160,11 +160,13 @@ export class Viewer implements vscode.Disposable {
   /** The header every panel shows. */
   header(): ViewHeader {
     const runDir = this.sel?.runDir ?? '';
+    const target = this.sel ? describeTarget(this.sel.input) : undefined;
     return {
       runDir,
       run: path.basename(runDir),
       step: this.sel?.step ?? null,
       input: this.sel ? describeInput(this.sel.input) : 'probe',
+      ...(target !== undefined ? { target } : {}),
       live: this.training.runDir === runDir,
       ...(this.activity && this.training.runDir !== runDir ? { activity: this.activity } : {}),
       checkpoints: this.summary?.checkpoints ?? [],

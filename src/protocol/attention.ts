@@ -104,12 +104,17 @@ export const checkAttentionSource: Check<AttentionSource> = object({
 /**
  * Which sentence pair a view shows: the run's fixed probe pair (which has a history: snapshots),
  * text the user typed (a target too, or it is decoded), or token ids (a run without vocab.json, or
- * a pair picked in a view). Ids picked on a run with a vocabulary carry `text`, their source as
- * the vocabulary decodes it, so that a header and the form show words, not ids (EOS's 2 is no word).
+ * a pair picked in a view). Ids picked on a run with a vocabulary carry their `words`, as the
+ * vocabulary decodes them, so that a header and the form show words, not ids (EOS's 2 is no word).
  */
 export type InputPair = { kind: 'probe' } | TextInput | IdsInput;
 type TextInput = { kind: 'text'; src: string; tgt?: string };
-type IdsInput = { kind: 'ids'; src: number[]; tgt?: number[]; text?: string };
+type IdsInput = { kind: 'ids'; src: number[]; tgt?: number[]; words?: PairWords };
+/** A pair's source and target as words: what a person reads and the attention form takes. */
+export interface PairWords {
+  src: string;
+  tgt?: string;
+}
 
 /** The longest input a request may name: tokens (ids), characters (text). */
 export const INPUT_LIMITS = { tokens: 8192, chars: 200_000 };
@@ -124,19 +129,30 @@ const isText: Check<string> = (v, path) =>
   ((v as string).length > INPUT_LIMITS.chars
     ? `${path} has ${(v as string).length} characters, more than the ${INPUT_LIMITS.chars} an input may have`
     : undefined);
+export const checkPairWords = object<PairWords>({ src: isText, tgt: optional(isText) });
 export const checkInputPair: Check<InputPair> = (v, path) => {
   const kind = (v as { kind?: unknown } | null)?.kind;
   if (kind === 'probe') return undefined;
   if (kind === 'text') return object<Omit<TextInput, 'kind'>>({ src: isText, tgt: optional(isText) })(v, path);
   if (kind === 'ids')
-    return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds), text: optional(isText) })(v, path);
+    return object<Omit<IdsInput, 'kind'>>({ src: isIds, tgt: optional(isIds), words: optional(checkPairWords) })(
+      v,
+      path,
+    );
   return `${path}.kind must be one of probe, text, ids, got ${JSON.stringify(kind) ?? typeof kind}`;
 };
 
-/** An input pair as a person reads it: `probe`, or the source sentence (ids without a text: the ids). */
+/** An input pair as a person reads it: `probe`, or the source sentence (ids without words: the ids). */
 export function describeInput(input: InputPair): string {
   if (input.kind === 'probe') return 'probe';
-  return input.kind === 'text' ? input.src : (input.text ?? input.src.join(' '));
+  return input.kind === 'text' ? input.src : (input.words?.src ?? input.src.join(' '));
+}
+
+/** The target an input pair gives, as describeInput says its source; undefined: it gives none (decoded). */
+export function describeTarget(input: InputPair): string | undefined {
+  if (input.kind === 'probe') return undefined;
+  if (input.kind === 'text') return input.tgt;
+  return input.words ? input.words.tgt : input.tgt?.join(' ');
 }
 
 /** The attention of one sentence pair: source and target token labels, and every kind present. */

@@ -6,7 +6,7 @@
  * reused at every step, so a step slider moves the points through training in one frame. Computed
  * by engine/inspect/globalView.ts.
  */
-import { type HeadRef, headRefFields } from './attention';
+import { checkPairWords, type HeadRef, headRefFields, type PairWords } from './attention';
 import {
   type Check,
   arrayOf,
@@ -55,8 +55,8 @@ export const checkGlobalViewParams: Check<GlobalViewParams> = object({
 export interface GlobalPair {
   src: number[];
   tgt: number[];
-  /** The source as text (the run's vocabulary decodes src): what the attention view's form takes. */
-  text: string;
+  /** Source and target as words (the run's vocabulary decodes them): what the attention view's form takes. */
+  words: PairWords;
   srcTokens: string[];
   /** The decoder's input: BOS first. */
   tgtTokens: string[];
@@ -100,7 +100,9 @@ const shallow = object<GlobalView>({
   basisStep: isIndex,
   projection: oneOf(PROJECTIONS),
   steps: ids,
-  pairs: arrayOf(object<GlobalPair>({ src: ids, tgt: ids, text: isString, srcTokens: strings, tgtTokens: strings })),
+  pairs: arrayOf(
+    object<GlobalPair>({ src: ids, tgt: ids, words: checkPairWords, srcTokens: strings, tgtTokens: strings }),
+  ),
   points: object<GlobalPoints>({
     x: numbers,
     y: numbers,

@@ -58,8 +58,10 @@ export interface ViewHeader {
   run: string;
   /** The step views point at (the shared step cursor); null: the newest. */
   step: number | null;
-  /** `probe`, or the source sentence the user gave. */
+  /** `probe`, or the input's source sentence (attention.ts describeInput). */
   input: string;
+  /** The input's target sentence when it gives one (describeTarget); absent: decoded. */
+  target?: string;
   /** The run trains now, in this window's engine. */
   live: boolean;
   /** A run another process writes: what its folder says of the writer (protocol/follow.ts). */
@@ -239,6 +241,7 @@ const checkViewHeader = object({
   run: isString,
   step: nullable(isIndex),
   input: isString,
+  target: optional(isString),
   live: isBoolean,
   activity: optional(oneOf(RUN_ACTIVITIES)),
   checkpoints: arrayOf(isIndex),

@@ -164,10 +164,12 @@ test('on a run: the basis fitted at the newest step is kept for step 3, and the 
   assert.equal(checkGlobalView(basis, 'reply'), undefined);
   assert.deepEqual([basis.step, basis.basisStep, basis.steps], [6, 6, [3, 6]]);
   assert.equal(basis.pairs.length, 20);
-  // A pair's text is its source's words, EOS left out: "5 6 7", where its ids are 5 6 7 2.
+  // A pair's words: its source's tokens without EOS ("5 6 7", where its ids are 5 6 7 2), its
+  // target's without the decoder's BOS.
   for (const p of basis.pairs) {
-    assert.equal(p.srcTokens.at(-1), '</s>');
-    assert.equal(p.text, p.srcTokens.slice(0, -1).join(' '), `pair ${p.src}`);
+    assert.deepEqual([p.srcTokens.at(-1), p.tgtTokens[0]], ['</s>', '<s>']);
+    const words = { src: p.srcTokens.slice(0, -1).join(' '), tgt: p.tgtTokens.slice(1).join(' ') };
+    assert.deepEqual(p.words, words, `pair ${p.src}`);
   }
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   near([mean(basis.points.x), mean(basis.points.y)], [0, 0], 'PCA centres the basis step', 1e-5);

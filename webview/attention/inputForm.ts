@@ -50,6 +50,8 @@ export function inputForm(): InputForm {
   let shownStep: number | null | undefined;
   /** The box's options as last built. */
   let shownOptions = '';
+  /** The input pair the header named when the boxes were last set from it. */
+  let shownPair: string | undefined;
 
   const chosenStep = (): number | undefined => (step.value === '' ? undefined : Number(step.value));
   const submit = (): void => {
@@ -111,7 +113,14 @@ export function inputForm(): InputForm {
         );
       }
       step.value = steps.map(String).includes(keep) ? keep : '';
-      if (header && header.input !== 'probe' && !src.value) src.value = header.input;
+      // The boxes follow the pair the view shows each time it changes (one typed, or opened from
+      // another view), and otherwise keep what is typed in them; the probe leaves them as they are.
+      const pair = header ? JSON.stringify([header.runDir, header.input, header.target ?? null]) : undefined;
+      if (header && pair !== shownPair && header.input !== 'probe') {
+        src.value = header.input;
+        tgt.value = header.target ?? '';
+      }
+      shownPair = pair;
     },
   };
 }

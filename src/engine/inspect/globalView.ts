@@ -91,7 +91,7 @@ export async function globalViewAt(p: GlobalViewParams): Promise<GlobalView> {
   const pairs: GlobalPair[] = valid.map((v, i) => ({
     src: v.src,
     tgt: v.tgt,
-    text: data.vocab.decode(v.src),
+    words: { src: data.vocab.decode(v.src), tgt: data.vocab.decode(v.tgt) },
     srcTokens: data.vocab.tokens(v.src),
     tgtTokens: data.vocab.tokens(passPairs[i]!.tgt),
   }));

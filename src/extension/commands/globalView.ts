@@ -5,7 +5,7 @@
  * on a point does, that pair's attention at that step in the attention view, the head selected.
  */
 import * as vscode from 'vscode';
-import { ATTENTION_KINDS, type Attention, type HeadRef, headId } from '../../protocol/attention';
+import { ATTENTION_KINDS, type Attention, type HeadRef, headId, type PairWords } from '../../protocol/attention';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
 
@@ -21,8 +21,8 @@ export interface GlobalPairArgs {
   /** Source ids (ending with EOS) and target ids (without BOS), as heads/global gives them. */
   src: number[];
   tgt: number[];
-  /** The source as text (GlobalPair's text). */
-  text: string;
+  /** Source and target as words (GlobalPair's). */
+  words: PairWords;
   head: HeadRef;
 }
 
@@ -61,7 +61,11 @@ export function showGlobalView(ctx: Ctx): Cmd {
 
 export function openGlobalPair(ctx: Ctx): Cmd {
   return guarded(ctx, 'Open Pair at Step', async (a: GlobalPairArgs): Promise<Attention | undefined> => {
-    const shown = await ctx.viewer.selectInput({ kind: 'ids', src: a.src, tgt: a.tgt, text: a.text }, a.step, a.runDir);
+    const shown = await ctx.viewer.selectInput(
+      { kind: 'ids', src: a.src, tgt: a.tgt, words: a.words },
+      a.step,
+      a.runDir,
+    );
     ctx.viewer.selectHead(a.head);
     ctx.panels.showCursor(a.step);
     ctx.panels.openAttention();

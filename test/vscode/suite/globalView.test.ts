@@ -35,7 +35,7 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
         step: number;
         basisStep: number;
         points: { x: number[] };
-        pairs: { src: number[]; text: string; srcTokens: string[] }[];
+        pairs: { src: number[]; srcTokens: string[]; tgtTokens: string[] }[];
       } | null;
     };
   await until('the view of step 20', () => panel()?.shownView?.step === 20, 120_000);
@@ -63,12 +63,16 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
   const pair = panel().shownView!.pairs[3]!;
   slots.global.current!.receive({ type: 'openPair', v: 3, sentence: 3, step: 10 });
   await until('the attention view', () => slots.attention.current?.isReady === true, 30_000);
-  // The header names the pair by its words (its source tokens, EOS left out), not its ids: the
-  // attention form's box takes it, and Show then shows the same pair.
+  // The header names the pair by its words (its source tokens, EOS left out), not its ids, and its
+  // target too: the attention form's boxes take them, and Show then shows the same pair.
   const input = pair.srcTokens.slice(0, -1).join(' ');
+  const target = pair.tgtTokens.slice(1).join(' ');
   await until(
     'pair 3 at step 10',
-    () => api.panels.store.header?.step === 10 && api.panels.store.header?.input === input,
+    () =>
+      api.panels.store.header?.step === 10 &&
+      api.panels.store.header?.input === input &&
+      api.panels.store.header?.target === target,
     60_000,
   );
   const shown = await drawnIn(slots, 'attention');

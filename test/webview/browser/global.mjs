@@ -30,8 +30,20 @@ const RUN = '/runs/reverse-micro';
 // cross:0.1 of two pairs: queries are the target side (<s> first), keys the source side (</s> last).
 // Queries on the line y = 0 at x = 0…5, keys on y = 3: far apart, so each is hovered and clicked alone.
 const PAIRS = [
-  { src: [4, 5, 2], tgt: [5, 4], text: '4 5', srcTokens: ['4', '5', '</s>'], tgtTokens: ['<s>', '5', '4'] },
-  { src: [6, 7, 2], tgt: [7, 6], text: '6 7', srcTokens: ['6', '7', '</s>'], tgtTokens: ['<s>', '7', '6'] },
+  {
+    src: [4, 5, 2],
+    tgt: [5, 4],
+    words: { src: '4 5', tgt: '5 4' },
+    srcTokens: ['4', '5', '</s>'],
+    tgtTokens: ['<s>', '5', '4'],
+  },
+  {
+    src: [6, 7, 2],
+    tgt: [7, 6],
+    words: { src: '6 7', tgt: '7 6' },
+    srcTokens: ['6', '7', '</s>'],
+    tgtTokens: ['<s>', '7', '6'],
+  },
 ];
 const side = (role) => PAIRS.flatMap((p, s) => (role === 'q' ? p.tgtTokens : p.srcTokens).map((t, i) => [s, i, t]));
 const ALL = [...side('q').map((x) => ['q', ...x]), ...side('k').map((x) => ['k', ...x])];

@@ -92,7 +92,7 @@ export class GlobalPanel extends RunFolderPanel<GlobalToPage, GlobalFromPage> {
           step: m.step,
           src: pair.src,
           tgt: pair.tgt,
-          text: pair.text,
+          words: pair.words,
           head: this.head,
         });
         break;
