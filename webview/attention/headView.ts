@@ -26,6 +26,7 @@ import {
   syncHeadViewControls,
 } from '../lib/headViewCard';
 import { KIND_LABELS } from '../lib/headViewPlot';
+import { counted } from '../lib/counted';
 
 let card: HeadViewCard | null = null;
 /** The card's kind, layer, heads shown and plot (what its SVG is built for, kept between snapshots). */
@@ -81,7 +82,8 @@ function redraw(): void {
     );
   const { drawn, total, cut } = plotHeadView(c, state, maps.weights, maps.shape, queryTokens, keyTokens);
   say(
-    `${drawn} lines${cut}: ${queryTokens.length} queries × ${keyTokens.length} keys × ${shown.filter(Boolean).length} heads shown, ` +
+    `${counted(drawn, 'line')}${cut}: ${counted(queryTokens.length, 'query', 'queries')} × ` +
+      `${counted(keyTokens.length, 'key')} × ${counted(shown.filter(Boolean).length, 'head')} shown, ` +
       `each as opaque as its ${measure || 'weight'} (under ${HEAD_VIEW_LIMITS.minWeight.toFixed(4)} left out). Hover a token for its lines.`,
     drawn,
     total,

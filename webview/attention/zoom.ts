@@ -12,6 +12,7 @@ import { BLOCK_CELLS, poolCaption, pooledCells } from '../../src/algorithms/pool
 import { PLOTLY_CONFIG, h, plotly, plotlyText, readTheme, themedLayout, poster } from '../common';
 import { plotlyColorscale } from '../lib/colormap';
 import { type AttentionBlockMsg, attentionPage } from '../../src/protocol/pages/attention';
+import { counted } from '../lib/counted';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const toPanel = poster(attentionPage);
@@ -20,7 +21,7 @@ const toPanel = poster(attentionPage);
 export function kindCaption(maps: AttentionMaps, queries: number, keys: number): string {
   const [layers, heads] = maps.shape;
   const pooled = poolCaption(maps.pool);
-  return `${layers} layers × ${heads} heads · ${queries} × ${keys}${pooled ? ` · ${pooled}` : ''}`;
+  return `${counted(layers, 'layer')} × ${counted(heads, 'head')} · ${queries} × ${keys}${pooled ? ` · ${pooled}` : ''}`;
 }
 
 /** Axis labels of tokens [from, to) pooled by `block`: `tok ‹i›`, or `tok… ‹i–j›`. */

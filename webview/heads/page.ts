@@ -26,6 +26,7 @@ import {
 import { markFindings, paintHeadsMap } from '../heatmap';
 import { headColumns, type HeadsView, sortHeads } from '../lib/heads';
 import { drawRoles, drawnLanes, rolesCard, shownDrops, wireRoles } from './roles';
+import { counted } from '../lib/counted';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(headsPage);
@@ -157,8 +158,8 @@ function draw(): void {
   labels.replaceChildren(
     ...view.heads.map((id) => h('div', { style: `height:${CELL_H}px;line-height:${CELL_H}px;font-size:11px` }, id)),
   );
-  steps.textContent = `steps ${view.steps[0]} … ${view.steps[cols - 1]} (${cols} telemetry rows) · ${stat} from ${view.min.toFixed(3)} (dark) to ${view.max.toFixed(3)} (bright)`;
-  status.textContent = `${view.heads.length} heads · click a cell to open that head at that step`;
+  steps.textContent = `steps ${view.steps[0]} … ${view.steps[cols - 1]} (${counted(cols, 'telemetry row')}) · ${stat} from ${view.min.toFixed(3)} (dark) to ${view.max.toFixed(3)} (bright)`;
+  status.textContent = `${counted(view.heads.length, 'head')} · click a cell to open that head at that step`;
   document.body.dataset.drawnCols = String(cols);
   rolesCard.hidden = false;
   const roles = { telemetry: rows, metrics, heads: view.heads, run: header?.run ?? '', cursor, hover };

@@ -10,6 +10,7 @@ import { poolCaption, pooledLabels } from '../../src/algorithms/pool';
 import type { ReportSnapshot, RunReportData } from '../../src/protocol/report';
 import { h } from '../common';
 import { cellAt, drawColorBar, drawHeatmap, fitSize } from '../heatmap';
+import { counted } from '../lib/counted';
 
 const THUMB = 96;
 const KIND_TITLES: Record<AttentionKind, string> = {
@@ -66,7 +67,7 @@ export function attentionSection(d: RunReportData, onShow?: (s: ReportSnapshot |
   const held =
     d.snapshots.length === 0
       ? 'The run has no attention snapshots.'
-      : `${steps.length} of the run's ${d.snapshotSteps.length} snapshots (steps ${steps[0]}–${steps.at(-1)}); each map coloured from 0 to its largest weight.`;
+      : `${steps.length} of the run's ${counted(d.snapshotSteps.length, 'snapshot')} (steps ${steps[0]}–${steps.at(-1)}); each map coloured from 0 to its largest weight.`;
   return h(
     'section',
     { class: 'card', id: 'attention' },

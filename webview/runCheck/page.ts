@@ -17,6 +17,7 @@ import {
   startReportPage,
   statusTexts,
 } from '../lib/reportPage';
+import { counted } from '../lib/counted';
 import { sortRows, type SortOrder } from '../lib/sortRows';
 import { type Column, drawSortable } from '../lib/sortTable';
 import { type FindingKey, type FindingRow, findingRows, findingsMarkdown, summaryLine } from './table';
@@ -44,7 +45,7 @@ const COLUMNS: Column<FindingRow, FindingKey>[] = [
 function drawHeader(): void {
   const parts = [
     'the whole folder, every step',
-    check ? `${check.files.length} files checked against its format` : error ? 'not checked' : 'checking…',
+    check ? `${counted(check.files.length, 'file')} checked against its format` : error ? 'not checked' : 'checking…',
   ];
   drawRunHeader(headerEl, runDir, parts, null);
 }
