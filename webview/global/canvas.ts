@@ -2,14 +2,14 @@
  * The Global Q/K view's scatter on a <canvas> of the page's own: plotly's SVG scatter took 3.4 s to
  * draw 30,000 points and 0.3 s a hover, and its WebGL scatter needs eval, which the panels' CSP
  * refuses (bench/README.md). Axes with ticks and titles, queries as filled dots and keys as rings
- * (one path a colour, so 30,000 points are a few dozen fills), a legend, a colour bar for the
- * position colouring, all in the theme's colours, at the device's pixel ratio. It answers where it
+ * (one path a colour, so 30,000 points are a few dozen fills), a legend, a key of the token colouring's
+ * hues and a colour bar for the position colouring, all in the theme's colours, at the device's pixel ratio. It answers where it
  * drew each point (a hit grid) for the page's hover and click.
  */
 import type { GlobalView } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
 import { type HitGrid, type Scale, hitGrid, linearScale, niceTicks, paddedExtent, tickLabel } from '../lib/scatter';
-import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf, positionScale } from './plot';
+import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf, positionScale, tokenColours } from './plot';
 
 /** A dot's and a ring's radius in CSS pixels, and how near the pointer must come to a point to hover it. */
 export const DOT_RADIUS = 3.5;
@@ -23,12 +23,23 @@ export interface Box {
   height: number;
 }
 
-/** What was drawn: the plot box, its scales and the points' hit grid (CSS pixels of the canvas). */
+/** A row of the token key: the token (or `+N more`), and the centre of its swatch (CSS pixels). */
+export interface KeyRow {
+  text: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * What was drawn: the plot box, its scales, the points' hit grid and the token key's rows (empty
+ * unless coloured by token), in CSS pixels of the canvas.
+ */
 export interface Painted {
   box: Box;
   x: Scale;
   y: Scale;
   grid: HitGrid;
+  key: KeyRow[];
 }
 
 /**
@@ -53,7 +64,8 @@ export function paintScatter(
   const font = `${t.fontSize - 1}px ${t.font}`;
   ctx.font = font;
 
-  const bar = by === 'position' ? 70 : 0;
+  const hues = by === 'token' ? tokenColours(view) : undefined;
+  const bar = by === 'position' ? 70 : hues ? keyWidth(ctx, [...hues.keys()]) : 0;
   const box: Box = { left: 64, top: 30, width: Math.max(10, width - 64 - 16 - bar), height: Math.max(10, height - 76) };
   const x = linearScale(paddedExtent(view.points.x), [box.left, box.left + box.width]);
   const y = linearScale(paddedExtent(view.points.y), [box.top + box.height, box.top]);
@@ -94,8 +106,9 @@ export function paintScatter(
 
   drawLegend(ctx, t, box, by);
   if (by === 'position') drawPositionBar(ctx, t, box, maxPosition(view));
+  const key = hues ? drawTokenKey(ctx, t, box, hues) : [];
   const grid = hitGrid(px, py, order, width, height, HIT_RADIUS);
-  return { box, x, y, grid };
+  return { box, x, y, grid, key };
 }
 
 /** Grid lines at the ticks, the frame, the tick labels and the two axis titles. */
@@ -178,6 +191,54 @@ function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top:
   // The title clears the top tick's label, which is centred on the bar's top edge.
   ctx.textBaseline = 'bottom';
   ctx.fillText('position', left - 4, box.top - 12);
+}
+
+/** The token key's width: its widest token (at most KEY_TEXT_MOST px), a swatch and the gaps. */
+const KEY_TEXT_MOST = 110;
+const KEY_SWATCH = 14;
+function keyWidth(ctx: CanvasRenderingContext2D, tokens: string[]): number {
+  const widest = Math.max(ctx.measureText('token').width, ...tokens.map((tok) => ctx.measureText(tok).width));
+  return 14 + KEY_SWATCH + Math.min(KEY_TEXT_MOST, Math.ceil(widest)) + 8;
+}
+
+/** `text` cut to `most` px with an ellipsis where it is wider. */
+function fitted(ctx: CanvasRenderingContext2D, text: string, most: number): string {
+  if (ctx.measureText(text).width <= most) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > most) n--;
+  return `${text.slice(0, n)}…`;
+}
+
+/**
+ * Right of the plot, each token's hue (a dot) and the token, in the order the hues were given; where
+ * the plot's height holds fewer rows than tokens, the last row says how many more there are (hover
+ * names any point's token). Past twelve tokens the hues repeat, and the key shows it.
+ */
+function drawTokenKey(ctx: CanvasRenderingContext2D, t: Theme, box: Box, hues: Map<string, string>): KeyRow[] {
+  const left = box.left + box.width + 14;
+  const row = t.fontSize + 5;
+  const fit = Math.max(1, Math.floor(box.height / row));
+  const tokens = [...hues.keys()];
+  const shown = tokens.length > fit ? tokens.slice(0, fit - 1) : tokens;
+  const rows: KeyRow[] = shown.map((text, j) => ({ text, x: left + DOT_RADIUS + 1, y: box.top + row * (j + 0.5) }));
+  if (shown.length < tokens.length)
+    rows.push({ text: `+${tokens.length - shown.length} more`, x: left, y: box.top + row * (shown.length + 0.5) });
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'middle';
+  for (const r of rows) {
+    const hue = hues.get(r.text);
+    if (hue) {
+      ctx.beginPath();
+      ctx.arc(r.x, r.y, DOT_RADIUS + 1, 0, 2 * Math.PI);
+      paintMarks(ctx, 'q', hue);
+    }
+    ctx.fillStyle = hue ? t.fg : t.muted;
+    ctx.fillText(fitted(ctx, r.text, KEY_TEXT_MOST), hue ? left + KEY_SWATCH : left, r.y);
+  }
+  ctx.textBaseline = 'bottom';
+  ctx.fillStyle = t.fg;
+  ctx.fillText('token', left - 4, box.top - 12);
+  return rows;
 }
 
 /** The current path as a role's marks: queries filled (dots), keys stroked (rings). */

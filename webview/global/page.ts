@@ -13,6 +13,7 @@ import type { GlobalView } from '../../src/protocol/globalView';
 import type { GlobalState } from '../../src/protocol/panelState';
 import { type GlobalFromPage, globalPage } from '../../src/protocol/pages/global';
 import { app, h, imageButton, poster, readTheme } from '../common';
+import { counted } from '../lib/counted';
 import { drawRunHeader, drawnSummary, startReportPage } from '../lib/reportPage';
 import { nearest } from '../lib/scatter';
 import { HIT_RADIUS, type Painted, paintScatter } from './canvas';
@@ -48,6 +49,9 @@ const projectionSelect = h(
 const slider = h('input', { id: 'step-slider', type: 'range', min: '0', max: '0', step: '1', value: '0' });
 const sliderLabel = h('span', { id: 'step-label', class: 'muted' }, '');
 
+/** How many of the view's points are queries (`q`) or keys (`k`). */
+const sideCount = (v: GlobalView, role: 'q' | 'k'): number => v.points.role.filter((r) => r === role).length;
+
 function drawHeader(): void {
   const v = state?.view;
   const head = state?.head ? headId(state.head) : null;
@@ -56,8 +60,8 @@ function drawHeader(): void {
         headId(v),
         `step ${v.step}`,
         `${v.projection.toUpperCase()} basis of step ${v.basisStep}`,
-        `${v.pairs.length} validation pairs`,
-        `${v.points.role.filter((r) => r === 'q').length} queries, ${v.points.role.filter((r) => r === 'k').length} keys`,
+        counted(v.pairs.length, 'validation pair'),
+        `${counted(sideCount(v, 'q'), 'query', 'queries')}, ${counted(sideCount(v, 'k'), 'key')}`,
       ]
     : [head ?? 'no head chosen'];
   drawRunHeader(headerEl, state?.runDir ?? null, parts, v ? v.step : null);
@@ -101,6 +105,7 @@ function drawChart(v: GlobalView): void {
   canvas.dataset.box = [box.left, box.top, box.width, box.height].join(' ');
   canvas.dataset.domain = [...x.domain, ...y.domain].join(' ');
   canvas.dataset.drawn = `${v.step} ${colourBy} ${v.points.x.length}`;
+  canvas.dataset.key = JSON.stringify(painted.key);
   showHover(-1);
 }
 

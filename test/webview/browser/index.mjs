@@ -27,6 +27,7 @@ import './importance.mjs';
 import './ablations.mjs';
 import './runCheck.mjs';
 import './global.mjs';
+import './globalKey.mjs';
 import './roles.mjs';
 import { runAll } from './harness.mjs';
 

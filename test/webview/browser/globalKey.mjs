@@ -1,0 +1,98 @@
+// The Global Q/K view's token key: coloured by token, the page says which hue is which token, right
+// of the plot (webview/global/canvas.ts). Checked as drawn: each row's dot on screen is its token's hue
+// by hand (the view's tokens sorted as strings, the palette in order); past twelve tokens the hues
+// repeat, and the key shows the thirteenth in the first one's hue; where the plot is too short for
+// every token, the last row says how many more there are; coloured by position or by query/key there
+// is no token key. Light at pixel ratio 2, dark at 1; screenshots in test-artifacts/webview/.
+import { join } from 'node:path';
+import { artifacts, assert, hexRgb, openPanel, problems, send, test } from './harness.mjs';
+import { HUE, VIEW, drawnAs, near, shot, state } from './globalFixture.mjs';
+
+const keyOf = (page) => page.evaluate(() => JSON.parse(document.getElementById('global-canvas').dataset.key));
+/** A row's swatch centre on the page: the canvas's place plus the row's CSS pixels. */
+const onPage = (page, row) =>
+  page.evaluate(({ x, y }) => {
+    const r = document.getElementById('global-canvas').getBoundingClientRect();
+    return [r.left + x, r.top + y];
+  }, row);
+
+// Twenty queries, each its own token t00…t19 (sorted as written), one key: more tokens than hues.
+const MANY = 20;
+const manyTokens = Array.from({ length: MANY }, (_, i) => `t${String(i).padStart(2, '0')}`);
+const MANY_VIEW = {
+  ...VIEW,
+  points: {
+    x: [...manyTokens.map((_, i) => i), 0],
+    y: [...manyTokens.map(() => 0), 3],
+    role: [...manyTokens.map(() => 'q'), 'k'],
+    sentence: [...manyTokens.map(() => 0), 0],
+    position: [...manyTokens.map((_, i) => i % 3), 0],
+    token: [...manyTokens, 't00'],
+  },
+};
+// The palette (webview/global/plot.ts TOKEN_HUES), written out by hand: token j of the sorted ones
+// takes hue j mod 12.
+const PALETTE = '4e79a7 f28e2b e15759 76b7b2 59a14f edc948 b07aa1 ff9da7 9c755f bab0ac 17becf bcbd22'.split(' ');
+
+for (const [theme, dpr] of [
+  ['light', 2],
+  ['dark', 1],
+])
+  test(`Global Q/K view (${theme}): coloured by token, a key names each token's hue`, async () => {
+    const page = await openPanel('global', { width: 1200, height: 900, deviceScaleFactor: dpr }, theme);
+    await send(page, state(VIEW));
+    await drawnAs(page, '20 token 12');
+    let key = await keyOf(page);
+    const want = ['4', '5', '6', '7', '</s>', '<s>'];
+    assert(key.map((r) => r.text).join(' ') === want.join(' '), `key rows ${key.map((r) => r.text)}`);
+    let s = await shot(page, join(artifacts, `global-key-${theme}.png`), dpr);
+    for (const row of key) {
+      const got = s.rgb(...(await onPage(page, row)));
+      assert(near(got, hexRgb(HUE[row.text])), `key row "${row.text}": ${got}, want ${HUE[row.text]}`);
+    }
+
+    // Twenty tokens in a tall panel: every row fits, each in its hue; the thirteenth repeats the first.
+    await send(page, state(MANY_VIEW));
+    await drawnAs(page, `20 token ${MANY + 1}`);
+    key = await keyOf(page);
+    assert(key.map((r) => r.text).join(' ') === manyTokens.join(' '), `20 tokens' key: ${key.map((r) => r.text)}`);
+    const header = await page.evaluate(() => document.getElementById('view-header').textContent);
+    assert(header.includes('20 queries, 1 key') && !header.includes('1 keys'), `header: ${header}`);
+    s = await shot(page, join(artifacts, `global-key-many-${theme}.png`), dpr);
+    for (const [j, row] of key.entries()) {
+      const got = s.rgb(...(await onPage(page, row)));
+      const want = `#${PALETTE[j % 12]}`;
+      assert(near(got, hexRgb(want)), `row ${j} ("${row.text}"): ${got}, want ${want}`);
+    }
+
+    // A short panel: fewer rows than tokens, the last says how many are left out, and the rows shown
+    // plus that count are the twenty.
+    await page.setViewportSize({ width: 1200, height: 380 });
+    await page.waitForFunction(
+      (n) => JSON.parse(document.getElementById('global-canvas').dataset.key).length < n,
+      MANY,
+    );
+    key = await keyOf(page);
+    const last = key.at(-1).text;
+    const more = /^\+(\d+) more$/.exec(last);
+    assert(more, `the last row says how many more: "${last}"`);
+    assert(key.length - 1 + Number(more[1]) === MANY, `${key.length - 1} rows and ${last} make ${MANY}`);
+    assert(
+      key.slice(0, -1).every((r, j) => r.text === manyTokens[j]),
+      `the first rows in order: ${key.map((r) => r.text)}`,
+    );
+    const box = await page.evaluate(() => document.getElementById('global-canvas').dataset.box.split(' ').map(Number));
+    assert(key.at(-1).y <= box[1] + box[3], `the last row (y ${key.at(-1).y}) within the plot's height ${box}`);
+    await page.screenshot({ path: join(artifacts, `global-key-short-${theme}.png`) });
+
+    // By position or by query/key: no token key.
+    for (const by of ['position', 'role']) {
+      await page.selectOption('#colour-by', by);
+      await drawnAs(page, `20 ${by} ${MANY + 1}`);
+      key = await keyOf(page);
+      assert(key.length === 0, `coloured by ${by}, no token key: ${JSON.stringify(key)}`);
+    }
+    const mine = problems.filter((p) => p.startsWith('global:'));
+    assert(mine.length === 0, `no CSP violation, console or page error: ${mine.join('; ')}`);
+    await page.close();
+  });
