@@ -35,6 +35,7 @@ import { lineTrace } from '../lib/lineTrace';
 import { assembleLr } from '../lib/lr';
 import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
+import { emptyChartLayout } from '../lib/emptyChart';
 
 /** Posts what this page asks of its panel (its protocol's page → panel messages only). */
 const ask = poster(dashboardPage);
@@ -232,6 +233,7 @@ function draw(): void {
         },
       ]
     : [];
+  const peakOnRight = !!lr.peak && !!lr.xRange && lr.peak.step > (lr.xRange[0] + lr.xRange[1]) / 2;
   const lrNotes = lr.peak
     ? [
         {
@@ -240,9 +242,10 @@ function draw(): void {
           yref: 'paper',
           text: `warmup ends<br>step ${lr.peak.step}`,
           showarrow: false,
-          xanchor: 'left',
-          xshift: 4,
-          align: 'left',
+          // Right of the line, unless the line is in the chart's right half (warmup as long as the run).
+          ...(peakOnRight
+            ? { xanchor: 'right', xshift: -4, align: 'right' }
+            : { xanchor: 'left', xshift: 4, align: 'left' }),
           font: { color: t.muted },
         },
       ]
@@ -290,11 +293,13 @@ function draw(): void {
     ['tps', shown.tps.data, themedLayout(t, 'tps', { ...shown.tps.layout, xaxis: xTitle, showlegend: legend })],
     ['grad', shown.grad.data, themedLayout(t, 'grad', { ...shown.grad.layout, xaxis: xTitle, showlegend: legend })],
   ];
+  const nothing = header ? 'No steps logged yet' : 'No run selected';
   for (const [name, data, layout] of draws) {
     const el = charts[name].el;
     const room = legendRoom(el, data, legend);
+    const shownLayout = emptyChartLayout(data, { ...layout, ...room }, nothing, t.muted);
     void plotly(async () => {
-      await Plotly.react(el, data, { ...layout, ...room }, PLOTLY_CONFIG);
+      await Plotly.react(el, data, shownLayout, PLOTLY_CONFIG);
       await fitLegend(el, legend);
     });
   }

@@ -181,3 +181,65 @@ test('an image asked for as the page loads (a webview shown again) has the data 
   });
   await page.close();
 });
+
+test('before its first step each chart says so, with no made-up axes; the LR chart shows the plan', async () => {
+  const page = await openPanel('dashboard', { width: 1200, height: 900 }, 'light');
+  const header = {
+    runDir: '/runs/new',
+    run: 'new',
+    step: null,
+    input: 'probe',
+    live: true,
+    checkpoints: [],
+    vocab: true,
+  };
+  const state = (rows) => ({
+    type: 'state',
+    v: 3,
+    state: { panel: 'dashboard', header, rows, schedule: null, cursor: null, events: [] },
+  });
+  const charts = () =>
+    page.evaluate(() =>
+      ['loss', 'lr', 'tps', 'grad'].map((name) => {
+        const gd = document.getElementById(`chart-${name}`);
+        const l = gd._fullLayout;
+        const notes = (l.annotations ?? []).map((a) => a.text);
+        return { name, x: l.xaxis.visible, y: l.yaxis.visible, notes, ticks: gd.querySelectorAll('.xtick').length };
+      }),
+    );
+  await send(page, state([]));
+  const points = [1, 100, 400].map((step) => ({ step, lr: lrAt(step) }));
+  await send(page, { type: 'schedule', v: 3, totalSteps: 400, warmupSteps: WARMUP, dModel: D_MODEL, points });
+  await page.waitForFunction(() => document.getElementById('chart-lr').data?.[0]?.x.length === 3);
+  let got = await charts();
+  for (const c of got.filter((c) => c.name !== 'lr'))
+    assert(
+      !c.x && !c.y && c.ticks === 0 && c.notes.join() === 'No steps logged yet',
+      `${c.name} before the first step: ${JSON.stringify(c)}`,
+    );
+  const lr = got.find((c) => c.name === 'lr');
+  assert(lr.x && lr.y && lr.ticks > 0 && !lr.notes.includes('No steps logged yet'), `lr: ${JSON.stringify(lr)}`);
+  // Warmup (4,000) past the planned 400 steps: the peak is the last step, and its note is drawn left
+  // of the line, inside the chart, not cut at its right edge.
+  const note = await page.evaluate(() => {
+    const gd = document.getElementById('chart-lr');
+    const a = [...gd.querySelectorAll('.annotation')].find((e) => e.textContent.includes('warmup ends'));
+    const r = a.getBoundingClientRect();
+    const line = gd._fullLayout.xaxis.d2p(400) + gd._fullLayout._size.l + gd.getBoundingClientRect().left;
+    return { left: r.left, right: r.right, chart: gd.getBoundingClientRect().right, line };
+  });
+  assert(note.right <= note.line && note.left > 0, `the warmup note beside its line: ${JSON.stringify(note)}`);
+  await page.screenshot({ path: join(artifacts, 'dashboard-before-first-step.png') });
+
+  // The first step: every chart draws its axes, and the note is gone.
+  await send(page, {
+    type: 'metrics',
+    v: 3,
+    rows: [{ step: 1, loss: 7.1, lr: lrAt(1), tokensPerSec: 900, gradNorm: 2 }],
+  });
+  await page.waitForFunction(() => document.getElementById('chart-grad').data?.[0]?.x.length === 1);
+  got = await charts();
+  for (const c of got)
+    assert(c.x && c.y && c.ticks > 0 && !c.notes.includes('No steps logged yet'), `${c.name}: ${JSON.stringify(c)}`);
+  await page.close();
+});
