@@ -153,6 +153,25 @@ test('the dashboard marks findings on the loss curve and lists them; a problem o
   await page.waitForFunction(() =>
     document.getElementById('chart-loss').layout.shapes.some((s) => s.x0 === 12 && s.line.dash === 'dot'),
   );
+  // A divergence says why in a long sentence: in a narrow panel it wraps and every word is on screen.
+  const why =
+    'the loss diverged: its median over the last 20 steps (125573.574) is 50190.4× its early level ' +
+    '(2.502, the lowest of the first 10 steps). Lower the learning rate or resume from step 10.';
+  await send(page, {
+    type: 'events',
+    v: V,
+    events: [{ step: 35, check: 'divergence', message: why, severity: 'warning' }],
+  });
+  await page.setViewportSize({ width: 480, height: 800 });
+  await page.waitForFunction(() => document.querySelectorAll('#problems li').length === 3);
+  const long = await page.evaluate(() => {
+    const li = document.querySelector('#problems li');
+    const r = li.getBoundingClientRect();
+    return { text: li.innerText, scroll: li.scrollWidth, client: li.clientWidth, lines: r.height / 16 };
+  });
+  assert(long.text.includes(why), `the finding says all of it: ${long.text}`);
+  assert(long.scroll <= long.client && long.lines > 2, `it wraps: ${JSON.stringify(long)}`);
+  await page.screenshot({ path: join(artifacts, 'dashboard-problem-wraps.png') });
   await page.close();
 });
 
