@@ -199,10 +199,18 @@ function plotlyLoaded(): Promise<void> {
 
 // A page served without plotly.js (src/extension/panels/html.ts PANELS_WITHOUT_PLOTLY) waits for none
 // and says nothing at load; a plotly call there would fail and be shown like any chart error.
+// While plotly loads, <html data-charts="loading"> has each chart not yet drawn say so (panels/html.ts).
 let queue: Promise<unknown> =
   typeof Plotly === 'undefined' && !document.getElementById(PLOTLY_SCRIPT_ID)
     ? Promise.resolve()
-    : plotlyLoaded().catch((err: unknown) => showError((err as Error).message));
+    : chartsLoading(plotlyLoaded()).catch((err: unknown) => showError((err as Error).message));
+
+/** Marks the page's charts as loading until `loaded` settles. */
+function chartsLoading(loaded: Promise<void>): Promise<void> {
+  const root = document.documentElement;
+  if (typeof Plotly === 'undefined') root.dataset.charts = 'loading';
+  return loaded.finally(() => delete root.dataset.charts);
+}
 
 /** Runs plotly calls one after another; a failure is shown, and the queue goes on. */
 export function plotly<T>(fn: () => Promise<T> | T): Promise<T | undefined> {

@@ -59,6 +59,8 @@ button.small { padding: 1px 6px; font-size: 0.9em; }
 .card > header { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 6px; }
 .chart-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 10px; }
 .chart { height: 300px; min-width: 0; }
+/* Until plotly.js has loaded (webview/common.ts), a chart not yet drawn says why it is blank. */
+html[data-charts='loading'] .chart:empty::before { content: 'Loading the chart library…'; display: block; padding: 2em; text-align: center; color: var(--vscode-descriptionForeground); }
 .chart.tall { height: 70vh; }
 .chart.detail { height: 560px; }
 .attention-layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(380px, 600px); gap: 10px; align-items: start; }

@@ -3,7 +3,8 @@
 // busy machine the page could not say ready, nor draw its map, until plotly had run. Here the
 // server holds plotly back: the page must start, draw the head's map, and draw the chart once
 // plotly arrives. Counted by what is drawn, not timed.
-import { V, assert, headState, openPanel, openPanelPlotlyHeld, test } from './harness.mjs';
+import { join } from 'node:path';
+import { V, artifacts, assert, headState, openPanel, openPanelPlotlyHeld, test } from './harness.mjs';
 
 const SNAPSHOT = {
   source: { runDir: '/runs/first', step: 40, input: 'probe' },
@@ -75,4 +76,29 @@ test('issue 26: a live snapshot adds itself to the inspector’s history; the hi
   });
   assert(slider.max === '3', `the slider ranges over steps 10, 20, 30 and 40 (max 3): ${JSON.stringify(slider)}`);
   await page.close();
+});
+
+test('while plotly.js loads, each chart of the dashboard says so; once it has loaded, the charts draw', async () => {
+  const { page, ready, release } = await openPanelPlotlyHeld('dashboard');
+  const notes = () =>
+    page.evaluate(() => [...document.querySelectorAll('.chart')].map((el) => getComputedStyle(el, '::before').content));
+  try {
+    assert(ready, 'the page said ready while plotly.js was still loading');
+    const before = await notes();
+    assert(
+      before.length === 4 && before.every((c) => c === '"Loading the chart library…"'),
+      `each chart says it is loading: ${before}`,
+    );
+    await page.screenshot({ path: join(artifacts, 'dashboard-plotly-loading.png') });
+    release();
+    await page.waitForSelector('#chart-loss .main-svg', { timeout: 20_000 });
+    const after = await notes();
+    assert(
+      after.every((c) => c === 'none' || c === 'normal'),
+      `no note once loaded: ${after}`,
+    );
+  } finally {
+    release();
+    await page.close();
+  }
 });
