@@ -7,6 +7,7 @@
 // fallback and the fix, and the walkthrough's Train button still trains. Screenshots go to
 // test-artifacts/vscode/vsix-*.png.
 //   node --test test/vscode/vsix/vsix.test.mjs     (npm test runs it after scripts/test-vscode.mjs)
+/* global document */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -260,6 +261,19 @@ test(
         wanted.map((s) => s.title),
       );
       assert.equal(steps[0].done, false);
+      // The first step's picture (media/walkthrough/anti-diagonal.svg), in the webview VS Code draws
+      // it in: it comes seconds after the steps on a busy machine, so the screenshot waits for it.
+      await wb.until(
+        async () => {
+          for (const f of page.frames()) {
+            const text = await f.evaluate(() => document.querySelector('svg')?.textContent ?? '').catch(() => '');
+            if (text.includes('cross-attention, trained')) return true;
+          }
+          return false;
+        },
+        "the first step's picture",
+        60_000,
+      );
       await page.screenshot({ path: join(shots, 'vsix-walkthrough.png') });
       await page.locator('.getting-started-step').first().getByText('Train the Reverse Task', { exact: true }).click();
       await wb.waitForQuestion(page, 'Train (4/4)');
