@@ -23,9 +23,13 @@ export interface Box {
   height: number;
 }
 
-/** A row of the token key: the token (or `+N more`), and the centre of its swatch (CSS pixels). */
+/**
+ * A row of the token key: the token (or `+N more`), the text drawn (cut with an ellipsis where too
+ * wide), and the centre of its swatch (CSS pixels).
+ */
 export interface KeyRow {
   text: string;
+  drawn: string;
   x: number;
   y: number;
 }
@@ -201,12 +205,16 @@ function keyWidth(ctx: CanvasRenderingContext2D, tokens: string[]): number {
   return 14 + KEY_SWATCH + Math.min(KEY_TEXT_MOST, Math.ceil(widest)) + 8;
 }
 
-/** `text` cut to `most` px with an ellipsis where it is wider. */
+/** `text` cut to `most` px with an ellipsis where it is wider (the longest prefix that fits, by halving). */
 function fitted(ctx: CanvasRenderingContext2D, text: string, most: number): string {
   if (ctx.measureText(text).width <= most) return text;
-  let n = text.length;
-  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > most) n--;
-  return `${text.slice(0, n)}…`;
+  let [lo, hi] = [1, text.length - 1];
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (ctx.measureText(`${text.slice(0, mid)}…`).width <= most) lo = mid;
+    else hi = mid - 1;
+  }
+  return `${text.slice(0, lo)}…`;
 }
 
 /**
@@ -220,9 +228,14 @@ function drawTokenKey(ctx: CanvasRenderingContext2D, t: Theme, box: Box, hues: M
   const fit = Math.max(1, Math.floor(box.height / row));
   const tokens = [...hues.keys()];
   const shown = tokens.length > fit ? tokens.slice(0, fit - 1) : tokens;
-  const rows: KeyRow[] = shown.map((text, j) => ({ text, x: left + DOT_RADIUS + 1, y: box.top + row * (j + 0.5) }));
-  if (shown.length < tokens.length)
-    rows.push({ text: `+${tokens.length - shown.length} more`, x: left, y: box.top + row * (shown.length + 0.5) });
+  const at = (text: string, j: number, x: number): KeyRow => ({
+    text,
+    drawn: fitted(ctx, text, KEY_TEXT_MOST),
+    x,
+    y: box.top + row * (j + 0.5),
+  });
+  const rows = shown.map((text, j) => at(text, j, left + DOT_RADIUS + 1));
+  if (shown.length < tokens.length) rows.push(at(`+${tokens.length - shown.length} more`, shown.length, left));
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   for (const r of rows) {
@@ -233,7 +246,7 @@ function drawTokenKey(ctx: CanvasRenderingContext2D, t: Theme, box: Box, hues: M
       paintMarks(ctx, 'q', hue);
     }
     ctx.fillStyle = hue ? t.fg : t.muted;
-    ctx.fillText(fitted(ctx, r.text, KEY_TEXT_MOST), hue ? left + KEY_SWATCH : left, r.y);
+    ctx.fillText(r.drawn, hue ? left + KEY_SWATCH : left, r.y);
   }
   ctx.textBaseline = 'bottom';
   ctx.fillStyle = t.fg;

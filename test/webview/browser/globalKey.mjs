@@ -85,10 +85,33 @@ for (const [theme, dpr] of [
     assert(key.at(-1).y <= box[1] + box[3], `the last row (y ${key.at(-1).y}) within the plot's height ${box}`);
     await page.screenshot({ path: join(artifacts, `global-key-short-${theme}.png`) });
 
+    // A token wider than the key's column is cut with an ellipsis, and the plot keeps its width.
+    const long = 'supercalifragilisticexpialidocious-and-then-some';
+    const LONG_VIEW = {
+      ...VIEW,
+      points: { ...VIEW.points, token: VIEW.points.token.map((t) => (t === '7' ? long : t)) },
+    };
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await send(page, state(LONG_VIEW));
+    await page.waitForFunction(
+      (w) => JSON.parse(document.getElementById('global-canvas').dataset.key).some((r) => r.text === w),
+      long,
+    );
+    key = await keyOf(page);
+    const cut = key.find((r) => r.text === long);
+    assert(cut.drawn.endsWith('…') && long.startsWith(cut.drawn.slice(0, -1)), `cut: "${cut.drawn}"`);
+    assert(
+      key.filter((r) => r !== cut).every((r) => r.drawn === r.text),
+      'the short tokens are whole',
+    );
+    const plot = await page.evaluate(() => document.getElementById('global-canvas').dataset.box.split(' ').map(Number));
+    assert(plot[2] > 1200 - 64 - 16 - 200, `the plot keeps its width beside a long token: ${plot}`);
+    await page.screenshot({ path: join(artifacts, `global-key-long-${theme}.png`) });
+
     // By position or by query/key: no token key.
     for (const by of ['position', 'role']) {
       await page.selectOption('#colour-by', by);
-      await drawnAs(page, `20 ${by} ${MANY + 1}`);
+      await drawnAs(page, `20 ${by} 12`);
       key = await keyOf(page);
       assert(key.length === 0, `coloured by ${by}, no token key: ${JSON.stringify(key)}`);
     }
