@@ -53,6 +53,21 @@ const checkPoints = arrayOf(
   object<PruningPoint>({ removed: isIndex, head: nullable(isString), metric: isFiniteNumber }),
 );
 
+/**
+ * What a report says instead of how many heads can go when the model, with every head, scores no
+ * more than may be lost (an untrained model's 0 exact match): removing heads cannot cost more than
+ * the tolerance, so every head "can go" and the curves say nothing of the heads yet.
+ */
+export function nothingToLose(r: HeadReport): string | undefined {
+  const base = r.byImportance[0]?.metric;
+  if (base === undefined || base > r.tolerance) return undefined;
+  return (
+    `with every head the model scores ${base.toFixed(2)} ${HEAD_METRIC[r.metric]} on ${r.sentences} test ` +
+    `sentences, within the ${r.tolerance} that may be lost: every head "can go", and the curves say nothing ` +
+    'of the heads yet. Train further before pruning.'
+  );
+}
+
 export const checkHeadReport: Check<HeadReport> = object({
   run: isString,
   checkpoint: isString,

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { HeadReport } from '../../src/protocol/heads';
+import { type HeadReport, nothingToLose } from '../../src/protocol/heads';
 import { importanceCsv, importanceRows, nextOrder, sortRows } from '../../webview/importance/table';
 
 const point = (removed: number, head: string | null, metric: number) => ({ removed, head, metric });
@@ -60,5 +60,27 @@ test('the CSV has a header and one line per row, in the order shown', () => {
   assert.equal(
     importanceCsv(rows, REPORT),
     'head,importance,rank,exact_match_percent_when_removed\nenc:0.0,0.3,1,0\ncross:0.0,0.02,2,40\ndec:0.0,0.001,3,90\n',
+  );
+});
+
+test('a model that scores no more than may be lost says so instead of how many heads can go', () => {
+  // 90% with every head: the pruning curve means something, nothing is said instead.
+  assert.equal(nothingToLose(REPORT), undefined);
+  // 0.5% with every head, 1 point may be lost: every head "can go" by the rule, and the report says why.
+  const untrained = {
+    ...REPORT,
+    byImportance: REPORT.byImportance.map((p) => ({ ...p, metric: p.removed ? 0 : 0.5 })),
+  };
+  const said = nothingToLose(untrained) ?? '';
+  assert.ok(said.startsWith('with every head the model scores 0.50 exact match % on 20 test sentences'), said);
+  assert.ok(said.includes('within the 1 that may be lost') && said.endsWith('Train further before pruning.'), said);
+  // Just above the tolerance (1.25 > 1): the report counts the heads as before.
+  const trained = { ...REPORT, byImportance: [point(0, null, 1.25), ...REPORT.byImportance.slice(1)] };
+  assert.equal(nothingToLose(trained), undefined);
+  // BLEU: 0.4 with every head, 0.5 may be lost.
+  const bleu = { ...untrained, metric: 'bleu' as const, tolerance: 0.5, byImportance: [point(0, null, 0.4)] };
+  assert.match(
+    nothingToLose(bleu)!,
+    /^with every head the model scores 0\.40 BLEU on 20 test sentences, within the 0\.5/,
   );
 });

@@ -4,7 +4,7 @@
  * importance of every head as bars (ascending, the pruning order) and the pruning curves, the
  * metric as heads are removed in increasing importance and in a seeded random order.
  */
-import { HEAD_METRIC, type HeadReport, type PruningPoint } from '../../src/protocol/heads';
+import { HEAD_METRIC, type HeadReport, type PruningPoint, nothingToLose } from '../../src/protocol/heads';
 import { PLOTLY_CONFIG, type Theme, plotly, themedLayout } from '../common';
 
 /** The metric's name on axes and in sentences. */
@@ -51,7 +51,11 @@ export function drawPruningCurves(el: HTMLElement, r: HeadReport, t: Theme): Pro
         curve(r.byImportance, 'by importance', t.accent),
         curve(r.random.points, `random (seed ${r.random.seed})`, t.accent2),
       ],
-      themedLayout(t, 'pruning', { xaxis: { title: { text: 'heads removed' } }, yaxis: { title: { text: metric } } }),
+      // From 0 (no metric goes below): a flat 0 curve otherwise sat mid-chart on an axis from −0.5.
+      themedLayout(t, 'pruning', {
+        xaxis: { title: { text: 'heads removed' } },
+        yaxis: { title: { text: metric }, rangemode: 'tozero' },
+      }),
       PLOTLY_CONFIG,
     ),
   );
@@ -59,6 +63,8 @@ export function drawPruningCurves(el: HTMLElement, r: HeadReport, t: Theme): Pro
 
 /** What the report says can go, in one sentence. */
 export function prunableSentence(r: HeadReport): string {
+  const none = nothingToLose(r);
+  if (none) return `Step ${r.step}: ${none}`;
   const total = Object.keys(r.importance).length;
   const metric = HEAD_METRIC[r.metric];
   return `Step ${r.step}: ${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${metric} lost in importance order; ${r.prunable.random} at random.`;

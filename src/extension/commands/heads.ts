@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type HeadReport, headReportFile } from '../../protocol/heads';
+import { HEAD_METRIC, type HeadReport, headReportFile, nothingToLose } from '../../protocol/heads';
 import { headsProgress, headsReport } from '../../protocol/methods';
 import { type Cmd, type Ctx, guarded, runDirOf } from '../ctx';
 import { pickRun } from '../pickers';
@@ -19,19 +19,20 @@ export interface HeadReportArgs {
   limit?: number;
 }
 
-const METRIC = { exact_match_percent: 'exact match (%)', bleu: 'BLEU' };
-
 /** The report as Markdown (token-free: head ids and numbers only). */
 export function headReportMarkdown(r: HeadReport): string {
-  const name = METRIC[r.metric];
+  const name = HEAD_METRIC[r.metric];
+  const none = nothingToLose(r);
   const total = Object.keys(r.importance).length;
   const lines = [
     `# Heads of ${path.basename(r.run)} at step ${r.step}`,
     '',
     `Checkpoint \`${r.checkpoint}\`. ${name} on ${r.sentences} test sentences (greedy).`,
     '',
-    `**${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost** when they are removed ` +
-      `in increasing importance; in a random order (seed ${r.random.seed}), ${r.prunable.random}.`,
+    none
+      ? `**Step ${r.step}: ${none}**`
+      : `**${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost** when they are ` +
+        `removed in increasing importance; in a random order (seed ${r.random.seed}), ${r.prunable.random}.`,
     '',
     '## Pruning curve',
     '',

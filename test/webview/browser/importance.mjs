@@ -173,3 +173,30 @@ test('Head Importance panel: a run without a report says so, and its button asks
   assert(asked.length === 1, `computeImportance posted ${asked.length} times`);
   await page.close();
 });
+
+test('Head Importance panel: an untrained model (0 exact match with every head) says pruning tells nothing yet', async () => {
+  const page = await openPanel('importance', { width: 1000, height: 900 });
+  const zero = (ps) => ps.map((p) => ({ ...p, metric: 0 }));
+  const untrained = {
+    ...REPORT,
+    byImportance: zero(REPORT.byImportance),
+    random: { ...REPORT.random, points: zero(REPORT.random.points) },
+    prunable: { byImportance: 6, random: 6 },
+  };
+  await send(page, state(untrained));
+  await page.waitForFunction(() => document.getElementById('chart-pruning').data?.length === 2, null, {
+    timeout: 20_000,
+  });
+  const said = await page.evaluate(() => document.getElementById('prunable').textContent);
+  assert(
+    said.startsWith('Step 20: with every head the model scores 0.00 exact match % on ') &&
+      said.includes('Train further before pruning') &&
+      !said.includes('6 of 6 heads can go'),
+    `says ${said}`,
+  );
+  // The flat 0 curves sit on the axis's bottom, which is 0, not mid-chart on −0.5 … 1.
+  const range = await page.evaluate(() => document.getElementById('chart-pruning')._fullLayout.yaxis.range);
+  assert(range[0] === 0 && range[1] > 0, `the metric's axis ${range}`);
+  await page.screenshot({ path: join(artifacts, 'importance-untrained.png'), fullPage: true });
+  await page.close();
+});
