@@ -186,6 +186,13 @@ test('heads --json: importance ascending, pruning curves from the intact model, 
   const exact = Number(/exact matches: (\d+)\/10/.exec(ev.stderr)![1]);
   assert.equal(out.byImportance[0].metric, exact * 10, 'the intact point is evaluate’s exact match, in %');
   assert.equal(out.byImportance[6].metric, 0, 'with every head gone nothing is exact');
+  // As text, the last line says how many heads can go, or, at no more than 1 point of exact match
+  // with every head, that pruning says nothing yet (worked from the JSON's intact point).
+  const text = run(['heads', '--run', runDir, '--pairs', '20', '--limit', '10', '--backend', 'wasm']);
+  const last = text.stdout.trim().split('\n').at(-1)!;
+  if (out.byImportance[0].metric <= 1)
+    assert.match(last, /^Step \d+: with every head the model scores \d+\.00 exact match % on 10 test sentences/);
+  else assert.match(last, new RegExp(`^${out.prunable.byImportance} of 6 heads can go for ≤ 1 exact match % lost`));
   const bad = run(['heads', '--run', runDir, '--up-to', '99', '--backend', 'wasm']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--up-to: the model has 6 heads, got 99/);

@@ -4,7 +4,7 @@
  * importance and in a random order, with exact match (built-in tasks) or BLEU (corpora) on the
  * test split after each removal, and how many heads can go for at most 1 point (0.5 BLEU) lost.
  */
-import type { HeadReport } from '../../protocol/heads';
+import { HEAD_METRIC, type HeadReport, nothingToLose } from '../../protocol/heads';
 import { headReport } from '../ablate/headReport';
 import { initBackend } from '../backend';
 import { runCheckpoint } from '../checkpoint';
@@ -23,8 +23,6 @@ const specs: Record<string, OptionSpec> = {
 };
 
 const whole = (min: number) => (n: number) => Number.isInteger(n) && n >= min;
-const METRIC_NAMES = { exact_match_percent: 'exact match %', bleu: 'BLEU' };
-
 export async function headsCommand(argv: string[]): Promise<number> {
   const options = parseCommand(
     argv,
@@ -71,7 +69,8 @@ export async function headsCommand(argv: string[]): Promise<number> {
 }
 
 function tables(r: HeadReport): string {
-  const name = METRIC_NAMES[r.metric];
+  const name = HEAD_METRIC[r.metric];
+  const none = nothingToLose(r);
   const total = Object.keys(r.importance).length;
   const out: string[] = ['head importance I_h = E|∂L/∂ξ_h| (ascending: the order heads are pruned in)'];
   for (const [id, v] of Object.entries(r.importance)) out.push(`  ${id.padEnd(18)} ${v.toExponential(3)}`);
@@ -86,8 +85,10 @@ function tables(r: HeadReport): string {
   });
   out.push(
     '',
-    `${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost ` +
-      `(random order: ${r.prunable.random})`,
+    none
+      ? `Step ${r.step}: ${none}`
+      : `${r.prunable.byImportance} of ${total} heads can go for ≤ ${r.tolerance} ${name} lost ` +
+          `(random order: ${r.prunable.random})`,
   );
   return `${out.join('\n')}\n`;
 }
