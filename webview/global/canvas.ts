@@ -2,14 +2,16 @@
  * The Global Q/K view's scatter on a <canvas> of the page's own: plotly's SVG scatter took 3.4 s to
  * draw 30,000 points and 0.3 s a hover, and its WebGL scatter needs eval, which the panels' CSP
  * refuses (bench/README.md). Axes with ticks and titles, queries as filled dots and keys as rings
- * (one path a colour, so 30,000 points are a few dozen fills), a legend, a key of the token colouring's
- * hues and a colour bar for the position colouring, all in the theme's colours, at the device's pixel ratio. It answers where it
- * drew each point (a hit grid) for the page's hover and click.
+ * (one path a colour, so 30,000 points are a few dozen fills), a legend, a key of the token
+ * colouring's hues (tokenKey.ts) and a colour bar for the position colouring, all in the theme's
+ * colours, at the device's pixel ratio. It answers where it drew each point (a hit grid) for the
+ * page's hover and click.
  */
 import type { GlobalView } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
 import { type HitGrid, type Scale, hitGrid, linearScale, niceTicks, paddedExtent, tickLabel } from '../lib/scatter';
 import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf, positionScale, tokenColours } from './plot';
+import { KEY_DOT, KEY_SWATCH, type KeyPlan, type KeyRow, planTokenKey } from './tokenKey';
 
 /** A dot's and a ring's radius in CSS pixels, and how near the pointer must come to a point to hover it. */
 export const DOT_RADIUS = 3.5;
@@ -21,17 +23,6 @@ export interface Box {
   top: number;
   width: number;
   height: number;
-}
-
-/**
- * A row of the token key: the token (or `+N more`), the text drawn (cut with an ellipsis where too
- * wide), and the centre of its swatch (CSS pixels).
- */
-export interface KeyRow {
-  text: string;
-  drawn: string;
-  x: number;
-  y: number;
 }
 
 /**
@@ -68,9 +59,11 @@ export function paintScatter(
   const font = `${t.fontSize - 1}px ${t.font}`;
   ctx.font = font;
 
+  const plotHeight = Math.max(10, height - 76);
   const hues = by === 'token' ? tokenColours(view) : undefined;
-  const bar = by === 'position' ? 70 : hues ? keyWidth(ctx, [...hues.keys()]) : 0;
-  const box: Box = { left: 64, top: 30, width: Math.max(10, width - 64 - 16 - bar), height: Math.max(10, height - 76) };
+  const key = hues && planTokenKey(ctx, [...hues.keys()], plotHeight, t.fontSize, width);
+  const bar = by === 'position' ? 70 : key ? key.width : 0;
+  const box: Box = { left: 64, top: 30, width: Math.max(10, width - 64 - 16 - bar), height: plotHeight };
   const x = linearScale(paddedExtent(view.points.x), [box.left, box.left + box.width]);
   const y = linearScale(paddedExtent(view.points.y), [box.top + box.height, box.top]);
   drawAxes(ctx, t, box, x, y, [axisTitle(view, 0), axisTitle(view, 1)]);
@@ -108,11 +101,13 @@ export function paintScatter(
   }
   ctx.restore();
 
-  drawLegend(ctx, t, box, by);
+  const legendEnd = drawLegend(ctx, t, box, by);
+  const right = box.left + box.width + 14;
   if (by === 'position') drawPositionBar(ctx, t, box, maxPosition(view));
-  const key = hues ? drawTokenKey(ctx, t, box, hues) : [];
+  const rows = key && hues ? drawTokenKey(ctx, t, key, hues, right, box.top) : [];
+  if (by !== 'role') sideTitle(ctx, t, by, right - 4, box.top - 12, legendEnd);
   const grid = hitGrid(px, py, order, width, height, HIT_RADIUS);
-  return { box, x, y, grid, key };
+  return { box, x, y, grid, key: rows };
 }
 
 /** Grid lines at the ticks, the frame, the tick labels and the two axis titles. */
@@ -152,8 +147,11 @@ function drawAxes(ctx: CanvasRenderingContext2D, t: Theme, box: Box, x: Scale, y
   ctx.restore();
 }
 
-/** Above the plot: a dot "queries (dots)" and a ring "keys (rings)", in the role colours when coloured by role. */
-function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: ColourBy) {
+/**
+ * Above the plot: a dot "queries (dots)" and a ring "keys (rings)", in the role colours when coloured
+ * by role, and what the colour says. Returns where its text ends.
+ */
+function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: ColourBy): number {
   let at = box.left + DOT_RADIUS;
   const mid = box.top - 14;
   ctx.textAlign = 'left';
@@ -172,6 +170,20 @@ function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: Colou
   const what = by === 'token' ? 'colour: token' : by === 'position' ? 'colour: position' : 'colour: query / key';
   ctx.fillStyle = t.muted;
   ctx.fillText(what, at, mid);
+  return at + ctx.measureText(what).width;
+}
+
+/**
+ * The title over the key or the colour bar (`position`, `token`) at (x, y), where it clears the
+ * legend's text, which ends at `legendEnd` (in a narrow panel they share the line: the legend
+ * already says what the colour is).
+ */
+function sideTitle(ctx: CanvasRenderingContext2D, t: Theme, text: string, x: number, y: number, legendEnd: number) {
+  if (x < legendEnd + 8) return;
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'bottom';
+  ctx.fillStyle = t.fg;
+  ctx.fillText(text, x, y);
 }
 
 /** The position colouring's scale (positionScale) from 0 (bottom) to the last position (top), right of the plot. */
@@ -192,66 +204,40 @@ function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top:
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   for (const v of ticks) ctx.fillText(String(v), left + w + 4, bar(v));
-  // The title clears the top tick's label, which is centred on the bar's top edge.
-  ctx.textBaseline = 'bottom';
-  ctx.fillText('position', left - 4, box.top - 12);
 }
 
-/** The token key's width: its widest token (at most KEY_TEXT_MOST px), a swatch and the gaps. */
-const KEY_TEXT_MOST = 110;
-const KEY_SWATCH = 14;
-function keyWidth(ctx: CanvasRenderingContext2D, tokens: string[]): number {
-  const widest = Math.max(ctx.measureText('token').width, ...tokens.map((tok) => ctx.measureText(tok).width));
-  return 14 + KEY_SWATCH + Math.min(KEY_TEXT_MOST, Math.ceil(widest)) + 8;
-}
-
-/** `text` cut to `most` px with an ellipsis where it is wider (the longest prefix that fits, by halving). */
-function fitted(ctx: CanvasRenderingContext2D, text: string, most: number): string {
-  if (ctx.measureText(text).width <= most) return text;
-  let [lo, hi] = [1, text.length - 1];
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (ctx.measureText(`${text.slice(0, mid)}…`).width <= most) lo = mid;
-    else hi = mid - 1;
-  }
-  return `${text.slice(0, lo)}…`;
-}
-
-/**
- * Right of the plot, each token's hue (a dot) and the token, in the order the hues were given; where
- * the plot's height holds fewer rows than tokens, the last row says how many more there are (hover
- * names any point's token). Past twelve tokens the hues repeat, and the key shows it.
- */
-function drawTokenKey(ctx: CanvasRenderingContext2D, t: Theme, box: Box, hues: Map<string, string>): KeyRow[] {
-  const left = box.left + box.width + 14;
-  const row = t.fontSize + 5;
-  const fit = Math.max(1, Math.floor(box.height / row));
-  const tokens = [...hues.keys()];
-  const shown = tokens.length > fit ? tokens.slice(0, fit - 1) : tokens;
-  const at = (text: string, j: number, x: number): KeyRow => ({
-    text,
-    drawn: fitted(ctx, text, KEY_TEXT_MOST),
-    x,
-    y: box.top + row * (j + 0.5),
-  });
-  const rows = shown.map((text, j) => at(text, j, left + DOT_RADIUS + 1));
-  if (shown.length < tokens.length) rows.push(at(`+${tokens.length - shown.length} more`, shown.length, left));
+/** Draws `plan` from x = `left` down from y = `top`: a token's dot in its hue, then the token; `+N more` muted. */
+export function drawTokenKey(
+  ctx: CanvasRenderingContext2D,
+  t: Theme,
+  plan: KeyPlan,
+  hues: Map<string, string>,
+  left: number,
+  top: number,
+): KeyRow[] {
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
-  for (const r of rows) {
-    const hue = hues.get(r.text);
-    if (hue) {
+  ctx.lineWidth = 1.5;
+  return plan.rows.map((r, j) => {
+    const y = top + plan.rowHeight * (j + 0.5);
+    const textAt = r.more ? left : left + KEY_SWATCH;
+    if (!r.more) {
       ctx.beginPath();
-      ctx.arc(r.x, r.y, DOT_RADIUS + 1, 0, 2 * Math.PI);
-      paintMarks(ctx, 'q', hue);
+      ctx.arc(left + KEY_DOT, y, KEY_DOT, 0, 2 * Math.PI);
+      ctx.fillStyle = hues.get(r.text)!;
+      ctx.fill();
     }
-    ctx.fillStyle = hue ? t.fg : t.muted;
-    ctx.fillText(r.drawn, hue ? left + KEY_SWATCH : left, r.y);
-  }
-  ctx.textBaseline = 'bottom';
-  ctx.fillStyle = t.fg;
-  ctx.fillText('token', left - 4, box.top - 12);
-  return rows;
+    ctx.fillStyle = r.more ? t.muted : t.fg;
+    ctx.fillText(r.drawn, textAt, y);
+    return {
+      text: r.text,
+      drawn: r.drawn,
+      more: r.more,
+      x: r.more ? left : left + KEY_DOT,
+      y,
+      end: textAt + r.textWidth,
+    };
+  });
 }
 
 /** The current path as a role's marks: queries filled (dots), keys stroked (rings). */

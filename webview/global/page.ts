@@ -17,7 +17,7 @@ import { counted } from '../lib/counted';
 import { drawRunHeader, drawnSummary, startReportPage } from '../lib/reportPage';
 import { nearest } from '../lib/scatter';
 import { HIT_RADIUS, type Painted, paintScatter } from './canvas';
-import { COLOUR_BY, type ColourBy, hoverLines } from './plot';
+import { COLOUR_BY, type ColourBy, hoverLines, pointsOf } from './plot';
 
 const ask = poster<GlobalFromPage>(globalPage);
 let state: GlobalState | null = null;
@@ -49,9 +49,6 @@ const projectionSelect = h(
 const slider = h('input', { id: 'step-slider', type: 'range', min: '0', max: '0', step: '1', value: '0' });
 const sliderLabel = h('span', { id: 'step-label', class: 'muted' }, '');
 
-/** How many of the view's points are queries (`q`) or keys (`k`). */
-const sideCount = (v: GlobalView, role: 'q' | 'k'): number => v.points.role.filter((r) => r === role).length;
-
 function drawHeader(): void {
   const v = state?.view;
   const head = state?.head ? headId(state.head) : null;
@@ -61,7 +58,7 @@ function drawHeader(): void {
         `step ${v.step}`,
         `${v.projection.toUpperCase()} basis of step ${v.basisStep}`,
         counted(v.pairs.length, 'validation pair'),
-        `${counted(sideCount(v, 'q'), 'query', 'queries')}, ${counted(sideCount(v, 'k'), 'key')}`,
+        `${counted(pointsOf(v, 'q').length, 'query', 'queries')}, ${counted(pointsOf(v, 'k').length, 'key')}`,
       ]
     : [head ?? 'no head chosen'];
   drawRunHeader(headerEl, state?.runDir ?? null, parts, v ? v.step : null);

@@ -46,9 +46,13 @@ export const VIEW = {
   explained: [0.6, 0.25],
   note: 'PCA fitted at step 20 on its 12 queries and keys',
 };
-// Token hues by hand: the view's tokens sorted as strings ('4' < … < '7' < '</s>' < '<s>'), the
-// palette's first six (webview/global/plot.ts TOKEN_HUES).
-export const HUE = { 4: '#4e79a7', 5: '#f28e2b', 6: '#e15759', 7: '#76b7b2', '</s>': '#59a14f', '<s>': '#edc948' };
+// The palette (webview/global/plot.ts TOKEN_HUES), written out by hand: token j of the view's tokens
+// sorted as strings takes hue j mod 12.
+export const PALETTE = '4e79a7 f28e2b e15759 76b7b2 59a14f edc948 b07aa1 ff9da7 9c755f bab0ac 17becf bcbd22'
+  .split(' ')
+  .map((x) => `#${x}`);
+// The view's tokens sorted ('4' < … < '7' < '</s>' < '<s>') take the palette's first six.
+export const HUE = Object.fromEntries(['4', '5', '6', '7', '</s>', '<s>'].map((tok, j) => [tok, PALETTE[j]]));
 const HEADER = {
   runDir: RUN,
   run: 'reverse-micro',

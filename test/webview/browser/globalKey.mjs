@@ -6,7 +6,7 @@
 // is no token key. Light at pixel ratio 2, dark at 1; screenshots in test-artifacts/webview/.
 import { join } from 'node:path';
 import { artifacts, assert, hexRgb, openPanel, problems, send, test } from './harness.mjs';
-import { HUE, VIEW, drawnAs, near, shot, state } from './globalFixture.mjs';
+import { HUE, PALETTE, VIEW, drawnAs, near, shot, state } from './globalFixture.mjs';
 
 const keyOf = (page) => page.evaluate(() => JSON.parse(document.getElementById('global-canvas').dataset.key));
 /** A row's swatch centre on the page: the canvas's place plus the row's CSS pixels. */
@@ -30,9 +30,6 @@ const MANY_VIEW = {
     token: [...manyTokens, 't00'],
   },
 };
-// The palette (webview/global/plot.ts TOKEN_HUES), written out by hand: token j of the sorted ones
-// takes hue j mod 12.
-const PALETTE = '4e79a7 f28e2b e15759 76b7b2 59a14f edc948 b07aa1 ff9da7 9c755f bab0ac 17becf bcbd22'.split(' ');
 
 for (const [theme, dpr] of [
   ['light', 2],
@@ -61,7 +58,7 @@ for (const [theme, dpr] of [
     s = await shot(page, join(artifacts, `global-key-many-${theme}.png`), dpr);
     for (const [j, row] of key.entries()) {
       const got = s.rgb(...(await onPage(page, row)));
-      const want = `#${PALETTE[j % 12]}`;
+      const want = PALETTE[j % 12];
       assert(near(got, hexRgb(want)), `row ${j} ("${row.text}"): ${got}, want ${want}`);
     }
 
@@ -75,14 +72,16 @@ for (const [theme, dpr] of [
     key = await keyOf(page);
     const last = key.at(-1).text;
     const more = /^\+(\d+) more$/.exec(last);
-    assert(more, `the last row says how many more: "${last}"`);
+    assert(more && key.at(-1).more && !key[0].more, `the last row says how many more: "${last}"`);
     assert(key.length - 1 + Number(more[1]) === MANY, `${key.length - 1} rows and ${last} make ${MANY}`);
     assert(
       key.slice(0, -1).every((r, j) => r.text === manyTokens[j]),
       `the first rows in order: ${key.map((r) => r.text)}`,
     );
+    // As many rows as the plot's height holds (rows as far apart as they are tall).
     const box = await page.evaluate(() => document.getElementById('global-canvas').dataset.box.split(' ').map(Number));
-    assert(key.at(-1).y <= box[1] + box[3], `the last row (y ${key.at(-1).y}) within the plot's height ${box}`);
+    const rowHeight = key[1].y - key[0].y;
+    assert(key.length === Math.floor(box[3] / rowHeight), `${key.length} rows of ${rowHeight} px in ${box[3]} px`);
     await page.screenshot({ path: join(artifacts, `global-key-short-${theme}.png`) });
 
     // A token wider than the key's column is cut with an ellipsis, and the plot keeps its width.
@@ -104,8 +103,29 @@ for (const [theme, dpr] of [
       key.filter((r) => r !== cut).every((r) => r.drawn === r.text),
       'the short tokens are whole',
     );
-    const plot = await page.evaluate(() => document.getElementById('global-canvas').dataset.box.split(' ').map(Number));
-    assert(plot[2] > 1200 - 64 - 16 - 200, `the plot keeps its width beside a long token: ${plot}`);
+    // The key takes at most 30% of the canvas beside a long token; the plot the rest, less its margins.
+    const [plot, canvasWidth] = await page.evaluate(() => {
+      const c = document.getElementById('global-canvas');
+      return [c.dataset.box.split(' ').map(Number), c.getBoundingClientRect().width];
+    });
+    assert(plot[2] >= 0.7 * canvasWidth - 64 - 16, `the plot keeps its width beside a long token: ${plot}`);
+    assert(
+      key.every((r) => r.end <= canvasWidth),
+      `every row ends within ${canvasWidth} px: ${key.map((r) => r.end)}`,
+    );
+    // At 420 px the key still fits the canvas.
+    await page.setViewportSize({ width: 420, height: 700 });
+    await page.waitForFunction(() => document.getElementById('global-canvas').getBoundingClientRect().width < 420);
+    await page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+    const narrow = await page.evaluate(() => {
+      const c = document.getElementById('global-canvas');
+      return { rows: JSON.parse(c.dataset.key), width: c.getBoundingClientRect().width };
+    });
+    assert(
+      narrow.rows.length > 0 && narrow.rows.every((r) => r.end <= narrow.width),
+      `at 420 px every row ends within ${narrow.width} px: ${narrow.rows.map((r) => r.end)}`,
+    );
+    await page.screenshot({ path: join(artifacts, `global-key-420-${theme}.png`) });
     await page.screenshot({ path: join(artifacts, `global-key-long-${theme}.png`) });
 
     // By position or by query/key: no token key.
