@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // The engine's schedule, imported only in tests (the webview never imports the engine).
 import { plannedLrCurve } from '../../src/engine/train/schedule';
-import { assembleLr } from '../../webview/lib/lr';
+import { assembleLr, peakMarks, xSpan } from '../../webview/lib/lr';
 import type { MetricRow } from '../../src/protocol/metrics';
 
 const close = (a: number, b: number, rel = 1e-5) => assert.ok(Math.abs(a - b) <= rel * Math.abs(b), `${a} ≉ ${b}`);
@@ -73,4 +73,21 @@ test('no plan yet: no peak, the range follows the logged steps', () => {
   const t = assembleLr([], []);
   assert.equal(t.peak, undefined);
   assert.equal(t.xRange, undefined);
+});
+
+test('the warmup note sits right of its line, unless the line is in the right half of the span the axis shows', () => {
+  const t = { grid: '#444', muted: '#999' };
+  const side = (m: { annotations: object[] }) => (m.annotations[0] as { xanchor: string }).xanchor;
+  const peak = { step: 4000, lr: 7e-4 };
+  assert.equal(side(peakMarks(peak, [1, 20000], t)), 'left', 'warmup 4,000 of 20,000 steps: room on the right');
+  assert.equal(side(peakMarks(peak, [1, 4000], t)), 'right', 'warmup as long as the run: the line is the right edge');
+  // Another run of 20,000 steps overlaid: the axis spans it too (autorange), so there is room on the right.
+  const span = xSpan([{ x: [1, 2000, 4000] }, { x: [1, 10000, 20000] }, { x: [] }]);
+  assert.deepEqual(span, [1, 20000]);
+  assert.equal(side(peakMarks(peak, span, t)), 'left');
+  assert.equal(xSpan([{ x: [] }]), undefined);
+  // No plan: no line, no note.
+  assert.deepEqual(peakMarks(undefined, [1, 10], t), { shapes: [], annotations: [] });
+  const shape = peakMarks(peak, [1, 20000], t).shapes[0] as { x0: number; x1: number };
+  assert.deepEqual([shape.x0, shape.x1], [4000, 4000]);
 });

@@ -32,7 +32,7 @@ import {
 } from '../common';
 import { column, downsampleMinMax } from '../lib/downsample';
 import { lineTrace } from '../lib/lineTrace';
-import { assembleLr } from '../lib/lr';
+import { assembleLr, peakMarks, xSpan } from '../lib/lr';
 import { compareChart, fitLegend, legendRoom } from './compareCharts';
 import { overlayTraces } from './overlays';
 import { emptyChartLayout } from '../lib/emptyChart';
@@ -220,43 +220,15 @@ function draw(): void {
     );
   }
   lrData.push(line(lr.actual, 'actual', t.accent3, { mode: 'lines+markers', marker: { size: 3 }, uid: 'actual' }));
-  const lrShapes = lr.peak
-    ? [
-        {
-          type: 'line',
-          x0: lr.peak.step,
-          x1: lr.peak.step,
-          yref: 'paper',
-          y0: 0,
-          y1: 1,
-          line: { color: t.grid, width: 1, dash: 'dash' },
-        },
-      ]
-    : [];
-  const peakOnRight = !!lr.peak && !!lr.xRange && lr.peak.step > (lr.xRange[0] + lr.xRange[1]) / 2;
-  const lrNotes = lr.peak
-    ? [
-        {
-          x: lr.peak.step,
-          y: 0.5,
-          yref: 'paper',
-          text: `warmup ends<br>step ${lr.peak.step}`,
-          showarrow: false,
-          // Right of the line, unless the line is in the chart's right half (warmup as long as the run).
-          ...(peakOnRight
-            ? { xanchor: 'right', xshift: -4, align: 'right' }
-            : { xanchor: 'left', xshift: 4, align: 'left' }),
-          font: { color: t.muted },
-        },
-      ]
-    : [];
+  const others = overlayTraces(overlays);
+  const legend = overlays.length > 0;
+  // The span the lr axis shows: this run's planned steps, or with other runs every run's (autorange).
+  const peak = peakMarks(lr.peak, legend ? xSpan([...lrData, ...others.lr]) : lr.xRange, t);
 
   const tps = column(rows, step, (r) => r.tokensPerSec);
   const grad = column(rows, step, (r) => r.gradNorm);
   const xTitle = { title: { text: 'step' } };
   const marks = eventMarks();
-  const others = overlayTraces(overlays);
-  const legend = overlays.length > 0;
   const parent = header?.fork?.parent;
   const shown = {
     loss: compareChart(lossData, others.loss, parent, true),
@@ -286,8 +258,8 @@ function draw(): void {
         // From 0 (a learning rate never goes below): a constant one would otherwise sit on the 0
         // line of plotly's value ± 1.
         yaxis: { exponentformat: 'e', rangemode: 'tozero' },
-        shapes: [...lrShapes, ...cursorShape(t.accent2)],
-        annotations: lrNotes,
+        shapes: [...peak.shapes, ...cursorShape(t.accent2)],
+        annotations: peak.annotations,
       }),
     ],
     ['tps', shown.tps.data, themedLayout(t, 'tps', { ...shown.tps.layout, xaxis: xTitle, showlegend: legend })],

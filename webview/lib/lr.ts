@@ -46,3 +46,44 @@ export function assembleLr(
   const xMin = Math.min(px.length ? px[0] : Infinity, rows.length ? rows[0].step : Infinity);
   return { planned, actual, peak, xRange: Number.isFinite(xMin) && Number.isFinite(xMax) ? [xMin, xMax] : undefined };
 }
+
+/** The smallest and largest x of `traces` (what plotly's autorange spans), or undefined without points. */
+export function xSpan(traces: readonly { x?: ArrayLike<unknown> }[]): [number, number] | undefined {
+  let [lo, hi] = [Infinity, -Infinity];
+  for (const d of traces)
+    for (const v of Array.from(d.x ?? [])) {
+      if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+  return lo <= hi ? [lo, hi] : undefined;
+}
+
+/**
+ * The end of warmup on the lr chart: a dashed line at the planned curve's peak and a note beside it,
+ * right of the line unless the line is in the right half of `span` (the x range the axis shows), as
+ * with warmup as long as the run, where a note on the right would be cut at the chart's edge.
+ */
+export function peakMarks(
+  peak: LrTraces['peak'],
+  span: [number, number] | undefined,
+  t: { grid: string; muted: string },
+): { shapes: object[]; annotations: object[] } {
+  if (!peak) return { shapes: [], annotations: [] };
+  const onRight = !!span && peak.step > (span[0] + span[1]) / 2;
+  const line = { color: t.grid, width: 1, dash: 'dash' };
+  return {
+    shapes: [{ type: 'line', x0: peak.step, x1: peak.step, yref: 'paper', y0: 0, y1: 1, line }],
+    annotations: [
+      {
+        x: peak.step,
+        y: 0.5,
+        yref: 'paper',
+        text: `warmup ends<br>step ${peak.step}`,
+        showarrow: false,
+        ...(onRight ? { xanchor: 'right', xshift: -4, align: 'right' } : { xanchor: 'left', xshift: 4, align: 'left' }),
+        font: { color: t.muted },
+      },
+    ],
+  };
+}

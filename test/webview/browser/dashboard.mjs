@@ -226,9 +226,13 @@ test('before its first step each chart says so, with no made-up axes; the LR cha
     const a = [...gd.querySelectorAll('.annotation')].find((e) => e.textContent.includes('warmup ends'));
     const r = a.getBoundingClientRect();
     const line = gd._fullLayout.xaxis.d2p(400) + gd._fullLayout._size.l + gd.getBoundingClientRect().left;
-    return { left: r.left, right: r.right, chart: gd.getBoundingClientRect().right, line };
+    const chart = gd.getBoundingClientRect();
+    return { left: r.left, right: r.right, chartLeft: chart.left, chartRight: chart.right, line };
   });
-  assert(note.right <= note.line && note.left > 0, `the warmup note beside its line: ${JSON.stringify(note)}`);
+  assert(
+    note.right <= note.line && note.left >= note.chartLeft && note.right <= note.chartRight,
+    `the warmup note left of its line, inside the chart: ${JSON.stringify(note)}`,
+  );
   await page.screenshot({ path: join(artifacts, 'dashboard-before-first-step.png') });
 
   // The first step: every chart draws its axes, and the note is gone.
