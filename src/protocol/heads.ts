@@ -59,12 +59,13 @@ const checkPoints = arrayOf(
  * the tolerance, so every head "can go" and the curves say nothing of the heads yet.
  */
 export function nothingToLose(r: HeadReport): string | undefined {
-  const base = r.byImportance[0]?.metric;
+  const base = r.byImportance.find((p) => p.removed === 0)?.metric;
   if (base === undefined || base > r.tolerance) return undefined;
+  const unit = r.metric === 'bleu' ? 'BLEU' : r.tolerance === 1 ? 'point' : 'points';
   return (
     `with every head the model scores ${base.toFixed(2)} ${HEAD_METRIC[r.metric]} on ${r.sentences} test ` +
-    `sentences, within the ${r.tolerance} that may be lost: every head "can go", and the curves say nothing ` +
-    'of the heads yet. Train further before pruning.'
+    `sentences, no more than the ${r.tolerance} ${unit} that may be lost: every head “can go”, and the ` +
+    'curves say nothing of the heads yet. Train further before pruning.'
   );
 }
 

@@ -73,7 +73,10 @@ test('a model that scores no more than may be lost says so instead of how many h
   };
   const said = nothingToLose(untrained) ?? '';
   assert.ok(said.startsWith('with every head the model scores 0.50 exact match % on 20 test sentences'), said);
-  assert.ok(said.includes('within the 1 that may be lost') && said.endsWith('Train further before pruning.'), said);
+  assert.ok(
+    said.includes('no more than the 1 point that may be lost') && said.endsWith('Train further before pruning.'),
+    said,
+  );
   // Just above the tolerance (1.25 > 1): the report counts the heads as before.
   const trained = { ...REPORT, byImportance: [point(0, null, 1.25), ...REPORT.byImportance.slice(1)] };
   assert.equal(nothingToLose(trained), undefined);
@@ -81,6 +84,6 @@ test('a model that scores no more than may be lost says so instead of how many h
   const bleu = { ...untrained, metric: 'bleu' as const, tolerance: 0.5, byImportance: [point(0, null, 0.4)] };
   assert.match(
     nothingToLose(bleu)!,
-    /^with every head the model scores 0\.40 BLEU on 20 test sentences, within the 0\.5/,
+    /^with every head the model scores 0\.40 BLEU on 20 test sentences, no more than the 0\.5 BLEU that/,
   );
 });

@@ -61,7 +61,7 @@ export function drawPruningCurves(el: HTMLElement, r: HeadReport, t: Theme): Pro
   );
 }
 
-/** What the report says can go, in one sentence. */
+/** What the report says can go, in a sentence (or, where nothing can be lost, why it cannot say). */
 export function prunableSentence(r: HeadReport): string {
   const none = nothingToLose(r);
   if (none) return `Step ${r.step}: ${none}`;

@@ -2,7 +2,8 @@
  * `heads`: which heads matter (issue 11). Head importance I_h = E|∂L/∂ξ_h| on held-out pairs
  * (Michel et al. 2019), then pruning curves: heads removed one more at a time in increasing
  * importance and in a random order, with exact match (built-in tasks) or BLEU (corpora) on the
- * test split after each removal, and how many heads can go for at most 1 point (0.5 BLEU) lost.
+ * test split after each removal, and how many heads can go for at most 1 point (0.5 BLEU) lost, or,
+ * where the intact model scores no more than that, that pruning says nothing yet (nothingToLose).
  */
 import { HEAD_METRIC, type HeadReport, nothingToLose } from '../../protocol/heads';
 import { headReport } from '../ablate/headReport';
