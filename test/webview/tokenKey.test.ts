@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type TextMeasure, planTokenKey } from '../../webview/global/tokenKey';
+import { type TextMeasure, planTokenKey, tokenOrder } from '../../webview/global/tokenKey';
 
 const ctx = {
   measureText: (s: string) => ({ width: 7 * Array.from(s).length }),
@@ -65,4 +65,22 @@ test('a long token is cut with an ellipsis on whole code points, within 110 px; 
   p = plan(['a', long], 180, 300);
   assert.equal(p.rows[1]!.drawn, `${'🙂'.repeat(6)}…`);
   assert.ok(p.width <= 0.3 * 300, `key ${p.width} px in a 300 px canvas`);
+});
+
+test('tokens in the key: whole numbers by value first, then the rest by code units; a total order', () => {
+  assert.deepEqual(['<s>', '10', '9', '</s>', 'b', '4', 'a', '007'].sort(tokenOrder), [
+    '4',
+    '007',
+    '9',
+    '10',
+    '</s>',
+    '<s>',
+    'a',
+    'b',
+  ]);
+  // '1a' < '4' < '10' on characters alone would close a cycle with '10' < '1a'; here numbers come first.
+  const mixed = ['1a', '10', '4'];
+  assert.deepEqual([...mixed].sort(tokenOrder), ['4', '10', '1a']);
+  for (const a of mixed)
+    for (const b of mixed) assert.equal(Math.sign(tokenOrder(a, b)) + Math.sign(tokenOrder(b, a)), 0, `${a} ${b}`);
 });

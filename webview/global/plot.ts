@@ -9,6 +9,7 @@ import { type GlobalView, type Role, sideOf } from '../../src/protocol/globalVie
 import type { Theme } from '../common';
 import { type Rgb, viridis } from '../lib/colormap';
 import { cssRgb, viridisSpanOn } from '../lib/contrast';
+import { tokenOrder } from './tokenKey';
 
 export const COLOUR_BY = ['token', 'position', 'role'] as const;
 export type ColourBy = (typeof COLOUR_BY)[number];
@@ -29,9 +30,9 @@ export const TOKEN_HUES = [
   '#bcbd22',
 ];
 
-/** The view's distinct tokens, sorted, each with its hue (cycling past twelve). */
+/** The view's distinct tokens in the key's order (tokenOrder), each with its hue (cycling past twelve). */
 export function tokenColours(view: GlobalView): Map<string, string> {
-  const tokens = [...new Set(view.points.token)].sort();
+  const tokens = [...new Set(view.points.token)].sort(tokenOrder);
   return new Map(tokens.map((t, i) => [t, TOKEN_HUES[i % TOKEN_HUES.length]!]));
 }
 

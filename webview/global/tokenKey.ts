@@ -6,6 +6,18 @@
  */
 import { counted } from '../lib/counted';
 
+/**
+ * The order of the key and of the hues: whole numbers first, by value (4 before 10), then every other
+ * token by its UTF-16 code units (`</s>` before `<s>`). A total order: a comparison mixing the two
+ * kinds on characters alone would put `1a` < `4` < `10` < `1a`.
+ */
+export function tokenOrder(a: string, b: string): number {
+  const [na, nb] = [/^\d+$/.test(a), /^\d+$/.test(b)];
+  if (na && nb) return Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0);
+  if (na !== nb) return na ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** What the layout needs of a canvas: the width of a text in its font. */
 export interface TextMeasure {
   measureText(text: string): { width: number };

@@ -47,7 +47,7 @@ export const VIEW = {
   note: 'PCA fitted at step 20 on its 12 queries and keys',
 };
 // The palette (webview/global/plot.ts TOKEN_HUES), written out by hand: token j of the view's tokens
-// sorted as strings takes hue j mod 12.
+// in order (whole numbers by value, then the rest by code units) takes hue j mod 12.
 export const PALETTE = '4e79a7 f28e2b e15759 76b7b2 59a14f edc948 b07aa1 ff9da7 9c755f bab0ac 17becf bcbd22'
   .split(' ')
   .map((x) => `#${x}`);

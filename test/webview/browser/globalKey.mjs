@@ -1,6 +1,6 @@
 // The Global Q/K view's token key: coloured by token, the page says which hue is which token, right
 // of the plot (webview/global/canvas.ts). Checked as drawn: each row's dot on screen is its token's hue
-// by hand (the view's tokens sorted as strings, the palette in order); past twelve tokens the hues
+// by hand (the view's tokens in order, numbers by value, the palette in order); past twelve tokens the hues
 // repeat, and the key shows the thirteenth in the first one's hue; where the plot is too short for
 // every token, the last row says how many more there are; coloured by position or by query/key there
 // is no token key. Light at pixel ratio 2, dark at 1; screenshots in test-artifacts/webview/.
@@ -47,6 +47,13 @@ for (const [theme, dpr] of [
       const got = s.rgb(...(await onPage(page, row)));
       assert(near(got, hexRgb(HUE[row.text])), `key row "${row.text}": ${got}, want ${HUE[row.text]}`);
     }
+
+    // Numbers by value: 10 after 6, not before 4 as a string sort put it.
+    const TEN = { ...VIEW, points: { ...VIEW.points, token: VIEW.points.token.map((t) => (t === '7' ? '10' : t)) } };
+    await send(page, state(TEN));
+    await page.waitForFunction(() => document.getElementById('global-canvas').dataset.key.includes('"10"'));
+    key = await keyOf(page);
+    assert(key.map((r) => r.text).join(' ') === '4 5 6 10 </s> <s>', `numbers by value: ${key.map((r) => r.text)}`);
 
     // Twenty tokens in a tall panel: every row fits, each in its hue; the thirteenth repeats the first.
     await send(page, state(MANY_VIEW));
