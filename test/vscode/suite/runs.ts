@@ -13,10 +13,18 @@ import { type DrawnMsg, requestDrawn } from './drawn';
 import { MICRO_MODEL, MICRO_TRAINING } from '../../train/helpers';
 import { waitFor } from './harness';
 
-/** Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10 by default). */
-export function microConfig(dir: string, steps: number, checkpointEvery = 10): string {
-  const file = path.join(dir, `micro-${steps}-${checkpointEvery}.json`);
-  const training = { ...MICRO_TRAINING, steps, checkpoint_every: checkpointEvery };
+/**
+ * Writes a micro config of `steps` steps into `dir` (snapshots every 5 steps, checkpoints every 10
+ * and validation every 10 by default).
+ */
+export function microConfig(
+  dir: string,
+  steps: number,
+  checkpointEvery = 10,
+  evalEvery = MICRO_TRAINING.eval_every,
+): string {
+  const file = path.join(dir, `micro-${steps}-${checkpointEvery}-${evalEvery}.json`);
+  const training = { ...MICRO_TRAINING, steps, checkpoint_every: checkpointEvery, eval_every: evalEvery };
   fs.writeFileSync(file, JSON.stringify({ ...MICRO_MODEL, training }));
   return file;
 }
