@@ -11,10 +11,10 @@ import type { GlobalView } from '../../src/protocol/globalView';
 import type { Theme } from '../common';
 import { type HitGrid, type Scale, hitGrid, linearScale, niceTicks, paddedExtent, tickLabel } from '../lib/scatter';
 import { type ColourBy, axisTitle, maxPosition, pointColours, pointsOf, positionScale, tokenColours } from './plot';
+import { DOT_RADIUS, paintMarks } from './marks';
 import { KEY_DOT, KEY_SWATCH, type KeyPlan, type KeyRow, planTokenKey } from './tokenKey';
 
-/** A dot's and a ring's radius in CSS pixels, and how near the pointer must come to a point to hover it. */
-export const DOT_RADIUS = 3.5;
+/** How near the pointer must come to a point (in CSS pixels) to hover it. */
 export const HIT_RADIUS = 8;
 
 /** The plot's box inside the canvas, in CSS pixels. */
@@ -69,7 +69,7 @@ export function paintScatter(
   drawAxes(ctx, t, box, x, y, [axisTitle(view, 0), axisTitle(view, 1)]);
 
   // Queries first, keys over them (as plotly's two traces were); one path per colour and role.
-  const colours = pointColours(view, by, t);
+  const colours = pointColours(view, by, t, hues);
   const order = [...pointsOf(view, 'q'), ...pointsOf(view, 'k')];
   const px = new Float32Array(order.length);
   const py = new Float32Array(order.length);
@@ -160,7 +160,7 @@ function drawLegend(ctx: CanvasRenderingContext2D, t: Theme, box: Box, by: Colou
   for (const role of ['q', 'k'] as const) {
     const colour = by === 'role' ? (role === 'q' ? t.accent : t.accent2) : t.fg;
     ctx.beginPath();
-    ctx.arc(at, mid, DOT_RADIUS + 1, 0, 2 * Math.PI);
+    ctx.arc(at, mid, KEY_DOT, 0, 2 * Math.PI);
     paintMarks(ctx, role, colour);
     const text = role === 'q' ? 'queries (dots)' : 'keys (rings)';
     ctx.fillStyle = t.fg;
@@ -207,7 +207,7 @@ function drawPositionBar(ctx: CanvasRenderingContext2D, t: Theme, box: Box, top:
 }
 
 /** Draws `plan` from x = `left` down from y = `top`: a token's dot in its hue, then the token; `+N more` muted. */
-export function drawTokenKey(
+function drawTokenKey(
   ctx: CanvasRenderingContext2D,
   t: Theme,
   plan: KeyPlan,
@@ -224,8 +224,7 @@ export function drawTokenKey(
     if (!r.more) {
       ctx.beginPath();
       ctx.arc(left + KEY_DOT, y, KEY_DOT, 0, 2 * Math.PI);
-      ctx.fillStyle = hues.get(r.text)!;
-      ctx.fill();
+      paintMarks(ctx, 'q', hues.get(r.text)!);
     }
     ctx.fillStyle = r.more ? t.muted : t.fg;
     ctx.fillText(r.drawn, textAt, y);
@@ -238,15 +237,4 @@ export function drawTokenKey(
       end: textAt + r.textWidth,
     };
   });
-}
-
-/** The current path as a role's marks: queries filled (dots), keys stroked (rings). */
-function paintMarks(ctx: CanvasRenderingContext2D, role: 'q' | 'k', colour: string): void {
-  if (role === 'q') {
-    ctx.fillStyle = colour;
-    ctx.fill();
-  } else {
-    ctx.strokeStyle = colour;
-    ctx.stroke();
-  }
 }

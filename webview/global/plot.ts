@@ -56,13 +56,13 @@ export function positionScale(t: Theme): (f: number) => Rgb {
   return (f) => viridis(start + f * (end - start));
 }
 
-/** Each point's colour (a CSS colour) under colouring `by`. */
-export function pointColours(view: GlobalView, by: ColourBy, t: Theme): string[] {
+/** Each point's colour (a CSS colour) under colouring `by`; `hues`, the token hues where known already. */
+export function pointColours(view: GlobalView, by: ColourBy, t: Theme, hues?: Map<string, string>): string[] {
   const pt = view.points;
   if (by === 'role') return pt.role.map((r) => (r === 'q' ? t.accent : t.accent2));
   if (by === 'token') {
-    const hues = tokenColours(view);
-    return pt.token.map((tok) => hues.get(tok)!);
+    const hue = hues ?? tokenColours(view);
+    return pt.token.map((tok) => hue.get(tok)!);
   }
   const top = maxPosition(view);
   const scale = positionScale(t);

@@ -5,6 +5,7 @@
  * it. Laid out before the plot (its width narrows the plot), drawn after it.
  */
 import { counted } from '../lib/counted';
+import { DOT_RADIUS } from './marks';
 
 /**
  * The order of the key and of the hues: whole numbers first, by value (4 before 10), then every other
@@ -23,8 +24,8 @@ export interface TextMeasure {
   measureText(text: string): { width: number };
 }
 
-/** A dot's radius (canvas.ts DOT_RADIUS + 1), the room from the dot's left to its token, and the gaps. */
-export const KEY_DOT = 4.5;
+/** A dot's radius in the key and the legend (a point's, one pixel larger), the room from the dot's left to its token, and the gaps. */
+export const KEY_DOT = DOT_RADIUS + 1;
 export const KEY_SWATCH = 14;
 const GAP_LEFT = 14;
 const GAP_RIGHT = 8;
