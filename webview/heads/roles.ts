@@ -130,7 +130,7 @@ function listDrops(onStep: (step: number) => void, onHead: (head: string, step: 
         const changed = roles(c.before) !== roles(c.after) ? `${roles(c.before)} → ${roles(c.after)} · ` : '';
         const li = h(
           'li',
-          { class: 'problem drop-head', style: 'white-space:normal', title: `Open ${c.head} at step ${why!.after}` },
+          { class: 'problem drop-head', title: `Open ${c.head} at step ${why!.after}` },
           `${c.head}: ${changed}${c.stat} ${fmt(c.from)} → ${fmt(c.to)}`,
         );
         li.addEventListener('click', () => onHead(c.head, why!.after));

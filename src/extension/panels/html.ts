@@ -92,10 +92,9 @@ th, td { text-align: left; padding: 1px 8px 1px 0; border-bottom: 1px solid var(
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .card { overflow: hidden; }
 .problems { margin: 0; padding-left: 1.5em; max-height: 9em; overflow-y: auto; font-size: 0.9em; }
-.problem { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 1.4; }
+/* A finding says why in a sentence (a divergence's medians and levels, a drop's heads): it wraps, never cut. */
+.problem { cursor: pointer; overflow-wrap: anywhere; line-height: 1.4; }
 .problem:hover { background: var(--vscode-list-hoverBackground); }
-/* A finding says why in a sentence (a divergence's medians and levels): it wraps, never cut. */
-#problems .problem { white-space: normal; overflow-wrap: anywhere; }
 .thumb-cell { display: flex; flex-direction: column; position: relative; }
 .crosshair { position: absolute; pointer-events: none; background: rgba(255, 255, 255, 0.28); outline: 1px solid rgba(255, 255, 255, 0.7); }
 .aggregate-head { margin-top: 10px; display: flex; gap: 6px; align-items: center; }

@@ -111,8 +111,8 @@ for (const theme of ['dark', 'light'])
     assert(caption.startsWith('reverse-tiny · the training loss (400 logged steps)'), `caption ${caption}`);
 
     // The lanes as drawn: each head's colour at a step, read from the screenshot.
-    // `.problem` clips what overflows it; a stat's underscore (align_err) hangs below the baseline and
-    // was cut off until its line box was 1.4 em (seen in this screenshot of the list alone).
+    // A stat's underscore (align_err) hangs below the baseline and was cut off while `.problem`
+    // clipped its overflow, until its line box was 1.4 em (seen in this screenshot of the list alone).
     await page.locator('#roles-drops').screenshot({ path: join(artifacts, `heads-roles-drops-${theme}.png`) });
     const lineBox = await page.evaluate(() => {
       const s = getComputedStyle(document.querySelector('#roles-drops .drop-head'));
