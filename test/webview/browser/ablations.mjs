@@ -6,7 +6,7 @@
 // message of the wrong shape is named in the error banner. Dark and light screenshots in
 // test-artifacts/webview/.
 import { join } from 'node:path';
-import { V, artifacts, assert, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
 const RUN = '/runs/reverse-micro';
 const record = (heads, mode, step, intact, ablated, time, metric = 'exact_match_percent') => ({
@@ -26,15 +26,7 @@ const ROWS = [
   record(['decoder_self:0.0', 'decoder_self:0.1'], 'zero', 20, 85, 62.5, 3000),
   record(['cross:0.1'], 'mean', 30, 90, 92.5, 4000),
 ];
-const HEADER = {
-  runDir: RUN,
-  run: 'reverse-micro',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [20, 30],
-  vocab: true,
-};
+const HEADER = panelHeader(RUN, [20, 30]);
 const state = (rows, runDir = RUN) => ({
   type: 'state',
   v: V,

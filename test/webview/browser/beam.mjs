@@ -2,17 +2,9 @@
 // its ids, statuses and scores written out here), the chosen path, greedy's path, pruned branches,
 // finished leaves, hover text, the n-best, a click on a node, and that node's attention in viridis.
 import { join } from 'node:path';
-import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, send, test } from './harness.mjs';
+import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
-const HEADER = {
-  runDir: '/runs/reverse-tiny',
-  run: 'reverse-tiny',
-  step: 1500,
-  input: 'probe',
-  live: false,
-  checkpoints: [1500],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/reverse-tiny', [1500], { step: 1500 });
 const TEXT = { 1: '<s>', 2: '</s>', 4: 'a', 5: 'b' };
 // [id, parent, token, logProb, status, chosen]
 const ROWS = [

@@ -3,21 +3,14 @@
 // legend beside the plot area (no overlap), the y axis not stretched to 3,000, the selected run's
 // trace last (on top), the parent dimmed, and the fork's frozen head named in the header.
 import { join } from 'node:path';
-import { V, artifacts, assert, metricRows, openPanel, send, test } from './harness.mjs';
+import { V, artifacts, assert, metricRows, openPanel, panelHeader, send, test } from './harness.mjs';
 
 /** A loss falling from about 8 to about 2 by step 200, a little apart per run. */
 const falling = (k) => (s) => 2 + 6 * Math.exp(-s / 40) + 0.05 * k;
 
-const FORK_HEADER = {
-  runDir: '/runs/tiny-fork40',
-  run: 'tiny-fork40',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [],
-  vocab: true,
+const FORK_HEADER = panelHeader('/runs/tiny-fork40', [], {
   fork: { parent: '/runs/tiny-parent', step: 40, edits: 'frozen cross:1.0; lr × 0.5' },
-};
+});
 
 test('Compare charts: 8 runs, one diverged, a fork over its parent: legend outside, y clipped, fork on top', async () => {
   const page = await openPanel('dashboard', { width: 1400, height: 900 });

@@ -1,7 +1,7 @@
 // The inspector's Compare card: a head's difference map between two snapshots in a diverging
 // scale, in the right cells, and every head ranked by its Jensen–Shannon divergence.
 import { join } from 'node:path';
-import { V, artifacts, assert, headState, metricRows, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, headState, metricRows, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
 const source = (step) => ({ runDir: '/runs/cmp', step, input: 'probe' });
 /** Encoder self-attention, 1 layer × 2 heads over 2 tokens: head 1 as given, head 2 fixed. */
@@ -11,15 +11,7 @@ const snap = (step, head1) => ({
   tgtTokens: ['<s>', 'x'],
   maps: [{ kind: 'encoder_self', shape: [1, 2, 2, 2], weights: [...head1, 0.5, 0.5, 0.5, 0.5] }],
 });
-const HEADER = {
-  runDir: '/runs/cmp',
-  run: 'cmp',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/cmp', []);
 
 test('Compare draws B − A of the head in a diverging scale and ranks the heads by JS divergence', async () => {
   const page = await openPanel('head');

@@ -1,7 +1,7 @@
 // The Global Q/K view's hand-made view (two pairs of cross:0.1 of reverse-micro) and the helpers its
 // Chromium tests share (global.mjs, globalKey.mjs): the message that shows it, each token's hue by
 // hand, and the colour of a screenshot at a page point.
-import { V } from './harness.mjs';
+import { V, panelHeader } from './harness.mjs';
 import { decodePng } from './png.mjs';
 
 const RUN = '/runs/reverse-micro';
@@ -53,15 +53,7 @@ export const PALETTE = '4e79a7 f28e2b e15759 76b7b2 59a14f edc948 b07aa1 ff9da7 
   .map((x) => `#${x}`);
 // The view's tokens sorted ('4' < … < '7' < '</s>' < '<s>') take the palette's first six.
 export const HUE = Object.fromEntries(['4', '5', '6', '7', '</s>', '<s>'].map((tok, j) => [tok, PALETTE[j]]));
-const HEADER = {
-  runDir: RUN,
-  run: 'reverse-micro',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [10, 20],
-  vocab: true,
-};
+const HEADER = panelHeader(RUN, [10, 20]);
 export const state = (view) => ({
   type: 'state',
   v: V,

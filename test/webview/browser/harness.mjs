@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWebview } from '../../../scripts/build-webview.mjs';
 import { servePanels } from '../../../scripts/panel-server.mjs';
@@ -180,6 +180,21 @@ export async function openSlowPanel(panel, delayMs) {
   await page.goto(`${base}/panel/${panel}.html`, { waitUntil: 'commit' });
   return page;
 }
+
+/**
+ * A panel's run header (protocol RunHeader) of the run in `runDir` with those checkpoints, on the
+ * probe input, not live, at the newest step unless `more` says otherwise.
+ */
+export const panelHeader = (runDir, checkpoints, more = {}) => ({
+  runDir,
+  run: basename(runDir),
+  step: null,
+  input: 'probe',
+  live: false,
+  checkpoints,
+  vocab: true,
+  ...more,
+});
 
 export const posted = (page, type) => page.evaluate((t) => window.__posted.filter((m) => m.type === t), type);
 /** Metric rows of steps from…to, the loss given by `loss(step)`. */

@@ -3,19 +3,11 @@
 // cross-attention, and each must call it what the CLI takes and run folders store: cross:1.0
 // (kind:layer.head, from 0). The expected text is that documented form, written out here.
 import { join } from 'node:path';
-import { V, artifacts, assert, openPanel, send, test } from './harness.mjs';
+import { V, artifacts, assert, openPanel, panelHeader, send, test } from './harness.mjs';
 
 const NAME = 'cross:1.0';
 const HEAD = { kind: 'cross', layer: 1, head: 0 };
-const HEADER = {
-  runDir: '/runs/numbered',
-  run: 'numbered',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [20],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/numbered', [20]);
 const SRC = ['4', '5', '6', '</s>'];
 const TGT = ['<s>', '6', '5', '4'];
 /** Cross-attention of 2 layers × 4 heads, 4 target × 4 source tokens, uniform (the names are under test). */

@@ -7,17 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { POST_ATTENTION, V, assert, openFile, openPanel, posted, send, test } from './harness.mjs';
+import { POST_ATTENTION, V, assert, openFile, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
-const HEADER = {
-  runDir: '/runs/test', // POST_ATTENTION's run: the attention page shows no other run's maps
-  run: 'reverse-tiny',
-  step: 30,
-  input: 'probe',
-  live: false,
-  checkpoints: [10, 20, 30],
-  vocab: true,
-};
+// POST_ATTENTION's run: the attention page shows no other run's maps
+const HEADER = panelHeader('/runs/test', [10, 20, 30], { run: 'reverse-tiny', step: 30 });
 
 /** What a page shows (run in the page: the view, or the exported file opened). */
 const SHOWN = () => {

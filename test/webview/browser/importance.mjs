@@ -4,7 +4,7 @@
 // traces hold the report's points, a row click asks for that head at the report's step, and a
 // run without a report says so with its button. Dark and light screenshots in test-artifacts/webview/.
 import { join } from 'node:path';
-import { V, artifacts, assert, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
 // A micro run's report: 6 heads (1 layer each of encoder self, decoder self, cross; 2 heads),
 // importance ascending as the engine writes it, pruning curves of 7 points each.
@@ -46,15 +46,7 @@ const REPORT = {
   },
   prunable: { byImportance: 1, random: 0 },
 };
-const HEADER = {
-  runDir: '/runs/reverse-micro',
-  run: 'reverse-micro',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [10, 20],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/reverse-micro', [10, 20]);
 const state = (report, runDir = HEADER.runDir) => ({
   type: 'state',
   v: V,

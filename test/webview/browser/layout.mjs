@@ -3,17 +3,9 @@
 // cross-attention the README points to is in sight without scrolling; the Beam Tree's box shows
 // the chosen leaf of a tree wider than the old box.
 import { join } from 'node:path';
-import { POST_ATTENTION, V, artifacts, assert, openPanel, send, test } from './harness.mjs';
+import { POST_ATTENTION, V, artifacts, assert, openPanel, panelHeader, send, test } from './harness.mjs';
 
-const HEADER = {
-  runDir: '/runs/test',
-  run: 'reverse-tiny',
-  step: 750,
-  input: 'probe',
-  live: false,
-  checkpoints: [1500, 750, 250],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/test', [1500, 750, 250], { run: 'reverse-tiny', step: 750 });
 const attentionState = (header) => ({
   type: 'state',
   v: V,

@@ -4,18 +4,10 @@
 // the drop posting the step every view moves to.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { V, artifacts, assert, metricRows, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, metricRows, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 import { decodePng } from './png.mjs';
 
-const HEADER = {
-  runDir: '/runs/reverse-tiny',
-  run: 'reverse-tiny',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [100, 200, 300, 400],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/reverse-tiny', [100, 200, 300, 400]);
 // The loss: 2.3 flat to step 150, a fall to 0.3 by step 200, then flat: one drop, about 150–200.
 const LOSS = (s) => (s <= 150 ? 2.3 : s <= 200 ? 2.3 - (2 * (s - 150)) / 50 : 0.3);
 const HEADS = ['encoder_self:0.0', 'cross:0.0', 'cross:0.1', 'cross:0.2', 'decoder_self:0.1'];

@@ -5,7 +5,7 @@
 // the Markdown export lists the findings, and a message of the wrong shape is named in the error
 // banner. Dark and light screenshots in test-artifacts/webview/.
 import { join } from 'node:path';
-import { V, artifacts, assert, openPanel, posted, send, test } from './harness.mjs';
+import { V, artifacts, assert, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
 const RUN = '/runs/reverse-micro';
 const FILES = ['config.json', 'status.json', 'metrics.jsonl', 'checkpoints/step-10.safetensors'];
@@ -15,15 +15,7 @@ const FINDINGS = [
   { file: 'checkpoints/step-10.safetensors', message: 'truncated: 12 bytes', severity: 'error' },
   { file: 'metrics.jsonl', line: 3, message: 'not valid JSON (Unexpected token)', severity: 'error' },
 ];
-const HEADER = {
-  runDir: RUN,
-  run: 'reverse-micro',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [10],
-  vocab: true,
-};
+const HEADER = panelHeader(RUN, [10]);
 const check = (findings) => ({ runDir: RUN, files: FILES, ok: findings.length === 0, findings, omitted: 0 });
 const state = (c, error = null) => ({
   type: 'state',

@@ -10,20 +10,13 @@ import {
   hexRgb,
   openBrokenPanel,
   openPanel,
+  panelHeader,
   posted,
   send,
   test,
 } from './harness.mjs';
 
-const HEADER = {
-  runDir: '/runs/reverse-tiny',
-  run: 'reverse-tiny',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [100, 200, 300],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/reverse-tiny', [100, 200, 300]);
 const source = (step, input = 'probe') => ({ runDir: '/runs/reverse-tiny', step, input });
 /** A 5×5 encoder map whose rows are shifts of [0.23, 0.2, 0.19, 0.19, 0.19]: its largest weight is 0.23, at (0, 0). */
 const ROW = [0.23, 0.2, 0.19, 0.19, 0.19];

@@ -2,17 +2,9 @@
 // marks of findings, hover and click), the dashboard's findings (markers, the Problems list) and
 // the role labels under the attention view's thumbnails.
 import { join } from 'node:path';
-import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, posted, send, test } from './harness.mjs';
+import { V, VIRIDIS, artifacts, assert, hexRgb, openPanel, panelHeader, posted, send, test } from './harness.mjs';
 
-const HEADER = {
-  runDir: '/runs/reverse-tiny',
-  run: 'reverse-tiny',
-  step: null,
-  input: 'probe',
-  live: false,
-  checkpoints: [10, 20, 30],
-  vocab: true,
-};
+const HEADER = panelHeader('/runs/reverse-tiny', [10, 20, 30]);
 // entropy_norm of two heads at three steps, spanning 0…1 so each value is its own viridis position.
 const ENC = [0, 0.5, 0.25];
 const CROSS = [1, 0.125, 0.75];
