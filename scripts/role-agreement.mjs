@@ -1,15 +1,20 @@
 // README's check of the head-role rules (issue 32 item 5): on trained reverse and sort models, the
 // roles the written rules give each head (src/protocol/roles.ts, on the run's last telemetry row)
-// against the roles a person gave it by looking at its attention map (scripts/hand-roles.json).
+// against the roles people gave it by looking at its attention maps (scripts/*-roles.json).
 //   node scripts/role-agreement.mjs --sheet RUN [--out FILE]   draws RUN's last probe maps, every
 //       head named and nothing else (no rule's label), for labelling by hand
 //   node scripts/role-agreement.mjs --sheets RUN --out DIR   draws a sheet a head of RUN's newest
 //       checkpoint over all its probe pairs (those the rules average over: roleSheets.mjs)
-//   node scripts/role-agreement.mjs [--runs DIR]               trains the runs hand-roles.json names
-//       (unless DIR holds them), prints each head's two labels and the share that agree
+//   node scripts/role-agreement.mjs [--runs DIR] [--stored]    trains the runs the labellings name
+//       (unless DIR holds them; --stored: trains none), prints each head's labels, the share of heads
+//       where each labelling agrees with the rules, and where two labellings of a run agree
 // A head agrees when both give the same set of roles. `dead` is left out of both: it is a rule on
-// the gradient, which no map shows.
+// the gradient, which no map shows. A labelling names the run it was given on by the SHA-256 of the
+// run's last telemetry line (`row`): the same command trains the same run only on the same machine
+// (OpenBLAS splits a product over the cores, and another core count or CPU rounds otherwise), and a
+// run whose row differs is not compared.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -68,6 +73,8 @@ function sheet(snap, viridis) {
 
 function args(argv) {
   const o = { sheet: undefined, sheets: undefined, out: undefined, runs: join(tmpdir(), 'alignment-study') };
+  o.stored = argv.includes('--stored');
+  argv = argv.filter((a) => a !== '--stored');
   for (let i = 0; i < argv.length; i += 2) {
     if (argv[i] === '--sheet') o.sheet = resolve(argv[i + 1]);
     else if (argv[i] === '--sheets') o.sheets = resolve(argv[i + 1]);
@@ -78,21 +85,39 @@ function args(argv) {
   return o;
 }
 
-/** The trained runs the labels are of (seed 1 of the reverse and the sort task, 600 steps). */
-const trained = (task) =>
+/** The trained runs labels are given on (seeds 1 and 2 of the reverse and the sort task, 600 steps). */
+const trained = (task, seed) =>
   ['--task', task, '--config', 'tiny', '--telemetry-every', '10', '--snapshot-every', '100']
     .concat(['--eval-every', '100', '--bleu-sentences', '0', '--steps', '600', '--checkpoint-every', '600'])
-    .concat(['--seed', '1']);
-const RUNS = { 'seed-1': trained('reverse'), 'sort-seed-1': trained('sort') };
+    .concat(['--seed', String(seed)]);
+const RUNS = {
+  'seed-1': trained('reverse', 1),
+  'sort-seed-1': trained('sort', 1),
+  'seed-2': trained('reverse', 2),
+  'sort-seed-2': trained('sort', 2),
+};
 
-/** Labels given by eye: [what, file of scripts/]; each file's runs.<name>.heads maps a head to its roles. */
+/**
+ * Labels given by eye: [what, file of scripts/]; each file's runs.<name> holds `row` (the digest of
+ * the run's last telemetry line it was given on) and `heads`, a head's roles by its name.
+ */
 const LABELLINGS = [
   ['by hand from one pair', 'hand-roles.json'],
   ['blind from 32 pairs', 'blind-roles.json'],
+  ['reviewer A', 'reviewer-a-roles.json'],
+  ['reviewer B', 'reviewer-b-roles.json'],
 ];
 
-function trainRun(dir, train) {
+/** The SHA-256 (16 hex digits) of a run's last telemetry line, which names the run a labelling is of. */
+function rowDigest(dir) {
+  const last = readFileSync(join(dir, 'telemetry.jsonl'), 'utf8').trimEnd().split('\n').at(-1);
+  return createHash('sha256').update(last).digest('hex').slice(0, 16);
+}
+
+/** RUN's folder under DIR, trained there unless it holds a run or `stored`; undefined if absent. */
+function trainRun(dir, train, stored) {
   if (existsSync(join(dir, 'status.json'))) return dir;
+  if (stored) return undefined;
   console.log(`role-agreement: training ${train.join(' ')} --out ${dir}`);
   const r = spawnSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'train', ...train, '--out', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -132,27 +157,51 @@ if (o.sheets) {
   writeFileSync(out, encodeApng([sheet(lastSnapshot(o.sheet, code.readSnapshotFile), code.viridis)], [1000]));
   console.log(`role-agreement: ${out}`);
 } else {
-  const agreeing = LABELLINGS.map(() => 0);
-  let all = 0;
-  const labellings = LABELLINGS.map(([, file]) => JSON.parse(readFileSync(join(repo, 'scripts', file), 'utf8')));
-  const cell = (roles) => (roles.length ? roles.join(', ') : '(none)').padEnd(32);
+  const labellings = LABELLINGS.map(([what, file]) => ({
+    what,
+    runs: JSON.parse(readFileSync(join(repo, 'scripts', file), 'utf8')).runs,
+  }));
+  const tally = new Map(); // who agrees → [agreeing, heads]
+  const count = (key, same) => {
+    const t = tally.get(key) ?? [0, 0];
+    tally.set(key, [t[0] + (same ? 1 : 0), t[1] + 1]);
+  };
+  const cell = (roles) => (roles ? (roles.length ? roles.join(', ') : '(none)') : '·').padEnd(26);
   for (const [name, train] of Object.entries(RUNS)) {
-    const dir = trainRun(join(o.runs, name), train);
+    const named = labellings.filter((l) => l.runs[name]);
+    const dir = named.length ? trainRun(join(o.runs, name), train, o.stored) : undefined;
+    if (!dir) continue;
+    const digest = rowDigest(dir);
+    const given = named.filter((l) => {
+      if (l.runs[name].row === digest) return true;
+      console.log(
+        `role-agreement: ${l.what} was given on another run of ${name} (row ${l.runs[name].row}, here ${digest})`,
+      );
+      return false;
+    });
+    if (!given.length) continue;
     const row = code.readJsonLines(join(dir, 'telemetry.jsonl')).at(-1);
     const rules = code.headRoles(row);
-    console.log(`${name} (step ${row.step}): head | the rules | ${LABELLINGS.map(([what]) => what).join(' | ')}`);
+    console.log(
+      `${name} (step ${row.step}, row ${digest}): head | the rules | ${given.map((l) => l.what).join(' | ')}`,
+    );
     row.heads.forEach((head, i) => {
-      const rule = rules[i].filter((r) => r !== 'dead').sort();
-      const given = labellings.map((l) => [...(l.runs[name].heads[head] ?? [])].sort());
-      const same = given.map((g) => g.join(',') === rule.join(','));
-      same.forEach((y, k) => (agreeing[k] += y ? 1 : 0));
-      all++;
-      const marks = same.map((y) => (y ? ' ' : '≠')).join('');
-      console.log(`  ${marks} ${head.padEnd(18)} ${cell(rule)} | ${given.map(cell).join(' | ')}`);
+      const labels = [rules[i].filter((r) => r !== 'dead'), ...given.map((l) => l.runs[name].heads[head] ?? [])];
+      const [rule, ...by] = labels.map((r) => [...r].sort().join(','));
+      by.forEach((b, k) => count(`the rules and ${given[k].what}`, b === rule));
+      by.forEach((b, k) =>
+        by.slice(k + 1).forEach((c, j) => {
+          const pair = `${given[k].what} and ${given[k + 1 + j].what}`;
+          count(pair, b === c);
+          if (b === c) count(`the rules and where ${pair} agree`, b === rule);
+        }),
+      );
+      const marks = by.map((b) => (b === rule ? ' ' : '≠')).join('');
+      console.log(`  ${marks} ${head.padEnd(18)} ${labels.map((r) => cell([...r].sort())).join(' | ')}`);
     });
   }
-  LABELLINGS.forEach(([what], k) => {
-    const share = ((100 * agreeing[k]) / all).toFixed(1);
-    console.log(`role-agreement: the rules and ${what}: ${agreeing[k]} of ${all} heads agree (${share}%)`);
-  });
+  for (const [key, [agree, all]] of tally) {
+    const share = ((100 * agree) / all).toFixed(1);
+    console.log(`role-agreement: ${key}: ${agree} of ${all} heads agree (${share}%)`);
+  }
 }
