@@ -6,8 +6,16 @@
 /** A dot's and a ring's radius in CSS pixels. */
 export const DOT_RADIUS = 3.5;
 
+/** What painting marks needs of a 2-D canvas context (the token key's layout is unit-tested without a DOM). */
+interface MarkContext {
+  fillStyle: unknown;
+  strokeStyle: unknown;
+  fill(): void;
+  stroke(): void;
+}
+
 /** The current path as a role's marks: queries filled (dots), keys stroked (rings). */
-export function paintMarks(ctx: CanvasRenderingContext2D, role: 'q' | 'k', colour: string): void {
+export function paintMarks(ctx: MarkContext, role: 'q' | 'k', colour: string): void {
   if (role === 'q') {
     ctx.fillStyle = colour;
     ctx.fill();
