@@ -103,6 +103,12 @@ export class TrainingSession implements vscode.Disposable {
   /** Anything the Current Run view shows changed. */
   readonly onDidChange = this.changeEmitter.event;
 
+  /**
+   * The debug sessions of the attention-debugger type running: each trains in an engine of its own,
+   * so beside one the item hides the last run's end, which is not the run being debugged.
+   */
+  private readonly debugging = new Set<string>();
+
   constructor(
     private readonly engine: EngineClient,
     private readonly log: (line: string) => void,
@@ -144,6 +150,14 @@ export class TrainingSession implements vscode.Disposable {
       }),
       engine.onDidStart(() => {
         if (this.active && this.interrupted) void this.resumeAfterCrash(this.active.runDir);
+      }),
+      vscode.debug.onDidStartDebugSession((session) => {
+        if (session.type !== 'attention-debugger') return;
+        this.debugging.add(session.id);
+        this.updateStatus();
+      }),
+      vscode.debug.onDidTerminateDebugSession((session) => {
+        if (this.debugging.delete(session.id)) this.updateStatus();
       }),
     );
     void this.setContext();
@@ -373,10 +387,13 @@ export class TrainingSession implements vscode.Disposable {
     this.statusShown = true;
   }
 
-  /** No run trains: the item keeps the last run's end (completed, stopped, paused…) until another starts. */
+  /**
+   * No run trains: the item keeps the last run's end (completed, stopped, paused…) until another
+   * starts, hidden while a debug session trains its own.
+   */
   private showEnd(): void {
     const end = this.lastEnd;
-    if (!end) {
+    if (!end || this.debugging.size > 0) {
       this.status.hide();
       this.statusShown = false;
       return;

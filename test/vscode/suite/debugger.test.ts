@@ -6,7 +6,8 @@
  * adapter for (seen through a DebugAdapterTracker) equal the run folder's telemetry.jsonl at the
  * paused step; expanding a head's attention map there opens that head in the head inspector at
  * that step; Run to Cursor on a later line of the run's steps source (line N is step N) trains to that
- * step. Screenshots debug-paused and debug-run-to-cursor (dark theme). Runs last: its run lands in the workspace's
+ * step; the status bar hides the last training run's end while the session runs. Screenshots
+ * debug-paused and debug-run-to-cursor (dark theme). Runs last: its run lands in the workspace's
  * runs/ folder, the Runs view's default, and is removed after.
  */
 import * as assert from 'node:assert/strict';
@@ -54,11 +55,14 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
   vscode.debug.addBreakpoints([watch]);
   let session: vscode.DebugSession | undefined;
   const started = vscode.debug.onDidStartDebugSession((s) => (session = s));
+  // The end of the suite's last training run, if any: not shown beside the session, shown again after.
+  const lastEnd = api.training.training ? undefined : api.training.statusText;
   try {
     assert.ok(await vscode.debug.startDebugging(folder, CONFIGURATION), 'the launch configuration starts');
     await until('the watchpoint to pause the run', () => messages.sent.some((m) => isEvent(m, 'stopped')), 120_000);
     const stop = messages.sent.find((m) => isEvent(m, 'stopped')) as DebugProtocol.StoppedEvent;
     assert.match(stop.body.description ?? '', /cross:0\.\d/, 'the pause names the heads whose condition held');
+    assert.equal(api.training.statusText, undefined, `beside the session the status bar said "${lastEnd}"`);
 
     // The step it paused at, as the Call Stack shows it, and the run folder's telemetry row there.
     const stack = (await session!.customRequest('stackTrace', {
@@ -147,4 +151,5 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
     }
     fs.rmSync(runDir, { recursive: true, force: true });
   }
+  assert.equal(api.training.statusText, lastEnd, 'the last run’s end is shown again after the session');
 }, 240_000);
