@@ -15,6 +15,7 @@ import { dataLabel, pickAdvanced, pickConfig, pickData, pickRun, stamp, type Tra
 import { checksSetting, settings } from '../settings';
 import { type CheckMode, type CheckName, HEALTH_CHECKS } from '../../protocol/telemetry';
 import { runsRoot } from '../views';
+import type { TrainingSession } from '../training';
 
 export interface TrainArgs extends TrainingChoices {
   data?: DataChoice;
@@ -99,10 +100,23 @@ export function train(ctx: Ctx): Cmd {
       `Attention Debugger: training ${path.basename(runDir)} (${summary.totalSteps} steps). ` +
       'Progress is in the status bar and the Current Run view.';
     // With the panels open their headers say it: a toast would cover the attention grid (issue 26 item 14).
-    if (args.openPanels !== false) vscode.window.setStatusBarMessage(started, 10_000);
-    else void vscode.window.showInformationMessage(started);
+    if (args.openPanels === false) void vscode.window.showInformationMessage(started);
+    else if (training.runDir) sayWhileTraining(training, training.runDir, started);
     ctx.refreshRuns();
     return summary;
+  });
+}
+
+/**
+ * `text` in the status bar for ten seconds, or until the run in `runDir` ends (a short run ends
+ * sooner, and then its "progress is in the status bar" would point at a run that is over).
+ */
+function sayWhileTraining(training: TrainingSession, runDir: string, text: string): void {
+  const message = vscode.window.setStatusBarMessage(text, 10_000);
+  const ended = training.onDidEnd((e) => {
+    if (e.runDir !== runDir) return;
+    message.dispose();
+    ended.dispose();
   });
 }
 
