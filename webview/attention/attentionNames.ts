@@ -43,7 +43,9 @@ export function label(tokens: string[], from: number, to: number): string {
 export function emptyStatus(header: ViewHeader | null): string {
   if (!header)
     return 'No run selected: train one (Attention Debugger: Train) or open a run folder (Open Run / Load Checkpoint).';
+  // A run without a vocabulary reads token ids (the form's boxes say so too).
+  const type = header.vocab ? 'type a sentence above' : 'type token ids above';
   return header.live
-    ? `${header.run} is training: its probe's attention arrives with the first snapshot; or type a sentence above.`
-    : `No attention of ${header.run} to show yet: type a sentence above, or pick a checkpoint in the Runs view.`;
+    ? `${header.run} is training: its probe's attention arrives with the first snapshot; or ${type}.`
+    : `No attention of ${header.run} to show yet: ${type}, or pick a checkpoint in the Runs view.`;
 }

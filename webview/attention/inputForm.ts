@@ -29,14 +29,23 @@ export interface InputForm {
   update(header: ViewHeader | null): void;
 }
 
+/**
+ * The boxes' placeholders, for a run that reads text or only token ids; short, since a half-width
+ * panel cut 'target (optional: decoded when empty)' mid-word (heads-roles.png): the target box's
+ * title says the rest.
+ */
+const placeholders = (vocab: boolean): [string, string] =>
+  vocab ? ['source sentence', 'target (optional)'] : ['source token ids, e.g. 5 6 7', 'target ids (optional)'];
+
 export function inputForm(): InputForm {
-  const src = h('input', { type: 'text', id: 'input-src', placeholder: 'source sentence', 'aria-label': 'source' });
+  const src = h('input', { type: 'text', id: 'input-src', 'aria-label': 'source' });
   const tgt = h('input', {
     type: 'text',
     id: 'input-tgt',
-    placeholder: 'target (optional: decoded when empty)',
     'aria-label': 'target',
+    title: 'Left empty, the model decodes the target from the source',
   });
+  [src.placeholder, tgt.placeholder] = placeholders(true);
   const step = h('select', { id: 'input-step', 'aria-label': 'checkpoint' });
   const show = h('button', { id: 'input-show', title: 'Attention of this pair at the chosen checkpoint' }, 'Show');
   const probe = h(
@@ -90,8 +99,7 @@ export function inputForm(): InputForm {
       const disabled = !header;
       for (const x of [src, tgt, step, show, probe]) x.disabled = disabled;
       vocab = header?.vocab ?? true;
-      src.placeholder = vocab ? 'source sentence' : 'source token ids, e.g. 5 6 7';
-      tgt.placeholder = vocab ? 'target (optional: decoded when empty)' : 'target ids (optional)';
+      [src.placeholder, tgt.placeholder] = placeholders(vocab);
       // The box names the checkpoint the view shows (the header's step; "newest" only when none is
       // chosen), unless the user picked another since that step was shown.
       const shown = header?.step ?? null;

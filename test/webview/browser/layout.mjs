@@ -34,6 +34,36 @@ test('issue 26: the checkpoint box names the checkpoint the view shows, “newes
   await page.close();
 });
 
+test('the attention form’s boxes show their whole placeholders at the widths of a side panel, and the view says what to type', async () => {
+  // heads-roles.png (VS Code, 1600 px, two columns): "target (optional: decoded when empty)" was cut.
+  const page = await openPanel('attention', { width: 560, height: 700 });
+  for (const [vocab, width] of [true, false].flatMap((v) => [420, 560, 640, 800, 1000].map((w) => [v, w]))) {
+    await page.setViewportSize({ width, height: 700 });
+    await send(page, attentionState({ ...HEADER, vocab }));
+    const boxes = await page.evaluate(() =>
+      ['input-src', 'input-tgt'].map((id) => {
+        const box = document.getElementById(id);
+        const s = getComputedStyle(box);
+        const ctx = document.createElement('canvas').getContext('2d');
+        ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+        const inner = box.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+        return { id, text: box.placeholder, width: ctx.measureText(box.placeholder).width, inner };
+      }),
+    );
+    for (const b of boxes)
+      assert(
+        b.width <= b.inner,
+        `${width} px: ${b.id}: “${b.text}” is ${b.width.toFixed(0)} px in a ${b.inner} px box`,
+      );
+    // What to type, as the boxes say: a run without a vocabulary reads token ids.
+    const said = await page.locator('#status').innerText();
+    const type = vocab ? 'type a sentence above' : 'type token ids above';
+    assert(said.includes(type), `${vocab ? 'a vocabulary' : 'no vocabulary'}: the view says “${said}”`);
+  }
+  await page.screenshot({ path: join(artifacts, 'attention-form-1000.png') });
+  await page.close();
+});
+
 test('issue 26: the attention view’s header stays in sight scrolled to the bottom, and the cross-attention is in sight at once', async () => {
   // Half of a 1600 × 900 window: the attention view beside the editor.
   const page = await openPanel('attention', { width: 800, height: 860 });
