@@ -103,7 +103,7 @@ export async function globalViewAt(p: GlobalViewParams): Promise<GlobalView> {
     p.kind === 'encoder_self' || (p.kind === 'cross' && role === 'k') ? pairs[i]!.srcTokens : pairs[i]!.tgtTokens;
   const note =
     step === basisStep
-      ? `${projection.toUpperCase()} fitted at step ${basisStep} on its ${x.length} queries and keys`
+      ? `${projection.toUpperCase()} fitted at step ${basisStep} on its ${x.length.toLocaleString('en-US')} queries and keys`
       : projection === 'pca'
         ? `step ${step} placed on step ${basisStep}'s PCA axes (same centring)`
         : `step ${step} placed by the UMAP fitted at step ${basisStep} (its transform, not a refit)`;
