@@ -73,15 +73,15 @@ function sheet(snap, viridis) {
 
 function args(argv) {
   const o = { sheet: undefined, sheets: undefined, out: undefined, runs: join(tmpdir(), 'alignment-study') };
-  o.stored = argv.includes('--stored');
-  argv = argv.filter((a) => a !== '--stored');
-  for (let i = 0; i < argv.length; i += 2) {
-    if (argv[i] === '--sheet') o.sheet = resolve(argv[i + 1]);
-    else if (argv[i] === '--sheets') o.sheets = resolve(argv[i + 1]);
-    else if (argv[i] === '--out') o.out = resolve(argv[i + 1]);
-    else if (argv[i] === '--runs') o.runs = resolve(argv[i + 1]);
-    else throw new Error(`role-agreement: unknown argument ${argv[i]}`);
+  const valued = { '--sheet': 'sheet', '--sheets': 'sheets', '--out': 'out', '--runs': 'runs' };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--stored') o.stored = true;
+    else if (!valued[argv[i]]) throw new Error(`role-agreement: unknown argument ${argv[i]}`);
+    else if (argv[i + 1] === undefined || argv[i + 1].startsWith('--'))
+      throw new Error(`role-agreement: ${argv[i]} takes a path`);
+    else o[valued[argv[i]]] = resolve(argv[++i]);
   }
+  if (o.stored && (o.sheet || o.sheets)) throw new Error('role-agreement: --stored compares runs; it draws no sheet');
   return o;
 }
 
@@ -114,10 +114,16 @@ function rowDigest(dir) {
   return createHash('sha256').update(last).digest('hex').slice(0, 16);
 }
 
-/** RUN's folder under DIR, trained there unless it holds a run or `stored`; undefined if absent. */
+/**
+ * RUN's folder under DIR: as it is where it holds a telemetry log (a run, or the last row of one as
+ * test/fixtures/role-agreement/ stores it), else trained there, unless `stored` (then undefined).
+ */
 function trainRun(dir, train, stored) {
-  if (existsSync(join(dir, 'status.json'))) return dir;
-  if (stored) return undefined;
+  if (existsSync(join(dir, 'telemetry.jsonl'))) return dir;
+  if (stored) {
+    console.log(`role-agreement: no run ${dir} (--stored trains none)`);
+    return undefined;
+  }
   console.log(`role-agreement: training ${train.join(' ')} --out ${dir}`);
   const r = spawnSync(process.execPath, [join(repo, 'dist', 'cli.js'), 'train', ...train, '--out', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -166,7 +172,7 @@ if (o.sheets) {
     const t = tally.get(key) ?? [0, 0];
     tally.set(key, [t[0] + (same ? 1 : 0), t[1] + 1]);
   };
-  const cell = (roles) => (roles ? (roles.length ? roles.join(', ') : '(none)') : '·').padEnd(26);
+  const cell = (roles) => (roles.length ? roles.join(', ') : '(none)').padEnd(26);
   for (const [name, train] of Object.entries(RUNS)) {
     const named = labellings.filter((l) => l.runs[name]);
     const dir = named.length ? trainRun(join(o.runs, name), train, o.stored) : undefined;
@@ -181,6 +187,9 @@ if (o.sheets) {
     });
     if (!given.length) continue;
     const row = code.readJsonLines(join(dir, 'telemetry.jsonl')).at(-1);
+    for (const l of given)
+      for (const head of Object.keys(l.runs[name].heads))
+        if (!row.heads.includes(head)) console.log(`role-agreement: ${l.what} labels ${head}, which ${name} has not`);
     const rules = code.headRoles(row);
     console.log(
       `${name} (step ${row.step}, row ${digest}): head | the rules | ${given.map((l) => l.what).join(' | ')}`,
@@ -193,15 +202,21 @@ if (o.sheets) {
         by.slice(k + 1).forEach((c, j) => {
           const pair = `${given[k].what} and ${given[k + 1 + j].what}`;
           count(pair, b === c);
-          if (b === c) count(`the rules and where ${pair} agree`, b === rule);
+          const where = `the rules and where ${pair} agree`;
+          if (b === c) count(where, b === rule);
+          else if (!tally.has(where)) tally.set(where, [0, 0]); // printed even if they never agree
         }),
       );
       const marks = by.map((b) => (b === rule ? ' ' : '≠')).join('');
       console.log(`  ${marks} ${head.padEnd(18)} ${labels.map((r) => cell([...r].sort())).join(' | ')}`);
     });
   }
+  if (!tally.size) {
+    console.error(`role-agreement: no labelling was compared (runs in ${o.runs})`);
+    process.exit(1);
+  }
   for (const [key, [agree, all]] of tally) {
-    const share = ((100 * agree) / all).toFixed(1);
-    console.log(`role-agreement: ${key}: ${agree} of ${all} heads agree (${share}%)`);
+    const share = all ? `${((100 * agree) / all).toFixed(1)}%` : 'no heads';
+    console.log(`role-agreement: ${key}: ${agree} of ${all} heads agree (${share})`);
   }
 }
