@@ -112,12 +112,14 @@ export function train(ctx: Ctx): Cmd {
  * sooner, and then its "progress is in the status bar" would point at a run that is over).
  */
 function sayWhileTraining(training: TrainingSession, runDir: string, text: string): void {
-  const message = vscode.window.setStatusBarMessage(text, 10_000);
-  const ended = training.onDidEnd((e) => {
-    if (e.runDir !== runDir) return;
+  const message = vscode.window.setStatusBarMessage(text);
+  const done = (): void => {
+    clearTimeout(timer);
     message.dispose();
     ended.dispose();
-  });
+  };
+  const timer = setTimeout(done, 10_000);
+  const ended = training.onDidEnd((e) => e.runDir === runDir && done());
 }
 
 /** tiny, small, base, big: a preset's name; anything else is a JSON config file. */
