@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { openPanelKinds } from './panels';
 import type { Attention } from '../protocol/attention';
 import type { MetricRow } from '../protocol/metrics';
+import { DEBUG_TYPE } from '../protocol/debugEvents';
 import { type ResumeParams, type RunSummary, TRAIN_END_REASONS, type TrainParams } from '../protocol/training';
 import {
   trainEnded,
@@ -152,7 +153,7 @@ export class TrainingSession implements vscode.Disposable {
         if (this.active && this.interrupted) void this.resumeAfterCrash(this.active.runDir);
       }),
       vscode.debug.onDidStartDebugSession((session) => {
-        if (session.type !== 'attention-debugger') return;
+        if (session.type !== DEBUG_TYPE) return;
         this.debugging.add(session.id);
         this.updateStatus();
       }),

@@ -6,6 +6,9 @@
 import { HEAD_ID_FORM, parseHeadId } from './attention';
 import { type Check, isAbsolutePath, isIndex, object } from './check';
 
+/** The debug type of package.json's contributes.debuggers: its sessions' `type`. */
+export const DEBUG_TYPE = 'attention-debugger';
+
 /** A head's attention map opened in the Variables view: the head inspector shows it at that step. */
 export const OPEN_HEAD = 'attentionDebugger.openHead';
 

@@ -6,18 +6,19 @@
  * adapter for (seen through a DebugAdapterTracker) equal the run folder's telemetry.jsonl at the
  * paused step; expanding a head's attention map there opens that head in the head inspector at
  * that step; Run to Cursor on a later line of the run's steps source (line N is step N) trains to that
- * step; the status bar hides the last training run's end while the session runs. Screenshots
+ * step; the status bar hides the end of a run trained just before while the session runs. Screenshots
  * debug-paused and debug-run-to-cursor (dark theme). Runs last: its run lands in the workspace's
  * runs/ folder, the Runs view's default, and is removed after.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { activateExtension } from './api';
 import { test } from './harness';
-import { until } from './runs';
+import { microConfig, trainAndWait, until } from './runs';
 import { inDarkTheme, screenshot } from './screenshot';
 
 const CONFIGURATION = 'Debug a micro reverse run';
@@ -50,13 +51,16 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
   const folder = vscode.workspace.workspaceFolders![0]!;
   const runDir = path.join(folder.uri.fsPath, 'runs', 'debug-micro');
   fs.rmSync(runDir, { recursive: true, force: true });
+  // A run trained and ended first: the status bar's end of it is hidden beside the session, shown after.
+  const earlierRun = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attn-debug-')), 'reverse-before');
+  await trainAndWait(api, earlierRun, 'reverse', microConfig(path.dirname(earlierRun), 10));
+  const lastEnd = api.training.statusText;
+  assert.match(lastEnd ?? '', /reverse-before: completed at step 10/);
   const messages = trackMessages();
   const watch = new vscode.FunctionBreakpoint(WATCH, true, 'step >= 10');
   vscode.debug.addBreakpoints([watch]);
   let session: vscode.DebugSession | undefined;
   const started = vscode.debug.onDidStartDebugSession((s) => (session = s));
-  // The end of the suite's last training run, if any: not shown beside the session, shown again after.
-  const lastEnd = api.training.training ? undefined : api.training.statusText;
   try {
     assert.ok(await vscode.debug.startDebugging(folder, CONFIGURATION), 'the launch configuration starts');
     await until('the watchpoint to pause the run', () => messages.sent.some((m) => isEvent(m, 'stopped')), 120_000);
@@ -150,6 +154,7 @@ test('launch.json starts the debugger; a watchpoint on head telemetry pauses the
       await Promise.race([ended, new Promise((r) => setTimeout(r, 20_000))]);
     }
     fs.rmSync(runDir, { recursive: true, force: true });
+    fs.rmSync(path.dirname(earlierRun), { recursive: true, force: true });
   }
   assert.equal(api.training.statusText, lastEnd, 'the last run’s end is shown again after the session');
 }, 240_000);
