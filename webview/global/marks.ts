@@ -1,6 +1,7 @@
 /**
  * The Global Q/K view's marks, one definition for the scatter, its legend and the token key: a query
- * is a filled dot, a key a ring, both of DOT_RADIUS CSS pixels.
+ * is a filled dot, a key a ring, of DOT_RADIUS CSS pixels in the plot (the legend and the key draw
+ * theirs one pixel larger, tokenKey.ts KEY_DOT).
  */
 
 /** A dot's and a ring's radius in CSS pixels. */

@@ -4,7 +4,7 @@
  * last then saying how many more there are; past twelve tokens the hues repeat, and the key shows
  * it. Laid out before the plot (its width narrows the plot), drawn after it.
  */
-import { counted } from '../lib/counted';
+import { counted, grouped } from '../lib/counted';
 import { DOT_RADIUS } from './marks';
 
 /**
@@ -86,7 +86,7 @@ export function planTokenKey(
     return { text, drawn, more, textWidth: ctx.measureText(drawn).width };
   };
   const rows = shown.map((tok) => row(tok, false));
-  if (left > 0) rows.push(row(shown.length ? `+${left} more` : counted(tokens.length, 'token'), true));
+  if (left > 0) rows.push(row(shown.length ? `+${grouped(left)} more` : counted(tokens.length, 'token'), true));
   const widest = Math.max(0, ...rows.map((r) => (r.more ? 0 : KEY_SWATCH) + r.textWidth));
   return { width: GAP_LEFT + Math.ceil(widest) + GAP_RIGHT, rows, rowHeight };
 }

@@ -42,8 +42,8 @@ h2 { font-size: 1em; font-weight: 600; margin: 0; }
 /* The run and step stay in sight while the page scrolls (issue 26 item 14). */
 .view-header { position: sticky; top: 0; z-index: 10; background: var(--vscode-editor-background); margin-top: -8px; padding-top: 8px; }
 .form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
-/* A text box is at least as wide as its placeholder ("source token ids, e.g. 5 6 7"): boxes wrap, not cut it. */
-.form input[type=text] { flex: 1 1 15em; min-width: 15em; color: var(--vscode-input-foreground); background: var(--vscode-input-background);
+/* A text box is as wide as its placeholder ("source token ids, e.g. 5 6 7") or the panel: boxes wrap, not cut it. */
+.form input[type=text] { flex: 1 1 15em; min-width: min(15em, 100%); color: var(--vscode-input-foreground); background: var(--vscode-input-background);
   border: 1px solid var(--vscode-input-border, transparent); padding: 2px 4px; font: inherit; }
 select { color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); font: inherit; }
 .colorbar { display: flex; align-items: center; gap: 4px; font-size: 0.85em; }
