@@ -132,7 +132,13 @@ function trainRun(dir, train, stored) {
   return dir;
 }
 
-const o = args(process.argv.slice(2));
+let o;
+try {
+  o = args(process.argv.slice(2));
+} catch (e) {
+  console.error(e.message);
+  process.exit(2);
+}
 const code = await projectCode([
   "export { readSnapshotFile } from './src/engine/run/snapshots';",
   "export { headRoles } from './src/protocol/roles';",
