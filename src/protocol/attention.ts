@@ -148,6 +148,14 @@ export function describeInput(input: InputPair): string {
   return input.kind === 'text' ? input.src : (input.words?.src ?? input.src.join(' '));
 }
 
+/**
+ * The input an attention is of, named as describeInput names the pair: `probe`, or its source tokens
+ * without the EOS every source ends with (the model's, never typed: "5 6 7", not "5 6 7 </s>").
+ */
+export function describeShownInput(a: { source: { input: 'probe' | 'input' }; srcTokens: string[] }): string {
+  return a.source.input === 'probe' ? 'probe' : a.srcTokens.slice(0, -1).join(' ');
+}
+
 /** The target an input pair gives, as describeInput says its source; undefined: it gives none (decoded). */
 export function describeTarget(input: InputPair): string | undefined {
   if (input.kind === 'probe') return undefined;

@@ -3,7 +3,13 @@
  * attention belongs to (as the header names them), token labels of the large card's axes, and what
  * the view says when it has nothing to draw.
  */
-import { type Attention, type AttentionKind, headId, type HeadRef } from '../../src/protocol/attention';
+import {
+  type Attention,
+  type AttentionKind,
+  describeShownInput,
+  headId,
+  type HeadRef,
+} from '../../src/protocol/attention';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { plotlyText, runName } from '../common';
 
@@ -23,7 +29,7 @@ export function sameHead(a: HeadRef | null, b: HeadRef): boolean {
 export function shownOf(a: Attention): { run: string; input: string } {
   return {
     run: runName(a.source.runDir),
-    input: a.source.input === 'probe' ? 'probe pair' : `“${a.srcTokens.join(' ')}”`,
+    input: a.source.input === 'probe' ? 'probe pair' : `“${describeShownInput(a)}”`,
   };
 }
 

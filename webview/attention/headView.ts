@@ -12,7 +12,7 @@
  * and listeners (delegated to the card) are made once per shape; lines are kept and reused, a new
  * snapshot only moves their ends and opacities (spare ones hidden, class `spare`).
  */
-import { ATTENTION_KINDS, type Attention, findMaps, tokensOf } from '../../src/protocol/attention';
+import { ATTENTION_KINDS, type Attention, describeShownInput, findMaps, tokensOf } from '../../src/protocol/attention';
 import type { ViewHeader } from '../../src/protocol/webview';
 import { renderHeader } from '../common';
 import { lazyPart, markStale } from './lazyParts';
@@ -64,7 +64,7 @@ function redraw(): void {
   const src = a.source;
   renderHeader(c.headerEl!, header, {
     step: src.step,
-    input: src.input === 'probe' ? 'probe' : a.srcTokens.join(' '),
+    input: describeShownInput(a),
     note: `${KIND_LABELS[kind]} · layer ${layer}`,
   });
   // The lines: a snapshot that changes none of them (another kind's or layer's maps) moves none.

@@ -10,6 +10,7 @@
 import {
   type Attention,
   type AttentionKind,
+  describeShownInput,
   headId,
   headMap,
   type HeadRef,
@@ -203,11 +204,7 @@ function render(): void {
   delete document.body.dataset.renderDone;
   form.update(header);
   const src = payload?.source;
-  renderHeader(
-    headerEl,
-    header,
-    src ? { step: src.step, input: src.input === 'probe' ? 'probe' : payload!.srcTokens.join(' ') } : {},
-  );
+  renderHeader(headerEl, header, src ? { step: src.step, input: describeShownInput(payload!) } : {});
   if (!payload) {
     clearGrid(grids);
     const gone = lastShown;

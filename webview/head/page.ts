@@ -7,7 +7,14 @@
  * With the attention view's value-weighted toggle on, the map draws ‖α·vW^O‖ where the frame holds
  * it (entropy and top-k stay of the weights); a click on a row splits its scores (scores.ts).
  */
-import { type Attention, headId, type HeadMap, headMap, type HeadRef } from '../../src/protocol/attention';
+import {
+  type Attention,
+  describeShownInput,
+  headId,
+  type HeadMap,
+  headMap,
+  type HeadRef,
+} from '../../src/protocol/attention';
 import { headCsv, headFileName, headJson } from '../../src/protocol/export';
 import { mergeSnapshots } from '../../src/algorithms/history';
 import { type HeadToPage, headPage } from '../../src/protocol/pages/head';
@@ -227,7 +234,7 @@ function draw(): void {
     return;
   }
   const { map, frame } = c;
-  const input = frame.source.input === 'probe' ? 'probe' : frame.srcTokens.join(' ');
+  const input = describeShownInput(frame);
   renderHeader(headerEl, header, { step: frame.source.step, input });
   title.textContent = headId(head);
   stepLabel.textContent = stepText(frame, Number(slider.value), fs.length);

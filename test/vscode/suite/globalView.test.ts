@@ -77,7 +77,7 @@ test('the global view of a head: drawn, moved by the slider, and a click opens t
   );
   const shown = await drawnIn(slots, 'attention');
   assert.equal(shown.step, 10);
-  assert.equal(shown.input, pair.srcTokens.join(' '), 'the page names the pair by its tokens');
+  assert.equal(shown.input, input, 'the page names the pair as the header does, EOS left out');
   assert.equal(api.panels.store.attention?.source.step, 10, 'the attention is step 10 checkpoint’s');
   assert.deepEqual(api.panels.store.attention?.srcTokens.length, pair.src.length, 'the attention is of that pair');
   await screenshot('global-view-opened-pair', api);

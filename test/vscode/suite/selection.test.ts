@@ -108,11 +108,11 @@ test('Decode adds no frame to the history: an input is shown at its checkpoint, 
   await vscode.commands.executeCommand('attentionDebugger.decode', { runDir: reverse, text: '5 6 7' });
   assert.equal(api.panels.store.snapshots.length, history, 'the history is the probe’s snapshots only');
   const view = await drawn('attention');
-  assert.equal(view.input, '5 6 7 </s>', 'the attention view names the input');
+  assert.equal(view.input, '5 6 7', 'the attention view names the input as typed, as the header does');
   assert.equal(view.step, 30, 'at the newest checkpoint, not at "step 0"');
   const head = await drawn('head');
   assert.equal(head.frames, 1, 'the inspector shows the input alone: no history');
-  assert.equal(head.input, '5 6 7 </s>');
+  assert.equal(head.input, '5 6 7');
   // Back to the probe: the history returns.
   api.panels.host.request('attention', { type: 'inspectInput', v: 3, input: { kind: 'probe' } });
   await until('the probe again', () => api.panels.store.attention?.source.input === 'probe', 30_000);

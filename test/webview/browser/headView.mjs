@@ -112,7 +112,7 @@ async function checkLines(page, want, what) {
 test('head view: one line per head and token pair, as opaque as its weight, coloured by head; heads switch by their colour', async () => {
   const page = await open('dark');
   const header = await page.textContent('#head-view .hv-header');
-  assert(/^hv.*step 40.*input “the cat <\/s>”.*encoder self · layer 0/.test(header), `card header: ${header}`);
+  assert(/^hv.*step 40.*input “the cat”.*encoder self · layer 0/.test(header), `card header: ${header}`);
   assert((await drawn(page)).length === 9, 'layer 1 is the identity: 3 heads × 3 lines');
 
   await page.selectOption('#head-view-layer', '1');
