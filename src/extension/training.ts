@@ -7,11 +7,10 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { openPanelKinds } from './panels';
 import type { Attention } from '../protocol/attention';
 import type { MetricRow } from '../protocol/metrics';
 import { DEBUG_TYPE } from '../protocol/debugEvents';
-import { type ResumeParams, type RunSummary, TRAIN_END_REASONS, type TrainParams } from '../protocol/training';
+import { type ResumeParams, type RunSummary, type TrainParams } from '../protocol/training';
 import {
   trainEnded,
   trainEvent,
@@ -23,11 +22,12 @@ import {
   trainStop,
   trainTelemetry,
 } from '../protocol/methods';
-import { type RunEvent, type TelemetryRow, describeFinding } from '../protocol/telemetry';
+import { type RunEvent, type TelemetryRow } from '../protocol/telemetry';
 import type { Schedule } from '../protocol/webview';
 import { attentionFromWire, type WireAttention } from '../protocol/wire';
 import type { ForkParams } from '../protocol/fork';
 import { STATE_ICONS, STATE_LABELS } from './runState';
+import { showEndNotice, type TrainEnd } from './trainingNotices';
 import type { EngineClient } from './engineClient';
 
 export const CTX_TRAINING = 'attentionDebugger.training';
@@ -35,14 +35,7 @@ export const CTX_HAS_RUN = 'attentionDebugger.hasRun';
 /** A run folder was opened (Open Run, Follow Run Folder): the walkthrough's "Open a run folder" step completes on it. */
 export const CTX_RUN_OPENED = 'attentionDebugger.runOpened';
 
-export interface TrainEnd {
-  runDir: string;
-  step: number;
-  reason: (typeof TRAIN_END_REASONS)[number];
-  message?: string;
-  /** What paused it (a health check's breakpoint), or the divergence check's finding. */
-  event?: RunEvent;
-}
+export type { TrainEnd } from './trainingNotices';
 export interface TrainResumed {
   runDir: string;
   /** The step the run went on from (its newest checkpoint). */
@@ -334,40 +327,12 @@ export class TrainingSession implements vscode.Disposable {
     this.lastEnd = e;
     this.updateStatus();
     void this.setContext();
-    const name = path.basename(e.runDir);
     this.log(`training of ${e.runDir} ${e.reason} at step ${e.step}${e.message ? `: ${e.message}` : ''}`);
-    if (e.reason === 'failed')
-      void vscode.window.showErrorMessage(
-        `Attention Debugger: training ${name} failed at step ${e.step}: ${e.message ?? 'see the output'}`,
-      );
-    else if (e.reason === 'paused' && e.event) this.showBreakpoint(e.runDir, e.event);
-    else if (e.reason === 'stopped' && this.stopping === e.runDir) this.stopping = undefined;
-    else if (e.reason === 'diverged')
-      void vscode.window.showWarningMessage(
-        `Attention Debugger: training ${name} diverged, ended at step ${e.step}. ` +
-          (e.event ? describeFinding(e.event) : (e.message ?? 'See the output.')),
-      );
-    else if (!openPanelKinds().length)
-      // With a panel open, its header and the status bar say the run ended: no toast over the grid (issue 26 item 14).
-      void vscode.window.showInformationMessage(`Attention Debugger: training ${name} ${e.reason} at step ${e.step}.`);
+    if (e.reason === 'paused' && e.event) this.lastBreakpoint = { ...e.event, runDir: e.runDir };
+    if (e.reason === 'stopped' && this.stopping === e.runDir) this.stopping = undefined;
+    else showEndNotice(e);
     this.endEmitter.fire(e);
     this.changeEmitter.fire();
-  }
-
-  /** A breakpoint paused the run: say which check and head, and offer what to do next. */
-  private showBreakpoint(runDir: string, event: RunEvent): void {
-    this.lastBreakpoint = { ...event, runDir };
-    const name = path.basename(runDir);
-    const actions = [...(event.head ? ['Open Head'] : []), 'Resume', 'Disable Check'];
-    void vscode.window
-      .showWarningMessage(`Attention Debugger: ${name} paused at a breakpoint. ${describeFinding(event)}`, ...actions)
-      .then((choice) => {
-        const args = { runDir, event };
-        if (choice === 'Open Head') void vscode.commands.executeCommand('attentionDebugger.openBreakpoint', args);
-        if (choice === 'Resume') void vscode.commands.executeCommand('attentionDebugger.resume', { runDir });
-        if (choice === 'Disable Check')
-          void vscode.commands.executeCommand('attentionDebugger.resume', { runDir, checks: { [event.check]: 'off' } });
-      });
   }
 
   /** Progress lives in the status bar (a notification would cover the editor for the whole run). */
